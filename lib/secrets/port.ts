@@ -1,0 +1,27 @@
+/**
+ * Derives purpose-bound secrets (API-key HMAC, subwallet-token signing) from a master key that never
+ * leaves its home: a KMS HMAC key in AWS, a local key-encryption key for `npm start`. The derived
+ * secret exists only in the memory of a running function; nothing stores it.
+ */
+export interface SecretDeriver {
+  derive(purpose: SecretPurpose): Promise<Uint8Array>;
+}
+
+/** Versioned so a purpose's secret can be rotated by deriving a new version. */
+export type SecretPurpose = 'api-key-mac/v1' | 'subwallet-token/v1';
+
+/** Caches each purpose's derivation (one KMS call per purpose per cold start); failures are not cached. */
+export function cachingDeriver(inner: SecretDeriver): SecretDeriver {
+  const cache = new Map<SecretPurpose, Promise<Uint8Array>>();
+  return {
+    derive(purpose) {
+      let p = cache.get(purpose);
+      if (!p) {
+        p = inner.derive(purpose);
+        cache.set(purpose, p);
+        p.catch(() => cache.delete(purpose));
+      }
+      return p;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import type { ItemKey } from './port';
+
+/**
+ * Key builders. Every tenant item's partition key starts with `W#<wallet_id>`; the wallet comes from
+ * a {@link TenantScope}, which only the router (from the authorizer's context) and the super-admin
+ * use cases (for the wallet they administer) create.
+ */
+declare const scopeBrand: unique symbol;
+export interface TenantScope {
+  readonly walletId: string;
+  readonly [scopeBrand]: true;
+}
+
+const WALLET_ID = /^[1-9][0-9]{0,15}$/;
+
+export function tenantScope(walletId: string): TenantScope {
+  if (!WALLET_ID.test(walletId)) throw new Error('invalid wallet id for tenant scope');
+  return Object.freeze({ walletId }) as TenantScope;
+}
+
+export function isWalletId(value: string): boolean {
+  return WALLET_ID.test(value);
+}
+
+const walletPk = (s: TenantScope) => `W#${s.walletId}`;
+
+export const keys = {
+  wallet: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'WALLET' }),
+  apiKey: (s: TenantScope, keyId: string): ItemKey => ({ PK: walletPk(s), SK: `KEY#${keyId}` }),
+  apiKeyName: (s: TenantScope, name: string): ItemKey => ({ PK: walletPk(s), SK: `KEYNAME#${name}` }),
+  apiKeyPrefix: 'KEY#',
+  walletPartition: walletPk,
+  // System items (not tenant data).
+  walletName: (name: string): ItemKey => ({ PK: `SYS#WNAME#${name}`, SK: 'WNAME' }),
+  walletCounter: { PK: 'SYS#COUNTER', SK: 'WALLET_ID' } as ItemKey,
+  baseKey: { PK: 'SYS#ADMIN', SK: 'BASEKEY' } as ItemKey,
+} as const;
+
+/** Values of the sparse GSI1. */
+export const gsi1 = {
+  apiKeyByMac: (macHex: string) => ({ GSI1PK: `AK#${macHex}`, GSI1SK: 'AK' }),
+  apiKeyPk: (macHex: string) => `AK#${macHex}`,
+  walletList: (walletId: string) => ({ GSI1PK: 'SYS#WALLETS', GSI1SK: `W#${walletId.padStart(16, '0')}` }),
+  walletListPk: 'SYS#WALLETS',
+} as const;

@@ -1,0 +1,49 @@
+/**
+ * The single-table store port. Features build keys with lib/store/keys.ts (never from caller input)
+ * and speak only this interface; lib/adapters/dynamodb-store.ts implements it on DynamoDB.
+ */
+export interface ItemKey {
+  readonly PK: string;
+  readonly SK: string;
+}
+
+export type Item = ItemKey & Record<string, unknown>;
+
+export type Condition = 'exists' | 'not_exists';
+
+export type WriteOp =
+  | { readonly type: 'put'; readonly item: Item; readonly condition?: Condition }
+  | { readonly type: 'delete'; readonly key: ItemKey; readonly condition?: Condition }
+  | {
+      readonly type: 'update';
+      readonly key: ItemKey;
+      readonly set: Readonly<Record<string, unknown>>;
+      readonly remove?: readonly string[];
+      readonly condition?: Condition;
+    }
+  | { readonly type: 'check'; readonly key: ItemKey; readonly condition: Condition };
+
+export interface QueryOptions {
+  /** Query the sparse lookup index instead of the base table. */
+  readonly index?: 'GSI1';
+  readonly skBeginsWith?: string;
+  readonly limit?: number;
+  readonly consistent?: boolean;
+}
+
+export interface ItemStore {
+  get(key: ItemKey, opts?: { consistent?: boolean }): Promise<Item | undefined>;
+  /** All items of a partition (following pages), up to `limit`. */
+  query(pk: string, opts?: QueryOptions): Promise<Item[]>;
+  /** Atomic: all operations or none. Throws {@link ConditionFailedError} naming the failed ops. */
+  write(ops: readonly WriteOp[]): Promise<void>;
+  /** Atomically adds 1 to a numeric attribute (created at 0) and returns the new value. */
+  increment(key: ItemKey, attribute: string): Promise<number>;
+}
+
+export class ConditionFailedError extends Error {
+  constructor(readonly failedIndexes: readonly number[]) {
+    super(`Condition failed for operation(s) ${failedIndexes.join(', ')}`);
+    this.name = 'ConditionFailedError';
+  }
+}

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
+import { gsi1, keys, tenantScope, type TenantScope } from '../store/keys';
+import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
+import type { SecretDeriver } from '../secrets/port';
+import { generateApiKey, macApiKey } from './api-key-format';
+import { SubwalletTokens } from './subwallet-token';
+import { apiKeyFromItem, apiKeyView, walletFromItem, type ApiKeyRecord, type WalletRecord } from './records';
+
+export interface TenancyDeps {
+  readonly store: ItemStore;
+  readonly secrets: SecretDeriver;
+  readonly now?: () => Date;
+}
+
+/** Use cases of subwallets and API keys. Super-admin ones take the target wallet id; wallet ones a scope. */
+export class TenancyService {
+  private readonly store: ItemStore;
+  private readonly secrets: SecretDeriver;
+  private readonly now: () => Date;
+  readonly tokens: SubwalletTokens;
+
+  constructor(deps: TenancyDeps) {
+    this.store = deps.store;
+    this.secrets = deps.secrets;
+    this.now = deps.now ?? (() => new Date());
+    this.tokens = new SubwalletTokens(this.secrets, this.now);
+  }
+
+  async createSubwallet(input: { wallet_name: string; label?: string | undefined }) {
+    // Ids come from an atomic counter; a failed create only leaves a gap.
+    const walletId = String(await this.store.increment(keys.walletCounter, 'value'));
+    const scope = tenantScope(walletId);
+    const createdAt = this.now().toISOString();
+    try {
+      await this.store.write([
+        { type: 'put', condition: 'not_exists', item: { ...keys.walletName(input.wallet_name), wallet_id: walletId } },
+        {
+          type: 'put',
+          condition: 'not_exists',
+          item: {
+            ...keys.wallet(scope),
+            ...gsi1.walletList(walletId),
+            type: 'wallet',
+            wallet_id: walletId,
+            wallet_name: input.wallet_name,
+            label: input.label ?? input.wallet_name,
+            created_at: createdAt,
+          },
+        },
+      ]);
+    } catch (err) {
+      if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) {
+        throw new ConflictError(`A subwallet named "${input.wallet_name}" already exists`, 'wallet_name_taken');
+      }
+      throw err;
+    }
+    return { wallet_id: Number(walletId), token: await this.tokens.mint(walletId) };
+  }
+
+  async listSubwallets() {
+    const items = await this.store.query(gsi1.walletListPk, { index: 'GSI1' });
+    return Promise.all(items.map((item) => this.subwalletView(walletFromItem(item))));
+  }
+
+  async getSubwallet(walletId: string) {
+    return this.subwalletView(await this.requireWallet(tenantScope(walletId)));
+  }
+
+  async getOwnWallet(scope: TenantScope) {
+    const w = await this.requireWallet(scope);
+    return { wallet_id: Number(w.walletId), wallet_name: w.walletName, label: w.label, created_at: w.createdAt };
+  }
+
+  async createApiKey(input: { wallet_id: string; roles: readonly string[]; name?: string | undefined; expires_at?: string | null | undefined }) {
+    const scope = tenantScope(input.wallet_id);
+    const now = this.now();
+    const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+    if (expiresAt && expiresAt.getTime() <= now.getTime()) {
+      throw new BadRequestError('expires_at must be in the future', 'expires_at_in_past', [{ path: 'expires_at', message: 'must be in the future' }]);
+    }
+    const apiKey = generateApiKey();
+    const mac = macApiKey(await this.secrets.derive('api-key-mac/v1'), apiKey);
+    const keyId = randomUUID();
+    const name = input.name ?? null;
+    const ops: WriteOp[] = [
+      { type: 'check', key: keys.wallet(scope), condition: 'exists' },
+      {
+        type: 'put',
+        condition: 'not_exists',
+        item: {
+          ...keys.apiKey(scope, keyId),
+          ...gsi1.apiKeyByMac(mac),
+          type: 'api_key',
+          wallet_id: input.wallet_id,
+          key_id: keyId,
+          name: name ?? undefined,
+          roles: [...new Set(input.roles)],
+          mac,
+          status: 'active',
+          created_at: now.toISOString(),
+          expires_at: expiresAt?.toISOString(),
+        },
+      },
+      ...(name === null ? [] : [{ type: 'put', condition: 'not_exists', item: { ...keys.apiKeyName(scope, name), key_id: keyId } } as const]),
+    ];
+    try {
+      await this.store.write(ops);
+    } catch (err) {
+      if (err instanceof ConditionFailedError) {
+        if (err.failedIndexes.includes(0)) throw walletNotFound(input.wallet_id);
+        if (err.failedIndexes.includes(2)) throw new ConflictError(`This wallet already has a key named "${name}"`, 'api_key_name_taken');
+      }
+      throw err;
+    }
+    const simple = input.name === undefined && input.expires_at === undefined;
+    return simple
+      ? { api_key: apiKey, key_id: keyId, status: 'API key created' }
+      : { api_key: apiKey, key_id: keyId, name, status: 'API key created', expires_at: expiresAt?.toISOString() ?? null };
+  }
+
+  /** Contract variant 1: wallet_id + name deletes the key (and frees the name). */
+  async deleteApiKeyByName(walletId: string, name: string) {
+    const scope = tenantScope(walletId);
+    const nameItem = await this.store.get(keys.apiKeyName(scope, name));
+    if (!nameItem) throw keyNotFound();
+    try {
+      await this.store.write([
+        { type: 'delete', key: keys.apiKeyName(scope, name), condition: 'exists' },
+        { type: 'delete', key: keys.apiKey(scope, String(nameItem.key_id)), condition: 'exists' },
+      ]);
+    } catch (err) {
+      // Deleted concurrently: the outcome the caller asked for, but report what we found.
+      if (err instanceof ConditionFailedError) throw keyNotFound();
+      throw err;
+    }
+    return { status: 'API key deleted' };
+  }
+
+  /** Contract variant 2: key_id + wallet_id marks the key revoked (kept for audit; idempotent). */
+  async revokeApiKey(scope: TenantScope, keyId: string): Promise<ApiKeyRecord> {
+    const now = this.now().toISOString();
+    const existing = await this.requireKey(scope, keyId);
+    if (existing.revoked) return existing;
+    try {
+      await this.store.write([
+        { type: 'update', key: keys.apiKey(scope, keyId), condition: 'exists', set: { status: 'revoked', revoked_at: now } },
+      ]);
+    } catch (err) {
+      if (err instanceof ConditionFailedError) throw keyNotFound();
+      throw err;
+    }
+    return { ...existing, revoked: true, revokedAt: now };
+  }
+
+  async listOwnKeys(scope: TenantScope) {
+    const items = await this.store.query(keys.walletPartition(scope), { skBeginsWith: keys.apiKeyPrefix });
+    const now = this.now();
+    return items.map((i) => apiKeyView(apiKeyFromItem(i), now));
+  }
+
+  async getOwnKey(scope: TenantScope, keyId: string) {
+    return apiKeyView(await this.requireKey(scope, keyId), this.now());
+  }
+
+  async revokeOwnKey(scope: TenantScope, keyId: string) {
+    return apiKeyView(await this.revokeApiKey(scope, keyId), this.now());
+  }
+
+  private async requireKey(scope: TenantScope, keyId: string): Promise<ApiKeyRecord> {
+    const item = await this.store.get(keys.apiKey(scope, keyId));
+    if (!item) throw keyNotFound();
+    return apiKeyFromItem(item);
+  }
+
+  private async requireWallet(scope: TenantScope): Promise<WalletRecord> {
+    const item: Item | undefined = await this.store.get(keys.wallet(scope));
+    if (!item) throw walletNotFound(scope.walletId);
+    return walletFromItem(item);
+  }
+
+  private async subwalletView(w: WalletRecord) {
+    return { wallet_id: Number(w.walletId), token: await this.tokens.mint(w.walletId), label: w.label };
+  }
+}
+
+function walletNotFound(walletId: string) {
+  return new NotFoundError(`No subwallet with id ${walletId}`, 'wallet_not_found');
+}
+
+function keyNotFound() {
+  return new NotFoundError('No such API key in this wallet', 'api_key_not_found');
+}

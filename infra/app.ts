@@ -1,0 +1,3 @@
+import { createServiceApp } from './service-app';
+
+createServiceApp();

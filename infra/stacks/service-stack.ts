@@ -1,0 +1,191 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { ENV } from '../env-names';
+import { GATEWAY_ERRORS } from '../gateway-responses';
+import { DLQ_RETENTION_DAYS, QUEUES, TABLE } from '../resources';
+import { ROUTE_GROUPS, ROUTES, type RouteGroup } from '../routes';
+import { ServiceFunction } from '../constructs/service-function';
+
+export interface ServiceStackProps extends StackProps {
+  readonly root: string;
+  readonly serviceName: string;
+  /** Seconds an authorizer decision is cached per key (0 disables); a revoked key works at most this long. */
+  readonly authorizerCacheTtlSeconds: number;
+  readonly throttleRateLimit: number;
+  readonly throttleBurstLimit: number;
+}
+
+/** Table actions each function may use, and on what: nothing else is granted. */
+const TABLE_ACCESS: Record<RouteGroup | 'authorizer' | 'bootstrap', { actions: string[]; index: boolean; table: boolean }> = {
+  tenancy: {
+    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'],
+    table: true,
+    index: true,
+  },
+  meta: { actions: [], table: false, index: false },
+  authorizer: { actions: ['dynamodb:Query'], table: false, index: true },
+  bootstrap: { actions: ['dynamodb:PutItem'], table: true, index: false },
+};
+
+/** Acknowledges cdk-nag findings on a construct; every reason is the justification of record. */
+function acknowledge(scope: Construct, findings: { id: string; reason: string }[]): void {
+  for (const f of findings) Validations.of(scope).acknowledge(f);
+}
+
+export class ServiceStack extends Stack {
+  readonly api: apigw.RestApi;
+  readonly table: dynamodb.Table;
+
+  constructor(scope: Construct, id: string, props: ServiceStackProps) {
+    super(scope, id, props);
+
+    // Data: one table, lookups by opaque values through the sparse GSI1.
+    this.table = new dynamodb.Table(this, 'Table', {
+      partitionKey: { name: TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE.sortKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TABLE.ttlAttribute,
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: TABLE.gsi1.name,
+      partitionKey: { name: TABLE.gsi1.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE.gsi1.sortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+
+    // The master of the API-key HMAC and subwallet-token secrets: a KMS HMAC key that never leaves KMS.
+    const macKey = new kms.Key(this, 'SecretsMacKey', {
+      description: `${props.serviceName}: derives the API-key HMAC and subwallet-token secrets (GenerateMac)`,
+      keySpec: kms.KeySpec.HMAC_256,
+      keyUsage: kms.KeyUsage.GENERATE_VERIFY_MAC,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // Work queues, each with a DLQ (consumers arrive with the email and webhook features).
+    for (const q of QUEUES) {
+      const dlq = new sqs.Queue(this, `${q.id}-dlq`, {
+        retentionPeriod: Duration.days(DLQ_RETENTION_DAYS),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      new sqs.Queue(this, `${q.id}-queue`, {
+        visibilityTimeout: Duration.seconds(q.visibilityTimeoutSeconds),
+        retentionPeriod: Duration.days(q.retentionDays),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        deadLetterQueue: { queue: dlq, maxReceiveCount: q.maxReceiveCount },
+      });
+    }
+
+    const environment = {
+      [ENV.tableName]: this.table.tableName,
+      [ENV.keyBackend]: 'kms',
+      [ENV.macKmsKeyId]: macKey.keyArn,
+      [ENV.serviceName]: props.serviceName,
+      [ENV.logLevel]: 'INFO',
+    };
+
+    const makeFunction = (name: RouteGroup | 'authorizer' | 'bootstrap', description: string, needsMac: boolean) => {
+      const f = new ServiceFunction(this, `${name}-function`, { root: props.root, name, description, environment });
+      const access = TABLE_ACCESS[name];
+      const resources = [
+        ...(access.table ? [this.table.tableArn] : []),
+        ...(access.index ? [`${this.table.tableArn}/index/${TABLE.gsi1.name}`] : []),
+      ];
+      if (access.actions.length) f.role.addToPolicy(new iam.PolicyStatement({ actions: access.actions, resources }));
+      if (needsMac) macKey.grant(f.role, 'kms:GenerateMac');
+      return f;
+    };
+
+    const authorizerFn = makeFunction('authorizer', 'API key / subwallet token authorizer', true);
+    const groupFns = new Map(
+      ROUTE_GROUPS.map((g) => [g, makeFunction(g, `Endpoint group ${g}`, TABLE_ACCESS[g].actions.length > 0)] as const),
+    );
+    const bootstrapFn = makeFunction('bootstrap', 'Issues (or rotates) the base super-admin key; invoked with IAM only', true);
+
+    // API: REST API (see README "Why a REST API"), one Lambda integration per endpoint group.
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+    this.api = new apigw.RestApi(this, 'Api', {
+      restApiName: props.serviceName,
+      description: 'Credential issuance and verification service',
+      endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: 'prod',
+        throttlingRateLimit: props.throttleRateLimit,
+        throttlingBurstLimit: props.throttleBurstLimit,
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        metricsEnabled: true,
+        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
+      },
+    });
+
+    for (const [type, e] of Object.entries(GATEWAY_ERRORS)) {
+      this.api.addGatewayResponse(`gw-${type}`, {
+        type: apigw.ResponseType.of(type),
+        statusCode: String(e.status),
+        templates: { 'application/json': JSON.stringify({ error: e.error, code: e.code }) },
+      });
+    }
+
+    const authorizer = new apigw.TokenAuthorizer(this, 'ApiKeyAuthorizer', {
+      handler: authorizerFn.fn,
+      identitySource: apigw.IdentitySource.header('x-api-key'),
+      resultsCacheTtl: Duration.seconds(props.authorizerCacheTtlSeconds),
+      // Refuses obvious junk before invoking the function; the function checks the rest.
+      validationRegex: '^[!-~]{32,4096}$',
+    });
+
+    const integrations = new Map([...groupFns].map(([g, f]) => [g, new apigw.LambdaIntegration(f.fn, { allowTestInvoke: false })]));
+    for (const route of ROUTES) {
+      const resource = this.api.root.resourceForPath(route.path);
+      const method = resource.addMethod(
+        route.method,
+        integrations.get(route.group)!,
+        route.auth === 'public'
+          ? { authorizationType: apigw.AuthorizationType.NONE, operationName: route.operationId }
+          : { authorizationType: apigw.AuthorizationType.CUSTOM, authorizer, operationName: route.operationId },
+      );
+      if (route.auth === 'public') {
+        acknowledge(method, [
+          { id: 'AwsSolutions::AwsSolutions-APIG4', reason: 'Public protocol/metadata route: protected by the protocol itself or serves public data.' },
+          { id: 'AwsSolutions::AwsSolutions-COG4', reason: 'Public route: no caller identity by design.' },
+        ]);
+      } else {
+        acknowledge(method, [
+          { id: 'AwsSolutions::AwsSolutions-COG4', reason: 'Callers are API consumers with API keys, authorized by the Lambda authorizer, not Cognito users.' },
+        ]);
+      }
+    }
+
+    acknowledge(this.api.node.findChild('CloudWatchRole'), [
+      {
+        id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason: "API Gateway's account-level logging role: AWS's own policy made for exactly this, and needed for stage error logs (APIG6).",
+      },
+    ]);
+    acknowledge(this.api, [
+      { id: 'AwsSolutions::AwsSolutions-APIG2', reason: 'Requests are validated in the functions against the same schemas that generate /openapi.json, so errors keep the service shape.' },
+      { id: 'AwsSolutions::AwsSolutions-APIG3', reason: 'WAF is an account-level choice (cost, rules); attach a web ACL to the stage where the platform wants one (README).' },
+    ]);
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
+    new CfnOutput(this, 'BaseKeyCommand', {
+      description: 'Run once after the first deploy to obtain the base (super-admin) key',
+      value: `aws lambda invoke --function-name ${bootstrapFn.fn.functionName} --cli-binary-format raw-in-base64-out --payload '{}' /dev/stdout`,
+    });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+  }
+}

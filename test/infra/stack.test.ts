@@ -1,0 +1,193 @@
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GATEWAY_ERRORS } from '../../infra/gateway-responses';
+import { QUEUES, TABLE } from '../../infra/resources';
+import { ROUTES } from '../../infra/routes';
+import { createServiceApp } from '../../infra/service-app';
+
+type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+
+const outdir = mkdtempSync(join(tmpdir(), 'cdk-test-'));
+let template: Template;
+let resources: Resources;
+
+beforeAll(() => {
+  const { app, stack } = createServiceApp({ authorizerCacheTtlSeconds: 30, throttleRateLimit: 100, throttleBurstLimit: 200 }, outdir);
+  // Synthesizes with local esbuild bundling and runs cdk-nag: throws on any unacknowledged finding.
+  app.synth();
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources as Resources;
+});
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+describe('cdk-nag', () => {
+  test('the AwsSolutions pack reports unacknowledged findings as a failed synth (the check can fail)', () => {
+    const app = new App();
+    const stack = new Stack(app, 'Probe');
+    new iam.Role(stack, 'Admin', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AdministratorAccess')],
+    });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).toThrow(/AwsSolutions-IAM4/);
+  });
+
+  test('the service stack synthesized with no unacknowledged finding', () => {
+    expect(resources).toBeDefined();
+  });
+});
+
+describe('API routes', () => {
+  const methods = () => ofType('AWS::ApiGateway::Method').map(([, r]) => r.Properties);
+
+  test('every route of the route table is deployed once, with the authorizer exactly on non-public routes', () => {
+    for (const route of ROUTES) {
+      const found = methods().filter((m) => m.OperationName === route.operationId);
+      expect(found).toHaveLength(1);
+      expect(found[0]!.HttpMethod).toBe(route.method);
+      if (route.auth === 'public') {
+        expect(found[0]!.AuthorizationType).toBe('NONE');
+        expect(found[0]!.AuthorizerId).toBeUndefined();
+      } else {
+        expect(found[0]!.AuthorizationType).toBe('CUSTOM');
+        expect(found[0]!.AuthorizerId).toBeDefined();
+      }
+    }
+    expect(methods()).toHaveLength(ROUTES.length);
+  });
+
+  test("the contract's section 4.6 paths are all present, super-admin only", () => {
+    const contract46 = [
+      ['POST', '/api/subwallet/create'],
+      ['GET', '/api/subwallets'],
+      ['GET', '/api/subwallets/{wallet_id}'],
+      ['POST', '/api/apikey/create'],
+      ['POST', '/api/apikey/revoke'],
+    ];
+    for (const [method, path] of contract46) {
+      const route = ROUTES.find((r) => r.method === method && r.path === path);
+      expect(route?.auth).toBe('superadmin');
+    }
+  });
+
+  test('a TOKEN authorizer on x-api-key with the configured cache TTL', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'TOKEN',
+      IdentitySource: 'method.request.header.x-api-key',
+      AuthorizerResultTtlInSeconds: 30,
+    });
+  });
+
+  test('stage throttling, access logs and error logging are on', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200, LoggingLevel: 'ERROR', HttpMethod: '*', ResourcePath: '/*' }),
+      ]),
+    });
+  });
+
+  test('gateway-generated errors use the service error shape', () => {
+    for (const [type, e] of Object.entries(GATEWAY_ERRORS)) {
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: type,
+        StatusCode: String(e.status),
+        ResponseTemplates: { 'application/json': JSON.stringify({ error: e.error, code: e.code }) },
+      });
+    }
+  });
+});
+
+describe('data and keys', () => {
+  test('one on-demand table with PITR, TTL, retain and the lookup GSI', () => {
+    const tables = ofType('AWS::DynamoDB::Table');
+    expect(tables).toHaveLength(1);
+    const [, table] = tables[0]!;
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.Properties).toMatchObject({
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
+      DeletionProtectionEnabled: true,
+    });
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual([
+      expect.objectContaining({ IndexName: TABLE.gsi1.name, Projection: { ProjectionType: 'ALL' } }),
+    ]);
+  });
+
+  test('the HMAC master is a KMS HMAC key, retained; no secret sits in any environment', () => {
+    template.hasResource('AWS::KMS::Key', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' }),
+    });
+    const [keyId] = ofType('AWS::KMS::Key')[0]!;
+    for (const [, fn] of ofType('AWS::Lambda::Function')) {
+      if (fn.Properties.Handler !== 'index.handler') continue;
+      const vars = fn.Properties.Environment.Variables as Record<string, unknown>;
+      expect(Object.keys(vars).sort()).toEqual(
+        ['KEY_BACKEND', 'MAC_KMS_KEY_ID', 'NODE_OPTIONS', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_SERVICE_NAME', 'TABLE_NAME'].sort(),
+      );
+      expect(vars.KEY_BACKEND).toBe('kms');
+      expect(vars.MAC_KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    }
+  });
+
+  test('each work queue has its DLQ with the defined receive count', () => {
+    const queues = ofType('AWS::SQS::Queue');
+    expect(queues).toHaveLength(QUEUES.length * 2);
+    for (const q of QUEUES) {
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        VisibilityTimeout: q.visibilityTimeoutSeconds,
+        RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: q.maxReceiveCount },
+      });
+    }
+  });
+});
+
+describe('functions and IAM', () => {
+  test('every function runs nodejs22.x on arm64 with its own log group', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    expect(fns.length).toBeGreaterThanOrEqual(4);
+    for (const [, fn] of fns) {
+      if (fn.Properties.Handler !== 'index.handler') continue; // CDK's own helpers
+      expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+      expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', LogGroup: { Ref: expect.any(String) } });
+    }
+  });
+
+  const statements = () =>
+    ofType('AWS::IAM::Policy').flatMap(([id, p]) =>
+      (p.Properties.PolicyDocument.Statement as Record<string, any>[]).map((s) => ({ id, ...s })),
+    );
+  const asArray = (v: unknown) => (Array.isArray(v) ? v : [v]);
+
+  test('no wildcard actions, and data actions only on the table and its index', () => {
+    for (const s of statements()) {
+      for (const action of asArray(s.Action)) expect(String(action)).not.toMatch(/\*/);
+      if (asArray(s.Action).some((a) => String(a).startsWith('dynamodb:'))) {
+        for (const r of asArray(s.Resource)) expect(JSON.stringify(r)).not.toBe('"*"');
+      }
+    }
+  });
+
+  test('the authorizer may only query the lookup index and derive its MAC secret', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('authorizerfunction'));
+    expect(policy).toBeDefined();
+    const actions = (policy![1].Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => asArray(s.Action));
+    expect(new Set(actions)).toEqual(new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'dynamodb:Query', 'kms:GenerateMac']));
+  });
+
+  test('the OpenAPI function has no data or key access', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('metafunction'));
+    const actions = (policy![1].Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => asArray(s.Action));
+    expect(actions.every((a) => a.startsWith('logs:'))).toBe(true);
+  });
+});

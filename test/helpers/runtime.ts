@@ -1,0 +1,60 @@
+import { startLocalRuntime, type LocalRuntime } from '../../infra/local/runtime';
+
+export interface ApiResponse<T = any> {
+  readonly status: number;
+  readonly body: T;
+  readonly headers: Headers;
+}
+
+export interface CallOptions {
+  readonly key?: string | null;
+  readonly body?: unknown;
+  /** Sent as is (for malformed or oversized bodies). */
+  readonly rawBody?: string | Buffer;
+  readonly headers?: Record<string, string>;
+}
+
+export interface TestApi {
+  readonly rt: LocalRuntime;
+  readonly baseKey: string;
+  call<T = any>(method: string, path: string, opts?: CallOptions): Promise<ApiResponse<T>>;
+  /** Creates a subwallet and an admin key for it. */
+  newWallet(name?: string): Promise<{ walletId: number; token: string; apiKey: string; keyId: string }>;
+}
+
+let counter = 0;
+
+/** The same runtime as `npm start`, on free ports with in-memory data; talks to it over HTTP. */
+export async function startTestApi(): Promise<TestApi> {
+  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT' });
+  if (!rt.baseApiKey) throw new Error('an in-memory runtime always generates a base key');
+  const baseKey = rt.baseApiKey;
+
+  const call = async <T>(method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.key) headers['x-api-key'] = opts.key;
+    let body: string | Buffer | undefined;
+    if (opts.rawBody !== undefined) body = opts.rawBody;
+    else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+    if (body !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await fetch(`${rt.url}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers };
+  };
+
+  const newWallet = async (name = `wallet-${process.pid}-${++counter}`) => {
+    const w = await call('POST', '/api/subwallet/create', { key: baseKey, body: { wallet_name: name } });
+    if (w.status !== 200) throw new Error(`subwallet create: ${w.status} ${JSON.stringify(w.body)}`);
+    const k = await call('POST', '/api/apikey/create', { key: baseKey, body: { wallet_id: String(w.body.wallet_id), roles: ['admin'] } });
+    if (k.status !== 200) throw new Error(`apikey create: ${k.status} ${JSON.stringify(k.body)}`);
+    return { walletId: w.body.wallet_id, token: w.body.token, apiKey: k.body.api_key, keyId: k.body.key_id };
+  };
+
+  return { rt, baseKey, call, newWallet };
+}

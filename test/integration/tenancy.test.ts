@@ -1,0 +1,284 @@
+import { startTestApi, type TestApi } from '../helpers/runtime';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => {
+  await api?.rt.stop();
+});
+
+const expectError = (res: { status: number; body: any }, status: number, code: string) => {
+  expect(res.status).toBe(status);
+  expect(res.body).toEqual(expect.objectContaining({ error: expect.any(String), code }));
+};
+
+describe('subwallets (contract 4.6)', () => {
+  test('create returns a numeric wallet_id and a token; list and get show it', async () => {
+    const created = await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'acme', label: 'Acme Corp' } });
+    expect(created.status).toBe(200);
+    expect(Object.keys(created.body).sort()).toEqual(['token', 'wallet_id']);
+    expect(typeof created.body.wallet_id).toBe('number');
+
+    const list = await api.call('GET', '/api/subwallets', { key: api.baseKey });
+    expect(list.status).toBe(200);
+    const entry = list.body.find((w: any) => w.wallet_id === created.body.wallet_id);
+    expect(entry).toEqual({ wallet_id: created.body.wallet_id, token: expect.any(String), label: 'Acme Corp' });
+
+    const one = await api.call('GET', `/api/subwallets/${created.body.wallet_id}`, { key: api.baseKey });
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual({ wallet_id: created.body.wallet_id, token: expect.any(String), label: 'Acme Corp' });
+  });
+
+  test('label defaults to the wallet name', async () => {
+    const created = await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'no-label' } });
+    const one = await api.call('GET', `/api/subwallets/${created.body.wallet_id}`, { key: api.baseKey });
+    expect(one.body.label).toBe('no-label');
+  });
+
+  test('missing wallet_name is a 400 naming the field, and creates nothing', async () => {
+    const before = await api.call('GET', '/api/subwallets', { key: api.baseKey });
+    const res = await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { label: 'x' } });
+    expectError(res, 400, 'validation_failed');
+    expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'wallet_name' })]));
+    const after = await api.call('GET', '/api/subwallets', { key: api.baseKey });
+    expect(after.body).toHaveLength(before.body.length);
+  });
+
+  test('an empty body is a 400 for the missing wallet_name', async () => {
+    expectError(await api.call('POST', '/api/subwallet/create', { key: api.baseKey }), 400, 'validation_failed');
+  });
+
+  test('a duplicate wallet_name is a 409', async () => {
+    await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'dup-wallet' } });
+    expectError(await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'dup-wallet' } }), 409, 'wallet_name_taken');
+  });
+
+  test('an unknown wallet is a 404; a non-numeric id a 400', async () => {
+    expectError(await api.call('GET', '/api/subwallets/999999', { key: api.baseKey }), 404, 'wallet_not_found');
+    expectError(await api.call('GET', '/api/subwallets/abc', { key: api.baseKey }), 400, 'validation_failed');
+  });
+
+  test('wrong types and unknown fields are 400s', async () => {
+    expectError(await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 42 } }), 400, 'validation_failed');
+    const unknown = await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'x-unknown', colour: 'red' } });
+    expectError(unknown, 400, 'validation_failed');
+    expect(unknown.body.details).toEqual([{ path: 'colour', message: 'unknown field' }]);
+    expectError(await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: ['wallet_name'] }), 400, 'validation_failed');
+  });
+});
+
+describe('API keys (contract 4.6)', () => {
+  let walletId: number;
+  beforeAll(async () => {
+    walletId = (await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'keys-wallet' } })).body.wallet_id;
+  });
+
+  test('the variant with name and expires_at returns all fields; the key works', async () => {
+    const expiresAt = new Date(Date.now() + 86400_000).toISOString();
+    const res = await api.call('POST', '/api/apikey/create', {
+      key: api.baseKey,
+      body: { wallet_id: String(walletId), roles: ['admin'], name: 'ci', expires_at: expiresAt },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ api_key: expect.stringMatching(/^cisk_[0-9A-Za-z]{49}$/), key_id: expect.any(String), name: 'ci', status: expect.any(String), expires_at: expiresAt });
+    const me = await api.call('GET', '/api/v1/wallet', { key: res.body.api_key });
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual({ wallet_id: walletId, wallet_name: 'keys-wallet', label: 'keys-wallet', created_at: expect.any(String) });
+  });
+
+  test('the variant without name and expires_at returns api_key, key_id, status; wallet_id may be a number', async () => {
+    const res = await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: walletId, roles: ['admin'] } });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['api_key', 'key_id', 'status']);
+  });
+
+  test('names are unique per wallet (409), but the same name may exist in another wallet', async () => {
+    const body = { wallet_id: String(walletId), roles: ['admin'], name: 'deploy' };
+    expect((await api.call('POST', '/api/apikey/create', { key: api.baseKey, body })).status).toBe(200);
+    expectError(await api.call('POST', '/api/apikey/create', { key: api.baseKey, body }), 409, 'api_key_name_taken');
+    const other = await api.newWallet();
+    const res = await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { ...body, wallet_id: other.walletId } });
+    expect(res.status).toBe(200);
+  });
+
+  test('bad input: unknown wallet 404, unknown role, missing roles, past or malformed expiry 400', async () => {
+    expectError(await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: '987654', roles: ['admin'] } }), 404, 'wallet_not_found');
+    expectError(await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: walletId, roles: ['root'] } }), 400, 'validation_failed');
+    expectError(await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: walletId, roles: [] } }), 400, 'validation_failed');
+    expectError(await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: walletId } }), 400, 'validation_failed');
+    expectError(
+      await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: walletId, roles: ['admin'], expires_at: '2001-01-01T00:00:00Z' } }),
+      400,
+      'expires_at_in_past',
+    );
+    expectError(
+      await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: walletId, roles: ['admin'], expires_at: 'tomorrow' } }),
+      400,
+      'validation_failed',
+    );
+    expectError(await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: 'w1', roles: ['admin'] } }), 400, 'validation_failed');
+    expectError(await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: -3, roles: ['admin'] } }), 400, 'validation_failed');
+  });
+
+  test('a key created with expires_at stops working when it expires (401)', async () => {
+    const res = await api.call('POST', '/api/apikey/create', {
+      key: api.baseKey,
+      body: { wallet_id: walletId, roles: ['admin'], name: 'short', expires_at: new Date(Date.now() + 1500).toISOString() },
+    });
+    expect((await api.call('GET', '/api/v1/wallet', { key: res.body.api_key })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1700));
+    expectError(await api.call('GET', '/api/v1/wallet', { key: res.body.api_key }), 401, 'unauthorized');
+    const keys = await api.call('GET', '/api/v1/apikeys', { key: (await api.newWallet()).apiKey });
+    expect(keys.status).toBe(200);
+  });
+
+  test('revoke by key_id + wallet_id marks the key revoked: 401 afterwards, idempotent, still listed as revoked', async () => {
+    const w = await api.newWallet();
+    const res = await api.call('POST', '/api/apikey/revoke', { key: api.baseKey, body: { wallet_id: String(w.walletId), key_id: w.keyId } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: expect.any(String) });
+    expectError(await api.call('GET', '/api/v1/wallet', { key: w.apiKey }), 401, 'unauthorized');
+    expect((await api.call('POST', '/api/apikey/revoke', { key: api.baseKey, body: { wallet_id: w.walletId, key_id: w.keyId } })).status).toBe(200);
+    const viaToken = await api.call('GET', `/api/v1/apikeys/${w.keyId}`, { key: w.token });
+    expect(viaToken.body).toEqual(expect.objectContaining({ key_id: w.keyId, status: 'revoked', revoked_at: expect.any(String) }));
+  });
+
+  test('revoke by wallet_id + name deletes the key and frees the name', async () => {
+    const w = await api.newWallet();
+    const named = await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: w.walletId, roles: ['admin'], name: 'temp' } });
+    const res = await api.call('POST', '/api/apikey/revoke', { key: api.baseKey, body: { wallet_id: w.walletId, name: 'temp' } });
+    expect(res.status).toBe(200);
+    expectError(await api.call('GET', '/api/v1/wallet', { key: named.body.api_key }), 401, 'unauthorized');
+    expectError(await api.call('GET', `/api/v1/apikeys/${named.body.key_id}`, { key: w.apiKey }), 404, 'api_key_not_found');
+    const again = await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: w.walletId, roles: ['admin'], name: 'temp' } });
+    expect(again.status).toBe(200);
+  });
+
+  test('revoke: unknown key or name 404; neither or both selectors 400', async () => {
+    const w = await api.newWallet();
+    expectError(await api.call('POST', '/api/apikey/revoke', { key: api.baseKey, body: { wallet_id: w.walletId, name: 'nope' } }), 404, 'api_key_not_found');
+    expectError(await api.call('POST', '/api/apikey/revoke', { key: api.baseKey, body: { wallet_id: w.walletId, key_id: 'nope' } }), 404, 'api_key_not_found');
+    expectError(await api.call('POST', '/api/apikey/revoke', { key: api.baseKey, body: { wallet_id: w.walletId } }), 400, 'validation_failed');
+    expectError(
+      await api.call('POST', '/api/apikey/revoke', { key: api.baseKey, body: { wallet_id: w.walletId, name: 'a', key_id: w.keyId } }),
+      400,
+      'validation_failed',
+    );
+    expect((await api.call('GET', '/api/v1/wallet', { key: w.apiKey })).status).toBe(200);
+  });
+
+  test("a key of wallet A named in a revoke for wallet B is not found, and keeps working", async () => {
+    const a = await api.newWallet();
+    const b = await api.newWallet();
+    expectError(await api.call('POST', '/api/apikey/revoke', { key: api.baseKey, body: { wallet_id: b.walletId, key_id: a.keyId } }), 404, 'api_key_not_found');
+    expect((await api.call('GET', '/api/v1/wallet', { key: a.apiKey })).status).toBe(200);
+  });
+});
+
+describe('authentication and roles', () => {
+  test('missing, unknown, malformed and checksum-broken keys are 401 with the error shape', async () => {
+    expectError(await api.call('GET', '/api/subwallets'), 401, 'unauthorized');
+    expectError(await api.call('GET', '/api/v1/wallet'), 401, 'unauthorized');
+    expectError(await api.call('GET', '/api/subwallets', { key: 'nonsense' }), 401, 'unauthorized');
+    const w = await api.newWallet();
+    const typo = w.apiKey.slice(0, 10) + (w.apiKey[10] === 'a' ? 'b' : 'a') + w.apiKey.slice(11);
+    expectError(await api.call('GET', '/api/v1/wallet', { key: typo }), 401, 'unauthorized');
+    expectError(await api.call('GET', '/api/v1/wallet', { key: 'x'.repeat(40) }), 401, 'unauthorized');
+  });
+
+  test('a wallet key on super-admin routes is a 403 and changes nothing', async () => {
+    const w = await api.newWallet();
+    expectError(await api.call('GET', '/api/subwallets', { key: w.apiKey }), 403, 'forbidden');
+    expectError(await api.call('POST', '/api/subwallet/create', { key: w.apiKey, body: { wallet_name: 'by-wallet-key' } }), 403, 'forbidden');
+    expectError(await api.call('POST', '/api/apikey/create', { key: w.apiKey, body: { wallet_id: w.walletId, roles: ['admin'] } }), 403, 'forbidden');
+    expectError(await api.call('POST', '/api/apikey/revoke', { key: w.apiKey, body: { wallet_id: w.walletId, key_id: w.keyId } }), 403, 'forbidden');
+    const list = await api.call('GET', '/api/subwallets', { key: api.baseKey });
+    expect(list.body.some((x: any) => x.label === 'by-wallet-key')).toBe(false);
+    expect((await api.call('GET', '/api/v1/wallet', { key: w.apiKey })).status).toBe(200);
+  });
+
+  test('the base key does not act as a wallet (403 on /api/v1)', async () => {
+    expectError(await api.call('GET', '/api/v1/wallet', { key: api.baseKey }), 403, 'forbidden');
+  });
+
+  test('the subwallet token acts for its wallet only, and a tampered token is a 401', async () => {
+    const w = await api.newWallet();
+    const me = await api.call('GET', '/api/v1/wallet', { key: w.token });
+    expect(me.status).toBe(200);
+    expect(me.body.wallet_id).toBe(w.walletId);
+    const listed = await api.call('GET', `/api/subwallets/${w.walletId}`, { key: api.baseKey });
+    expect((await api.call('GET', '/api/v1/wallet', { key: listed.body.token })).body.wallet_id).toBe(w.walletId);
+    expectError(await api.call('GET', '/api/subwallets', { key: w.token }), 403, 'forbidden');
+    const [h, p, s] = w.token.split('.');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), wallet_id: '1' })).toString('base64url');
+    expectError(await api.call('GET', '/api/v1/wallet', { key: `${h}.${forged}.${s}` }), 401, 'unauthorized');
+  });
+});
+
+describe('tenant isolation', () => {
+  test("wallet A can never read or change wallet B's keys: 404, not 403", async () => {
+    const a = await api.newWallet();
+    const b = await api.newWallet();
+    expectError(await api.call('GET', `/api/v1/apikeys/${b.keyId}`, { key: a.apiKey }), 404, 'api_key_not_found');
+    expectError(await api.call('POST', `/api/v1/apikeys/${b.keyId}/revoke`, { key: a.apiKey }), 404, 'api_key_not_found');
+    expect((await api.call('GET', '/api/v1/wallet', { key: b.apiKey })).status).toBe(200);
+    const listA = await api.call('GET', '/api/v1/apikeys', { key: a.apiKey });
+    expect(listA.body.map((k: any) => k.key_id)).toEqual([a.keyId]);
+    // A wallet id smuggled in the query or body is ignored: the scope comes from the key.
+    const me = await api.call('GET', `/api/v1/wallet?wallet_id=${b.walletId}`, { key: a.apiKey });
+    expect(me.body.wallet_id).toBe(a.walletId);
+  });
+
+  test('a wallet can list, read and revoke its own keys, and never sees secrets', async () => {
+    const w = await api.newWallet();
+    const second = await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: w.walletId, roles: ['admin'], name: 'second' } });
+    const list = await api.call('GET', '/api/v1/apikeys', { key: w.apiKey });
+    expect(list.body).toHaveLength(2);
+    for (const k of list.body) expect(Object.keys(k).sort()).toEqual(['created_at', 'expires_at', 'key_id', 'name', 'revoked_at', 'roles', 'status']);
+    expect(JSON.stringify(list.body)).not.toContain('cisk_');
+    const revoked = await api.call('POST', `/api/v1/apikeys/${second.body.key_id}/revoke`, { key: w.apiKey });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.status).toBe('revoked');
+    expectError(await api.call('GET', '/api/v1/wallet', { key: second.body.api_key }), 401, 'unauthorized');
+  });
+});
+
+describe('HTTP edges', () => {
+  test('malformed JSON is a 400 and creates nothing', async () => {
+    const res = await api.call('POST', '/api/subwallet/create', { key: api.baseKey, rawBody: '{"wallet_name": "half' });
+    expectError(res, 400, 'malformed_json');
+  });
+
+  test('a body over the route limit is a 413; over the gateway cap too', async () => {
+    const big = JSON.stringify({ wallet_name: 'big', label: 'x'.repeat(70 * 1024) });
+    expectError(await api.call('POST', '/api/subwallet/create', { key: api.baseKey, rawBody: big }), 413, 'payload_too_large');
+    const huge = Buffer.alloc(10 * 1024 * 1024 + 1, 'a');
+    expectError(await api.call('POST', '/api/subwallet/create', { key: api.baseKey, rawBody: huge }), 413, 'payload_too_large');
+  });
+
+  test('an unknown route or method is a 404 in the error shape', async () => {
+    expectError(await api.call('GET', '/api/v1/nothing-here', { key: api.baseKey }), 404, 'route_not_found');
+    expectError(await api.call('DELETE', '/api/subwallets', { key: api.baseKey }), 404, 'route_not_found');
+  });
+
+  test('responses are JSON, not cacheable', async () => {
+    const res = await api.call('GET', '/api/subwallets', { key: api.baseKey });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
+describe('OpenAPI', () => {
+  test('GET /openapi.json needs no key and describes every route', async () => {
+    const { ROUTES } = await import('../../infra/routes');
+    const res = await api.call('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    for (const r of ROUTES) {
+      const op = res.body.paths[r.path]?.[r.method.toLowerCase()];
+      expect(op?.operationId).toBe(r.operationId);
+      expect(op.security).toEqual(r.auth === 'public' ? [] : [{ apiKey: [] }]);
+    }
+  });
+});

@@ -1,0 +1,64 @@
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
+import { gsi1 } from '../../lib/store/keys';
+import type { Item, ItemStore } from '../../lib/store/port';
+import { generateApiKey, macApiKey } from '../../lib/tenancy/api-key-format';
+import { Authenticator } from '../../lib/tenancy/authenticate';
+
+const secrets = new LocalSecretDeriver('33'.repeat(32));
+
+function storeWith(items: Item[]) {
+  const calls: string[] = [];
+  const store: ItemStore = {
+    get: async () => undefined,
+    query: async (pk) => {
+      calls.push(pk);
+      return items.filter((i) => i.GSI1PK === pk);
+    },
+    write: async () => undefined,
+    increment: async () => 1,
+  };
+  return { store, calls };
+}
+
+async function keyItem(apiKey: string, extra: Record<string, unknown> = {}): Promise<Item> {
+  const mac = macApiKey(await secrets.derive('api-key-mac/v1'), apiKey);
+  return { PK: 'W#5', SK: 'KEY#k1', ...gsi1.apiKeyByMac(mac), type: 'api_key', wallet_id: '5', key_id: 'k1', roles: ['admin'], mac, status: 'active', created_at: '2026-01-01T00:00:00Z', ...extra };
+}
+
+describe('Authenticator', () => {
+  test('malformed values are refused without touching the store', async () => {
+    const { store, calls } = storeWith([]);
+    const auth = new Authenticator(store, secrets);
+    for (const v of [undefined, '', 'abc', 'cisk_short', `cisk_${'0'.repeat(49)}`, 'a b'.repeat(20)]) {
+      expect(await auth.authenticate(v)).toBeNull();
+    }
+    expect(calls).toEqual([]);
+  });
+
+  test('an active key is its wallet; revoked or expired keys are refused', async () => {
+    const now = new Date('2026-06-01T00:00:00Z');
+    const active = generateApiKey();
+    const revoked = generateApiKey();
+    const expired = generateApiKey();
+    const future = generateApiKey();
+    const { store } = storeWith([
+      await keyItem(active),
+      await keyItem(revoked, { status: 'revoked' }),
+      await keyItem(expired, { expires_at: '2026-05-31T23:59:59Z' }),
+      await keyItem(future, { expires_at: '2026-06-01T00:00:01Z' }),
+    ]);
+    const auth = new Authenticator(store, secrets, () => now);
+    expect(await auth.authenticate(active)).toEqual({ kind: 'wallet', walletId: '5', keyId: 'k1', via: 'api_key', roles: ['admin'] });
+    expect(await auth.authenticate(revoked)).toBeNull();
+    expect(await auth.authenticate(expired)).toBeNull();
+    expect(await auth.authenticate(future)).not.toBeNull();
+    expect(await auth.authenticate(generateApiKey())).toBeNull();
+  });
+
+  test('the base key is the super-admin', async () => {
+    const base = generateApiKey();
+    const item = await keyItem(base, { PK: 'SYS#ADMIN', SK: 'BASEKEY', type: 'base_key', key_id: 'base' });
+    const auth = new Authenticator(storeWith([item]).store, secrets);
+    expect(await auth.authenticate(base)).toEqual({ kind: 'superadmin', keyId: 'base' });
+  });
+});

@@ -1,0 +1,39 @@
+import { loadConfig } from '../../lib/config';
+import { ALL_CONTRACTS } from '../../lib/openapi/all-contracts';
+import { buildOpenApiDocument } from '../../lib/openapi/document';
+import { ROUTES } from '../../infra/routes';
+
+describe('config', () => {
+  test('parses the deployed and local shapes and names what is wrong', () => {
+    expect(loadConfig({ TABLE_NAME: 't', KEY_BACKEND: 'kms', MAC_KMS_KEY_ID: 'arn' })).toMatchObject({ keyBackend: 'kms', tableName: 't' });
+    expect(loadConfig({ TABLE_NAME: 't', KEY_BACKEND: 'local', LOCAL_MASTER_KEY: 'ab'.repeat(32) })).toMatchObject({ keyBackend: 'local' });
+    expect(() => loadConfig({ KEY_BACKEND: 'kms' })).toThrow(/tableName/);
+    expect(() => loadConfig({ TABLE_NAME: 't', KEY_BACKEND: 'local', LOCAL_MASTER_KEY: 'short' })).toThrow(/LOCAL_MASTER_KEY/);
+    expect(Object.isFrozen(loadConfig({ TABLE_NAME: 't', MAC_KMS_KEY_ID: 'k' }))).toBe(true);
+  });
+});
+
+describe('OpenAPI document', () => {
+  const doc = buildOpenApiDocument(ALL_CONTRACTS);
+
+  test('has every route of the route table, with unique operation ids', () => {
+    const ops = Object.values(doc.paths).flatMap((p) => Object.values(p)) as { operationId: string }[];
+    expect(ops).toHaveLength(ROUTES.length);
+    expect(new Set(ops.map((o) => o.operationId)).size).toBe(ROUTES.length);
+  });
+
+  test('request schemas come from the validation schemas (strict, both wallet_id forms)', () => {
+    const create = (doc.paths['/api/apikey/create'] as any).post;
+    const schema = create.requestBody.content['application/json'].schema;
+    expect(schema.required).toEqual(expect.arrayContaining(['wallet_id', 'roles']));
+    expect(schema.additionalProperties).toBe(false);
+    expect(JSON.stringify(schema.properties.wallet_id)).toMatch(/integer/);
+    expect(JSON.stringify(schema.properties.wallet_id)).toMatch(/string/);
+    expect(schema.properties.roles.items.enum).toEqual(['admin']);
+  });
+
+  test('path parameters are declared', () => {
+    const get = (doc.paths['/api/subwallets/{wallet_id}'] as any).get;
+    expect(get.parameters).toEqual([expect.objectContaining({ name: 'wallet_id', in: 'path', required: true })]);
+  });
+});

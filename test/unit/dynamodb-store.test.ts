@@ -1,0 +1,85 @@
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  ProvisionedThroughputExceededException,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
+import { ConditionFailedError } from '../../lib/store/port';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const store = () => new DynamoDbStore(new DynamoDBClient({ region: 'eu-west-1' }), 'T');
+beforeEach(() => ddb.reset());
+
+describe('DynamoDbStore', () => {
+  test('a single conditional write uses PutItem and maps a failed condition', async () => {
+    ddb.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }));
+    const err = await store()
+      .write([{ type: 'put', item: { PK: 'a', SK: 'b' }, condition: 'not_exists' }])
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(ConditionFailedError);
+    expect(err.failedIndexes).toEqual([0]);
+    expect(ddb.commandCalls(PutCommand)[0]!.args[0].input.ConditionExpression).toBe('attribute_not_exists(PK)');
+  });
+
+  test('several writes are one transaction; cancellation reasons name the failed operations', async () => {
+    ddb.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({
+        message: 'cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+      }),
+    );
+    const err = await store()
+      .write([
+        { type: 'check', key: { PK: 'w', SK: 'WALLET' }, condition: 'exists' },
+        { type: 'put', item: { PK: 'w', SK: 'KEY#1' }, condition: 'not_exists' },
+        { type: 'put', item: { PK: 'w', SK: 'KEYNAME#x' }, condition: 'not_exists' },
+      ])
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(ConditionFailedError);
+    expect(err.failedIndexes).toEqual([2]);
+    const items = ddb.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems!;
+    expect(items[0]!.ConditionCheck?.ConditionExpression).toBe('attribute_exists(PK)');
+  });
+
+  test('throttling and cancellations without a failed condition surface as they are (a 500 to the caller)', async () => {
+    ddb.on(PutCommand).rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
+    await expect(store().write([{ type: 'put', item: { PK: 'a', SK: 'b' } }])).rejects.toBeInstanceOf(ProvisionedThroughputExceededException);
+    ddb.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({ message: 'conflict', $metadata: {}, CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }] }),
+    );
+    await expect(
+      store().write([
+        { type: 'put', item: { PK: 'a', SK: 'b' } },
+        { type: 'put', item: { PK: 'a', SK: 'c' } },
+      ]),
+    ).rejects.toBeInstanceOf(TransactionCanceledException);
+  });
+
+  test('query follows pages up to the limit, and index queries are eventually consistent', async () => {
+    ddb
+      .on(QueryCommand)
+      .resolvesOnce({ Items: [{ PK: 'p', SK: '1' }], LastEvaluatedKey: { PK: 'p', SK: '1' } })
+      .resolvesOnce({ Items: [{ PK: 'p', SK: '2' }] });
+    const items = await store().query('p', { index: 'GSI1' });
+    expect(items.map((i) => i.SK)).toEqual(['1', '2']);
+    const first = ddb.commandCalls(QueryCommand)[0]!.args[0].input;
+    expect(first).toMatchObject({ IndexName: 'GSI1', ConsistentRead: false, ExpressionAttributeNames: { '#pk': 'GSI1PK' } });
+  });
+
+  test('update builds SET and REMOVE with placeholders only', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await store().write([{ type: 'update', key: { PK: 'a', SK: 'b' }, set: { status: 'revoked' }, remove: ['ttl'], condition: 'exists' }]);
+    const input = ddb.commandCalls(UpdateCommand)[0]!.args[0].input;
+    expect(input.UpdateExpression).toBe('SET #s0 = :s0 REMOVE #r0');
+    expect(input.ExpressionAttributeNames).toEqual({ '#s0': 'status', '#r0': 'ttl' });
+  });
+
+  test('increment returns the new counter value', async () => {
+    ddb.on(UpdateCommand).resolves({ Attributes: { value: 7 } });
+    expect(await store().increment({ PK: 'c', SK: 'c' }, 'value')).toBe(7);
+  });
+});

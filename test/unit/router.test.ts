@@ -1,0 +1,110 @@
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { createGroupHandler } from '../../lib/http/router';
+import { ConflictError } from '../../lib/http/errors';
+import { tenancyContracts } from '../../lib/tenancy/contract';
+import type { OperationImpls } from '../../lib/http/contract';
+
+const logger = new Logger({ serviceName: 'test', logLevel: 'SILENT' });
+const context = { getRemainingTimeInMillis: () => 10000, awsRequestId: 'r', functionName: 'f' } as unknown as Context;
+
+function event(method: string, resource: string, opts: { body?: string; auth?: Record<string, string>; params?: Record<string, string> } = {}) {
+  return {
+    httpMethod: method,
+    resource,
+    path: resource,
+    body: opts.body ?? null,
+    isBase64Encoded: false,
+    headers: {},
+    pathParameters: opts.params ?? null,
+    queryStringParameters: null,
+    requestContext: { authorizer: opts.auth ?? null },
+  } as unknown as APIGatewayProxyEvent;
+}
+
+const SUPER = { principal: 'superadmin', key_id: 'base' };
+const WALLET = { principal: 'wallet', wallet_id: '7', key_id: 'k', via: 'api_key', roles: 'admin' };
+
+function handlerWith(overrides: Partial<OperationImpls<typeof tenancyContracts>>) {
+  const fail = async () => {
+    throw new Error('not under test');
+  };
+  const impls = Object.fromEntries(Object.keys(tenancyContracts).map((k) => [k, fail])) as unknown as OperationImpls<typeof tenancyContracts>;
+  return createGroupHandler({ group: 'tenancy', contracts: tenancyContracts, impls: { ...impls, ...overrides }, logger });
+}
+
+const parse = (r: { body: string }) => JSON.parse(r.body);
+
+describe('group router', () => {
+  test('an unexpected error is a plain 500 that leaks nothing', async () => {
+    const h = handlerWith({
+      listSubwallets: async () => {
+        throw new Error('connect ECONNREFUSED 10.1.2.3:443 table=prod-secret');
+      },
+    });
+    const res = await h(event('GET', '/api/subwallets', { auth: SUPER }), context);
+    expect(res.statusCode).toBe(500);
+    expect(parse(res)).toEqual({ error: 'Internal server error', code: 'internal_error' });
+    expect(res.body).not.toMatch(/ECONNREFUSED|secret|stack/);
+  });
+
+  test('AppErrors keep their status, code and message', async () => {
+    const h = handlerWith({
+      createSubwallet: async () => {
+        throw new ConflictError('taken', 'wallet_name_taken');
+      },
+    });
+    const res = await h(event('POST', '/api/subwallet/create', { auth: SUPER, body: '{"wallet_name":"a"}' }), context);
+    expect(res.statusCode).toBe(409);
+    expect(parse(res)).toEqual({ error: 'taken', code: 'wallet_name_taken' });
+  });
+
+  test('the wallet a handler acts for is the authorizer context, whatever the body says', async () => {
+    let seen: string | undefined;
+    const h = handlerWith({
+      getOwnWallet: async ({ caller }) => {
+        seen = caller.kind === 'wallet' ? caller.scope.walletId : undefined;
+        return { wallet_id: 7, wallet_name: 'w', label: 'w', created_at: new Date().toISOString() };
+      },
+    });
+    await h(event('GET', '/api/v1/wallet', { auth: WALLET, body: '{"wallet_id":"8"}' }), context);
+    expect(seen).toBe('7');
+  });
+
+  test('roles: a wallet caller on super-admin routes and an anonymous caller anywhere get 403', async () => {
+    const h = handlerWith({});
+    expect((await h(event('GET', '/api/subwallets', { auth: WALLET }), context)).statusCode).toBe(403);
+    expect((await h(event('GET', '/api/subwallets'), context)).statusCode).toBe(403);
+    expect((await h(event('GET', '/api/v1/wallet', { auth: SUPER }), context)).statusCode).toBe(403);
+    expect((await h(event('GET', '/api/v1/wallet', { auth: { principal: 'wallet', wallet_id: '../x' } }), context)).statusCode).toBe(403);
+  });
+
+  test('malformed JSON, oversized and base64 bodies', async () => {
+    let got: unknown;
+    const h = handlerWith({
+      createSubwallet: async ({ body }) => {
+        got = body;
+        return { wallet_id: 1, token: 't' };
+      },
+    });
+    const bad = await h(event('POST', '/api/subwallet/create', { auth: SUPER, body: '{' }), context);
+    expect(bad.statusCode).toBe(400);
+    expect(parse(bad).code).toBe('malformed_json');
+    const big = await h(event('POST', '/api/subwallet/create', { auth: SUPER, body: `{"wallet_name":"${'a'.repeat(70000)}"}` }), context);
+    expect(big.statusCode).toBe(413);
+    const b64 = { ...event('POST', '/api/subwallet/create', { auth: SUPER }), body: Buffer.from('{"wallet_name":"b"}').toString('base64'), isBase64Encoded: true };
+    expect((await h(b64, context)).statusCode).toBe(200);
+    expect(got).toEqual({ wallet_name: 'b' });
+  });
+
+  test('a route of another group is a 404', async () => {
+    const res = await handlerWith({})(event('GET', '/openapi.json'), context);
+    expect(res.statusCode).toBe(404);
+    expect(parse(res).code).toBe('route_not_found');
+  });
+
+  test('a group without an implementation for one of its routes fails at load, not at request time', () => {
+    const { createSubwallet: _omit, ...partial } = Object.fromEntries(Object.keys(tenancyContracts).map((k) => [k, async () => ({})])) as any;
+    expect(() => createGroupHandler({ group: 'tenancy', contracts: tenancyContracts, impls: partial, logger })).toThrow(/createSubwallet/);
+  });
+});

@@ -1,6 +1,7 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { fileURLToPath } from 'node:url';
+import { API_DEFAULTS } from './api-settings';
 import { ServiceStack } from './stacks/service-stack';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -12,9 +13,9 @@ export function createServiceApp(context: Record<string, unknown> = {}, outdir?:
   const stack = new ServiceStack(app, 'CredentialService', {
     root: REPO_ROOT,
     serviceName: String(ctx('serviceName', 'credential-service')),
-    authorizerCacheTtlSeconds: Number(ctx('authorizerCacheTtlSeconds', 30)),
-    throttleRateLimit: Number(ctx('throttleRateLimit', 100)),
-    throttleBurstLimit: Number(ctx('throttleBurstLimit', 200)),
+    authorizerCacheTtlSeconds: Number(ctx('authorizerCacheTtlSeconds', API_DEFAULTS.authorizerCacheTtlSeconds)),
+    throttleRateLimit: Number(ctx('throttleRateLimit', API_DEFAULTS.throttleRateLimit)),
+    throttleBurstLimit: Number(ctx('throttleBurstLimit', API_DEFAULTS.throttleBurstLimit)),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

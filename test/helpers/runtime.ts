@@ -25,8 +25,9 @@ export interface TestApi {
 let counter = 0;
 
 /** The same runtime as `npm start`, on free ports with in-memory data; talks to it over HTTP. */
-export async function startTestApi(): Promise<TestApi> {
-  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT' });
+export async function startTestApi(opts: { authorizerCacheTtlSeconds?: number } = {}): Promise<TestApi> {
+  // No decision cache by default, so revocation tests see the effect at once; cache tests set a TTL.
+  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT', authorizerCacheTtlSeconds: opts.authorizerCacheTtlSeconds ?? 0 });
   if (!rt.baseApiKey) throw new Error('an in-memory runtime always generates a base key');
   const baseKey = rt.baseApiKey;
 
@@ -49,9 +50,9 @@ export async function startTestApi(): Promise<TestApi> {
   };
 
   const newWallet = async (name = `wallet-${process.pid}-${++counter}`) => {
-    const w = await call('POST', '/api/subwallet/create', { key: baseKey, body: { wallet_name: name } });
+    const w = await call<any>('POST', '/api/subwallet/create', { key: baseKey, body: { wallet_name: name } });
     if (w.status !== 200) throw new Error(`subwallet create: ${w.status} ${JSON.stringify(w.body)}`);
-    const k = await call('POST', '/api/apikey/create', { key: baseKey, body: { wallet_id: String(w.body.wallet_id), roles: ['admin'] } });
+    const k = await call<any>('POST', '/api/apikey/create', { key: baseKey, body: { wallet_id: String(w.body.wallet_id), roles: ['admin'] } });
     if (k.status !== 200) throw new Error(`apikey create: ${k.status} ${JSON.stringify(k.body)}`);
     return { walletId: w.body.wallet_id, token: w.body.token, apiKey: k.body.api_key, keyId: k.body.key_id };
   };

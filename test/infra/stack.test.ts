@@ -165,7 +165,7 @@ describe('functions and IAM', () => {
 
   const statements = () =>
     ofType('AWS::IAM::Policy').flatMap(([id, p]) =>
-      (p.Properties.PolicyDocument.Statement as Record<string, any>[]).map((s) => ({ id, ...s })),
+      (p.Properties.PolicyDocument.Statement as Record<string, any>[]).map((s) => ({ id, ...s }) as Record<string, any>),
     );
   const asArray = (v: unknown) => (Array.isArray(v) ? v : [v]);
 

@@ -86,7 +86,9 @@ export async function startDynamoDbLocal(dbPath: string | null): Promise<Emulato
       if (child.exitCode !== null || child.signalCode !== null) return;
       const done = once(child, 'exit');
       child.kill('SIGTERM');
-      await Promise.race([done, new Promise((r) => setTimeout(r, 5000))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([done, new Promise((r) => (timer = setTimeout(r, 5000)))]);
+      clearTimeout(timer);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };

@@ -2,9 +2,11 @@ import { createGroupHandler } from '../../lib/http/router';
 import { ALL_CONTRACTS } from '../../lib/openapi/all-contracts';
 import { metaContracts } from '../../lib/openapi/contract';
 import { buildOpenApiDocument } from '../../lib/openapi/document';
+import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logging/logger';
 
-const logger = createLogger(process.env.POWERTOOLS_SERVICE_NAME ?? 'credential-service');
+// No store or key adapters: this function has no data access.
+const logger = createLogger(loadConfig().serviceName);
 let document: ReturnType<typeof buildOpenApiDocument> | undefined;
 
 export const handler = createGroupHandler({

@@ -1,5 +1,5 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { principalToContext } from '../../lib/http/caller';
+import { principalToContext, wholeStageResource } from '../../lib/http/caller';
 import { Authenticator } from '../../lib/tenancy/authenticate';
 import { buildDeps, createLogger } from '../shared/deps';
 
@@ -7,11 +7,6 @@ const deps = buildDeps();
 const logger = createLogger(deps.config.serviceName);
 const authenticator = new Authenticator(deps.store, deps.secrets);
 
-/** `arn:aws:execute-api:region:account:api/stage/METHOD/path` → the same API and stage, every route. */
-function wholeStage(methodArn: string): string {
-  const [arn, apiId, stage] = methodArn.split('/');
-  return `${arn}/${apiId}/${stage}/*/*`;
-}
 
 /**
  * TOKEN authorizer on x-api-key. Throwing "Unauthorized" is API Gateway's signal for a 401. The policy
@@ -28,7 +23,7 @@ export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<AP
     principalId: principal.kind === 'superadmin' ? 'superadmin' : `wallet:${principal.walletId}`,
     policyDocument: {
       Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeStage(event.methodArn) }],
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeStageResource(event.methodArn) }],
     },
     context: principalToContext(principal),
   };

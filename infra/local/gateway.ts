@@ -9,6 +9,7 @@ import type {
 } from 'aws-lambda';
 import { GATEWAY_ERRORS, GATEWAY_MAX_PAYLOAD_BYTES, type GatewayError } from '../gateway-responses';
 import { ROUTES, type Route, type RouteGroup } from '../routes';
+import { policyResourceMatches } from '../../lib/http/caller';
 
 export type GroupHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
@@ -149,7 +150,11 @@ export function createGateway(opts: GatewayOptions): Server {
         opts.onError?.(err);
         return sendGatewayError(res, GATEWAY_ERRORS.DEFAULT_5XX);
       }
-      const allowed = decision.policyDocument.Statement.some((s) => s.Effect === 'Allow');
+      // Like API Gateway, evaluate the (possibly cached) policy against this request's method ARN.
+      const covers = (st: (typeof decision.policyDocument.Statement)[number]) =>
+        'Resource' in st && [st.Resource].flat().some((r) => policyResourceMatches(String(r), methodArn));
+      const statements = decision.policyDocument.Statement;
+      const allowed = statements.some((st) => st.Effect === 'Allow' && covers(st)) && !statements.some((st) => st.Effect === 'Deny' && covers(st));
       if (!allowed) return sendGatewayError(res, GATEWAY_ERRORS.ACCESS_DENIED);
       authorizer = { principalId: decision.principalId, ...decision.context };
     }

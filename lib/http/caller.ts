@@ -26,3 +26,19 @@ export function callerFromContext(ctx: Record<string, unknown> | null | undefine
   }
   return { kind: 'anonymous' };
 }
+
+/**
+ * From `arn:aws:execute-api:region:account:apiId/stage/METHOD/path` to the same API and stage with
+ * wildcards for method and path: one cached decision then serves every route.
+ */
+export function wholeStageResource(methodArn: string): string {
+  const [apiArn, stage] = methodArn.split('/');
+  if (!apiArn?.startsWith('arn:') || !stage) throw new Error('unexpected methodArn');
+  return `${apiArn}/${stage}/*/*`;
+}
+
+/** How API Gateway matches an execute-api policy resource (with `*` wildcards) against a method ARN. */
+export function policyResourceMatches(resource: string, methodArn: string): boolean {
+  const pattern = resource.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  return new RegExp(`^${pattern}$`).test(methodArn);
+}

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createGroupHandler } from '../../lib/http/router';
+import { policyResourceMatches, wholeStageResource } from '../../lib/http/caller';
 import { ConflictError } from '../../lib/http/errors';
 import { tenancyContracts } from '../../lib/tenancy/contract';
 import type { OperationImpls } from '../../lib/http/contract';
@@ -106,5 +107,19 @@ describe('group router', () => {
   test('a group without an implementation for one of its routes fails at load, not at request time', () => {
     const { createSubwallet: _omit, ...partial } = Object.fromEntries(Object.keys(tenancyContracts).map((k) => [k, async () => ({})])) as any;
     expect(() => createGroupHandler({ group: 'tenancy', contracts: tenancyContracts, impls: partial, logger })).toThrow(/createSubwallet/);
+  });
+});
+
+describe('authorizer policy resource', () => {
+  const arn = (method: string, path: string) => `arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/${method}${path}`;
+
+  test('one decision covers every method and path of the same API and stage, and nothing else', () => {
+    const resource = wholeStageResource(arn('GET', '/api/subwallets'));
+    expect(resource).toBe('arn:aws:execute-api:eu-west-1:123456789012:abc123/prod/*/*');
+    expect(policyResourceMatches(resource, arn('POST', '/api/apikey/create'))).toBe(true);
+    expect(policyResourceMatches(resource, arn('GET', '/api/subwallets/7'))).toBe(true);
+    expect(policyResourceMatches(resource, 'arn:aws:execute-api:eu-west-1:123456789012:abc123/test/GET/api/subwallets')).toBe(false);
+    expect(policyResourceMatches(resource, 'arn:aws:execute-api:eu-west-1:123456789012:other/prod/GET/api/subwallets')).toBe(false);
+    expect(() => wholeStageResource('nonsense')).toThrow();
   });
 });

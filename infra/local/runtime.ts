@@ -12,7 +12,7 @@ import { ROUTE_GROUPS, type RouteGroup } from '../routes';
 import { createGateway, type AuthorizerHandler, type GroupHandler } from './gateway';
 import { LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
 
-export const LOCAL_TABLE_NAME = 'credential-service';
+const LOCAL_TABLE_NAME = 'credential-service';
 const REGION = 'us-east-1';
 
 export interface LocalRuntimeOptions {

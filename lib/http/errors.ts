@@ -31,12 +31,6 @@ export class ValidationError extends AppError {
   }
 }
 
-export class UnauthorizedError extends AppError {
-  constructor(message = 'Missing, invalid, expired or revoked API key') {
-    super(401, 'unauthorized', message);
-  }
-}
-
 export class ForbiddenError extends AppError {
   constructor(message: string) {
     super(403, 'forbidden', message);

@@ -68,7 +68,7 @@ function authorize(route: Route, caller: Caller): void {
 }
 
 /** Maps errors to responses by class: only AppErrors speak to the caller; the rest is a logged 500. */
-export function errorMapper(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+function errorMapper(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
       const err = request.error;

@@ -10,7 +10,7 @@ export const API_KEY_PREFIX = 'cisk_';
 const BODY_LEN = 43;
 const CHECK_LEN = 6;
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-export const API_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LEN + CHECK_LEN}}$`);
+const API_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LEN + CHECK_LEN}}$`);
 
 function base62(bytes: Uint8Array, length: number): string {
   let n = BigInt(`0x${Buffer.from(bytes).toString('hex') || '0'}`);

@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -40,6 +40,16 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/apikeys', group: 'tenancy', auth: 'wallet', operationId: 'listOwnApiKeys', tag: 'Wallet', summary: "List this wallet's API keys (never the secrets)" },
   { method: 'GET', path: '/api/v1/apikeys/{key_id}', group: 'tenancy', auth: 'wallet', operationId: 'getOwnApiKey', tag: 'Wallet', summary: "Read one of this wallet's API keys" },
   { method: 'POST', path: '/api/v1/apikeys/{key_id}/revoke', group: 'tenancy', auth: 'wallet', operationId: 'revokeOwnApiKey', tag: 'Wallet', summary: "Revoke one of this wallet's API keys" },
+  // Contract 4.10 and section 6: webhook targets, plus what a tenant needs to trust and debug deliveries (README, "Webhooks").
+  { method: 'GET', path: '/api/v1/settings/webhook-target-urls', group: 'webhooks', auth: 'wallet', operationId: 'getWebhookTargetUrls', tag: 'Webhooks', summary: "This wallet's webhook target URLs" },
+  { method: 'PUT', path: '/api/v1/settings/webhook-target-urls', group: 'webhooks', auth: 'wallet', operationId: 'putWebhookTargetUrls', tag: 'Webhooks', summary: 'Replace the webhook target URLs' },
+  { method: 'GET', path: '/api/v1/settings/webhook-targets', group: 'webhooks', auth: 'wallet', operationId: 'listWebhookTargets', tag: 'Webhooks', summary: 'Webhook targets with their state (a 410 Gone disables one)' },
+  { method: 'POST', path: '/api/v1/settings/webhook-target-urls/ping', group: 'webhooks', auth: 'wallet', operationId: 'pingWebhookTargets', tag: 'Webhooks', summary: 'Send a ping event to every active target now' },
+  { method: 'GET', path: '/api/v1/settings/webhook-secret', group: 'webhooks', auth: 'wallet', operationId: 'getWebhookSecret', tag: 'Webhooks', summary: 'The signing secret(s) to verify deliveries with' },
+  { method: 'POST', path: '/api/v1/settings/webhook-secret/rotate', group: 'webhooks', auth: 'wallet', operationId: 'rotateWebhookSecret', tag: 'Webhooks', summary: 'Rotate the signing secret; the old one also signs during a grace period' },
+  { method: 'GET', path: '/api/v1/webhook-deliveries', group: 'webhooks', auth: 'wallet', operationId: 'listWebhookDeliveries', tag: 'Webhooks', summary: 'Recent webhook deliveries, newest first, with their attempts' },
+  { method: 'GET', path: '/api/v1/webhook-deliveries/{delivery_id}', group: 'webhooks', auth: 'wallet', operationId: 'getWebhookDelivery', tag: 'Webhooks', summary: 'One webhook delivery with its attempts' },
+  { method: 'POST', path: '/api/v1/webhook-deliveries/{delivery_id}/redeliver', group: 'webhooks', auth: 'wallet', operationId: 'redeliverWebhook', tag: 'Webhooks', summary: 'Deliver the same event to the same URL again' },
   // Public.
   { method: 'GET', path: '/openapi.json', group: 'meta', auth: 'public', operationId: 'getOpenApi', tag: 'Meta', summary: 'This API as an OpenAPI 3.1 document' },
 ];

@@ -7,9 +7,11 @@ import { Construct } from 'constructs';
 import { join } from 'node:path';
 
 export interface ServiceFunctionProps {
-  /** Repository root; the entry is `functions/<name>/handler.ts`. */
+  /** Repository root; the entry is `functions/<name>/handler.ts` unless `entry` says otherwise. */
   readonly root: string;
   readonly name: string;
+  /** Entry file relative to the root (workers: `functions/workers/<name>.ts`). */
+  readonly entry?: string;
   readonly description: string;
   readonly environment: Record<string, string>;
   readonly memorySize?: number;
@@ -34,7 +36,7 @@ export class ServiceFunction extends Construct {
     });
     logGroup.grantWrite(this.role);
     this.fn = new NodejsFunction(this, 'Fn', {
-      entry: join(props.root, 'functions', props.name, 'handler.ts'),
+      entry: join(props.root, props.entry ?? join('functions', props.name, 'handler.ts')),
       handler: 'handler',
       projectRoot: props.root,
       depsLockFilePath: join(props.root, 'package-lock.json'),

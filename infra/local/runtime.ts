@@ -3,7 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, UpdateTimeToLiveCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { API_DEFAULTS } from '../api-settings';
 import { ENV } from '../env-names';
@@ -11,6 +19,8 @@ import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../resources
 import { ROUTE_GROUPS, type RouteGroup } from '../routes';
 import { createGateway, type AuthorizerHandler, type GroupHandler } from './gateway';
 import { LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
+import { pollQueue, pollStream, type Poller, type SqsWorker, type StreamWorker } from './pollers';
+import type { Resolver } from '../../lib/webhooks/transport';
 
 const LOCAL_TABLE_NAME = 'credential-service';
 const REGION = 'us-east-1';
@@ -26,6 +36,11 @@ export interface LocalRuntimeOptions {
   readonly authorizerCacheTtlSeconds?: number;
   /** Powertools log level of the handlers (default INFO; tests use SILENT). */
   readonly logLevel?: string;
+  /** Webhook retry delays in seconds (default: the deployed schedule, about a day); tests shorten it. */
+  readonly webhookRetryDelaysSeconds?: readonly number[];
+  readonly webhookTimeoutMs?: number;
+  /** DNS answers for the webhook SSRF guard (tests only). */
+  readonly webhookResolver?: Resolver;
 }
 
 export interface LocalRuntime {
@@ -55,8 +70,9 @@ async function masterKey(dataDir: string | null): Promise<string> {
   return key;
 }
 
-/** Creates the table as the stack defines it (infra/resources.ts); a no-op when it exists. */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+/** Creates the table as the stack defines it (infra/resources.ts), or adds the stream to an older one; returns the stream ARN. */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<string> {
+  const stream = { StreamEnabled: true, StreamViewType: TABLE.streamViewType };
   try {
     await client.send(
       new CreateTableCommand({
@@ -82,6 +98,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
             Projection: { ProjectionType: 'ALL' },
           },
         ],
+        StreamSpecification: stream,
       }),
     );
     await client.send(
@@ -89,8 +106,14 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     );
   } catch (err) {
     if (!(err instanceof ResourceInUseException)) throw err;
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
   }
+  const table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+  if (table?.StreamSpecification?.StreamEnabled && table.LatestStreamArn) return table.LatestStreamArn;
+  // A data folder from before the outbox: turn the stream on.
+  const updated = await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: stream }));
+  const arn = updated.TableDescription?.LatestStreamArn;
+  if (!arn) throw new Error('DynamoDB Local did not enable the table stream');
+  return arn;
 }
 
 /** Creates each queue and its DLQ as the stack defines them (infra/resources.ts). */
@@ -148,17 +171,20 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       [ENV.localMasterKey]: await masterKey(dataDir),
       [ENV.serviceName]: 'credential-service',
       [ENV.logLevel]: opts.logLevel ?? process.env[ENV.logLevel] ?? 'INFO',
+      // Local only: receivers on this machine are fine; private ranges stay refused.
+      [ENV.webhookAllowLoopback]: 'true',
+      ...(opts.webhookRetryDelaysSeconds ? { [ENV.webhookRetryDelays]: opts.webhookRetryDelaysSeconds.join(',') } : {}),
+      ...(opts.webhookTimeoutMs ? { [ENV.webhookTimeoutMs]: String(opts.webhookTimeoutMs) } : {}),
     });
     delete process.env.AWS_SESSION_TOKEN;
     delete process.env.AWS_PROFILE;
 
     const ddbClient = new DynamoDBClient({ endpoint: ddb.endpoint });
     const sqsClient = new SQSClient({ endpoint: sqs.endpoint });
-    await ensureTable(ddbClient, LOCAL_TABLE_NAME);
+    const streamArn = await ensureTable(ddbClient, LOCAL_TABLE_NAME);
     const queueUrls = await ensureQueues(sqsClient);
     for (const q of QUEUES) process.env[queueUrlEnvName(q.id)] = queueUrls[q.id];
     ddbClient.destroy();
-    sqsClient.destroy();
 
     // Handlers are imported only now: they build their adapters from the environment at load time.
     const groups = new Map<RouteGroup, GroupHandler>();
@@ -170,6 +196,33 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const { handler: bootstrap } = (await import('../../functions/bootstrap/handler')) as {
       handler: (e: { rotate?: boolean } | null) => Promise<{ created: boolean; api_key?: string }>;
     };
+
+    // The event plumbing as deployed: table stream -> relay -> webhook queue -> delivery worker.
+    const overrides = opts.webhookResolver ? { resolver: opts.webhookResolver } : {};
+    const relay = ((await import('../../functions/workers/webhook-relay')) as { createHandler: (o: object) => StreamWorker }).createHandler(overrides);
+    const delivery = ((await import('../../functions/workers/webhook-delivery')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
+    const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
+    const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
+    const webhookQueueArn = (
+      await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrls.webhook, AttributeNames: ['QueueArn'] }))
+    ).Attributes?.QueueArn;
+    const pollers: Poller[] = [
+      pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay') }),
+      pollQueue({
+        sqs: sqsClient,
+        queueUrl: queueUrls.webhook!,
+        queueArn: webhookQueueArn ?? 'arn:aws:sqs:local:000000000000:webhook',
+        functionName: 'webhook-delivery',
+        worker: delivery,
+        onError: report('webhook worker'),
+      }),
+    ];
+    const stopPollers = async () => {
+      await Promise.all(pollers.map((p) => p.stop()));
+      streamsClient.destroy();
+      sqsClient.destroy();
+    };
+    started.push({ endpoint: '', stop: stopPollers }); // stopped first (reverse order)
 
     let baseApiKey: string | null = null;
     let baseApiKeyGenerated = false;

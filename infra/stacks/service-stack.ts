@@ -3,12 +3,14 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ENV } from '../env-names';
 import { GATEWAY_ERRORS } from '../gateway-responses';
-import { DLQ_RETENTION_DAYS, QUEUES, TABLE } from '../resources';
+import { DLQ_RETENTION_DAYS, OUTBOX_STREAM_FILTER, QUEUES, TABLE, queueUrlEnvName } from '../resources';
 import { ROUTE_GROUPS, ROUTES, type RouteGroup } from '../routes';
 import { ServiceFunction } from '../constructs/service-function';
 
@@ -21,17 +23,27 @@ export interface ServiceStackProps extends StackProps {
   readonly throttleBurstLimit: number;
 }
 
+type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery';
+
 /** Table actions each function may use, and on what: nothing else is granted. */
-const TABLE_ACCESS: Record<RouteGroup | 'authorizer' | 'bootstrap', { actions: string[]; index: boolean; table: boolean }> = {
+const TABLE_ACCESS: Record<FunctionName, { actions: string[]; index: boolean; table: boolean }> = {
   tenancy: {
     actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'],
     table: true,
     index: true,
   },
+  webhooks: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], table: true, index: false },
   meta: { actions: [], table: false, index: false },
   authorizer: { actions: ['dynamodb:Query'], table: false, index: true },
   bootstrap: { actions: ['dynamodb:PutItem'], table: true, index: false },
+  'webhook-relay': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], table: true, index: false },
+  'webhook-delivery': { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], table: true, index: false },
 };
+
+/** Functions that may send to the webhook queue (new deliveries, retries, chained delays). */
+const WEBHOOK_SENDERS: readonly FunctionName[] = ['webhooks', 'webhook-relay', 'webhook-delivery'];
+/** Functions that derive secrets with the KMS HMAC key (API-key MAC, tokens, webhook signing). */
+const MAC_USERS: readonly FunctionName[] = ['authorizer', 'bootstrap', 'tenancy', 'webhooks', 'webhook-delivery'];
 
 /** Acknowledges cdk-nag findings on a construct; every reason is the justification of record. */
 function acknowledge(scope: Construct, findings: { id: string; reason: string }[]): void {
@@ -55,6 +67,8 @@ export class ServiceStack extends Stack {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      // The transactional outbox: the relay reads new event items from the stream.
+      stream: dynamodb.StreamViewType.NEW_IMAGE,
     });
     this.table.addGlobalSecondaryIndex({
       indexName: TABLE.gsi1.name,
@@ -71,21 +85,33 @@ export class ServiceStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    // Work queues, each with a DLQ (consumers arrive with the email and webhook features).
+    // Work queues, each with a DLQ.
+    const queues = new Map<string, sqs.Queue>();
     for (const q of QUEUES) {
       const dlq = new sqs.Queue(this, `${q.id}-dlq`, {
         retentionPeriod: Duration.days(DLQ_RETENTION_DAYS),
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
       });
-      new sqs.Queue(this, `${q.id}-queue`, {
+      const queue = new sqs.Queue(this, `${q.id}-queue`, {
         visibilityTimeout: Duration.seconds(q.visibilityTimeoutSeconds),
         retentionPeriod: Duration.days(q.retentionDays),
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         deadLetterQueue: { queue: dlq, maxReceiveCount: q.maxReceiveCount },
       });
+      queues.set(q.id, queue);
     }
+    const webhookQueue = queues.get('webhook')!;
+    // Stream batches the relay could not handle after its retries (metadata to replay them by hand).
+    const relayFailures = new sqs.Queue(this, 'webhook-relay-failures', {
+      retentionPeriod: Duration.days(DLQ_RETENTION_DAYS),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    acknowledge(relayFailures, [
+      { id: 'AwsSolutions::AwsSolutions-SQS3', reason: "This queue is the relay's on-failure destination, itself a dead-letter store." },
+    ]);
 
     const environment = {
       [ENV.tableName]: this.table.tableName,
@@ -93,25 +119,51 @@ export class ServiceStack extends Stack {
       [ENV.macKmsKeyId]: macKey.keyArn,
       [ENV.serviceName]: props.serviceName,
       [ENV.logLevel]: 'INFO',
+      [queueUrlEnvName('webhook')]: webhookQueue.queueUrl,
     };
 
-    const makeFunction = (name: RouteGroup | 'authorizer' | 'bootstrap', description: string, needsMac: boolean) => {
-      const f = new ServiceFunction(this, `${name}-function`, { root: props.root, name, description, environment });
+    const makeFunction = (name: FunctionName, description: string, extra: { entry?: string; timeout?: Duration } = {}) => {
+      const f = new ServiceFunction(this, `${name}-function`, { root: props.root, name, description, environment, ...extra });
       const access = TABLE_ACCESS[name];
       const resources = [
         ...(access.table ? [this.table.tableArn] : []),
         ...(access.index ? [`${this.table.tableArn}/index/${TABLE.gsi1.name}`] : []),
       ];
       if (access.actions.length) f.role.addToPolicy(new iam.PolicyStatement({ actions: access.actions, resources }));
-      if (needsMac) macKey.grant(f.role, 'kms:GenerateMac');
+      if (MAC_USERS.includes(name)) macKey.grant(f.role, 'kms:GenerateMac');
+      if (WEBHOOK_SENDERS.includes(name)) webhookQueue.grantSendMessages(f.role);
       return f;
     };
 
-    const authorizerFn = makeFunction('authorizer', 'API key / subwallet token authorizer', true);
-    const groupFns = new Map(
-      ROUTE_GROUPS.map((g) => [g, makeFunction(g, `Endpoint group ${g}`, TABLE_ACCESS[g].actions.length > 0)] as const),
+    const authorizerFn = makeFunction('authorizer', 'API key / subwallet token authorizer');
+    const groupFns = new Map(ROUTE_GROUPS.map((g) => [g, makeFunction(g, `Endpoint group ${g}`)] as const));
+    const bootstrapFn = makeFunction('bootstrap', 'Issues (or rotates) the base super-admin key; invoked with IAM only');
+
+    // Events: table stream (outbox items only) -> relay -> webhook queue -> delivery worker.
+    const relayFn = makeFunction('webhook-relay', 'Relays new outbox events into per-target webhook deliveries', {
+      entry: 'functions/workers/webhook-relay.ts',
+      timeout: Duration.seconds(30),
+    });
+    relayFn.fn.addEventSource(
+      new DynamoEventSource(this.table, {
+        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        maxBatchingWindow: Duration.seconds(1),
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        retryAttempts: 10,
+        maxRecordAge: Duration.hours(24),
+        onFailure: new SqsDlq(relayFailures),
+        filters: [lambda.FilterCriteria.filter(OUTBOX_STREAM_FILTER as never)],
+      }),
     );
-    const bootstrapFn = makeFunction('bootstrap', 'Issues (or rotates) the base super-admin key; invoked with IAM only', true);
+    const deliveryFn = makeFunction('webhook-delivery', 'Delivers webhooks (one attempt per message), retries with backoff', {
+      entry: 'functions/workers/webhook-delivery.ts',
+      timeout: Duration.seconds(30),
+    });
+    deliveryFn.fn.addEventSource(
+      new SqsEventSource(webhookQueue, { batchSize: 10, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency: 20 }),
+    );
 
     // API: REST API (see README "Why a REST API"), one Lambda integration per endpoint group.
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });

@@ -28,15 +28,39 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 
 const PK = TABLE.partitionKey;
 
-function conditionExpression(condition: Condition | undefined): string | undefined {
-  if (condition === 'exists') return `attribute_exists(${PK})`;
-  if (condition === 'not_exists') return `attribute_not_exists(${PK})`;
-  return undefined;
+interface Expressions {
+  ConditionExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
 }
 
-function updateParts(op: Extract<WriteOp, { type: 'update' }>) {
+function conditionParts(condition: Condition | undefined, names: Record<string, string>, values: Record<string, unknown>): string | undefined {
+  if (condition === undefined) return undefined;
+  if (condition === 'exists') return `attribute_exists(${PK})`;
+  if (condition === 'not_exists') return `attribute_not_exists(${PK})`;
+  const terms = Object.entries(condition.equals).map(([attr, value], i) => {
+    names[`#c${i}`] = attr;
+    values[`:c${i}`] = value;
+    return `#c${i} = :c${i}`;
+  });
+  return [`attribute_exists(${PK})`, ...terms].join(' AND ');
+}
+
+/** The condition (and, for updates, the update) expressions of one operation, names and values merged. */
+function expressions(op: WriteOp): Expressions & { UpdateExpression?: string } {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
+  const update = op.type === 'update' ? updateParts(op, names, values) : undefined;
+  const ConditionExpression = conditionParts(op.condition, names, values);
+  return {
+    ...(update !== undefined ? { UpdateExpression: update } : {}),
+    ...(ConditionExpression ? { ConditionExpression } : {}),
+    ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+    ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+  };
+}
+
+function updateParts(op: Extract<WriteOp, { type: 'update' }>, names: Record<string, string>, values: Record<string, unknown>): string {
   const sets = Object.entries(op.set).map(([attr, value], i) => {
     names[`#s${i}`] = attr;
     values[`:s${i}`] = value;
@@ -46,14 +70,7 @@ function updateParts(op: Extract<WriteOp, { type: 'update' }>) {
     names[`#r${i}`] = attr;
     return `#r${i}`;
   });
-  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
-    .filter(Boolean)
-    .join(' ');
-  return {
-    UpdateExpression: expression,
-    ExpressionAttributeNames: names,
-    ...(sets.length ? { ExpressionAttributeValues: values } : {}),
-  };
+  return [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
 }
 
 /** {@link ItemStore} on one DynamoDB table. Takes its client so tests can pass a mocked or local one. */
@@ -90,6 +107,7 @@ export class DynamoDbStore implements ItemStore {
           ExpressionAttributeValues: opts.skBeginsWith ? { ':pk': pk, ':sk': opts.skBeginsWith } : { ':pk': pk },
           ExclusiveStartKey: start,
           Limit: remaining,
+          ScanIndexForward: !opts.descending,
           // GSIs only support eventually consistent reads.
           ConsistentRead: opts.index ? false : (opts.consistent ?? true),
         }),
@@ -141,18 +159,16 @@ export class DynamoDbStore implements ItemStore {
   }
 
   private async single(op: WriteOp): Promise<void> {
-    const ConditionExpression = 'condition' in op ? conditionExpression(op.condition) : undefined;
+    const TableName = this.tableName;
     switch (op.type) {
       case 'put':
-        await this.doc.send(new PutCommand({ TableName: this.tableName, Item: op.item, ConditionExpression }));
+        await this.doc.send(new PutCommand({ TableName, Item: op.item, ...expressions(op) }));
         return;
       case 'delete':
-        await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression }));
+        await this.doc.send(new DeleteCommand({ TableName, Key: { PK: op.key.PK, SK: op.key.SK }, ...expressions(op) }));
         return;
       case 'update':
-        await this.doc.send(
-          new UpdateCommand({ TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression, ...updateParts(op) }),
-        );
+        await this.doc.send(new UpdateCommand({ TableName, Key: { PK: op.key.PK, SK: op.key.SK }, ...expressions(op) } as never));
         return;
       case 'check':
         throw new Error('a condition check is only meaningful inside a transaction');
@@ -160,16 +176,16 @@ export class DynamoDbStore implements ItemStore {
   }
 
   private transactItem(op: WriteOp): TransactItem {
-    const ConditionExpression = conditionExpression(op.condition);
+    const TableName = this.tableName;
     switch (op.type) {
       case 'put':
-        return { Put: { TableName: this.tableName, Item: op.item, ConditionExpression } };
+        return { Put: { TableName, Item: op.item, ...expressions(op) } };
       case 'delete':
-        return { Delete: { TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression } };
+        return { Delete: { TableName, Key: { PK: op.key.PK, SK: op.key.SK }, ...expressions(op) } };
       case 'update':
-        return { Update: { TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression, ...updateParts(op) } };
+        return { Update: { TableName, Key: { PK: op.key.PK, SK: op.key.SK }, ...expressions(op) } as never };
       case 'check':
-        return { ConditionCheck: { TableName: this.tableName, Key: { PK: op.key.PK, SK: op.key.SK }, ConditionExpression: conditionExpression(op.condition)! } };
+        return { ConditionCheck: { TableName, Key: { PK: op.key.PK, SK: op.key.SK }, ...expressions(op) } as never };
     }
   }
 }

@@ -32,3 +32,9 @@ export interface OperationInput<C extends OperationContract> {
 export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']>>;
 
 export type OperationImpls<Cs extends OperationContracts> = { readonly [K in keyof Cs]: OperationImpl<Cs[K]> };
+
+/** The wallet a `wallet` route acts for; the router has already refused every other caller kind there. */
+export function walletScope(caller: Caller): TenantScope {
+  if (caller.kind !== 'wallet') throw new Error('wallet route reached without a wallet caller');
+  return caller.scope;
+}

@@ -1,6 +1,7 @@
 import type { OperationContracts } from '../http/contract';
 import { tenancyContracts } from '../tenancy/contract';
+import { webhookContracts } from '../webhooks/contract';
 import { metaContracts } from './contract';
 
 /** Every feature's contracts, for the OpenAPI document. A feature adds its map here. */
-export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...metaContracts };
+export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...metaContracts };

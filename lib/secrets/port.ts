@@ -7,11 +7,17 @@ export interface SecretDeriver {
   derive(purpose: SecretPurpose): Promise<Uint8Array>;
 }
 
-/** Versioned so a purpose's secret can be rotated by deriving a new version. */
-export type SecretPurpose = 'api-key-mac/v1' | 'subwallet-token/v1';
+/**
+ * Versioned so a purpose's secret can be rotated by deriving a new version. Webhook signing secrets
+ * are per wallet and generation: `webhook-signing/v1/<wallet_id>/<generation>`.
+ */
+export type SecretPurpose = 'api-key-mac/v1' | 'subwallet-token/v1' | `webhook-signing/v1/${string}/${number}`;
 
-/** Caches each purpose's derivation (one KMS call per purpose per cold start); failures are not cached. */
-export function cachingDeriver(inner: SecretDeriver): SecretDeriver {
+/**
+ * Caches derivations (one KMS call per purpose per cold start); failures are not cached. Bounded,
+ * oldest first out, because per-wallet purposes grow with the number of tenants a function serves.
+ */
+export function cachingDeriver(inner: SecretDeriver, maxEntries = 2000): SecretDeriver {
   const cache = new Map<SecretPurpose, Promise<Uint8Array>>();
   return {
     derive(purpose) {
@@ -20,6 +26,7 @@ export function cachingDeriver(inner: SecretDeriver): SecretDeriver {
         p = inner.derive(purpose);
         cache.set(purpose, p);
         p.catch(() => cache.delete(purpose));
+        if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
       }
       return p;
     },

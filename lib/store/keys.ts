@@ -1,3 +1,4 @@
+import { OUTBOX_SK_PREFIX } from '../../infra/resources';
 import type { ItemKey } from './port';
 
 /**
@@ -29,6 +30,12 @@ export const keys = {
   apiKey: (s: TenantScope, keyId: string): ItemKey => ({ PK: walletPk(s), SK: `KEY#${keyId}` }),
   apiKeyName: (s: TenantScope, name: string): ItemKey => ({ PK: walletPk(s), SK: `KEYNAME#${name}` }),
   apiKeyPrefix: 'KEY#',
+  /** Outbox item of an event; the table's stream relays it to the webhook queue. */
+  event: (s: TenantScope, eventId: string): ItemKey => ({ PK: walletPk(s), SK: `${OUTBOX_SK_PREFIX}${eventId}` }),
+  webhookSettings: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'SETTINGS#WEBHOOK' }),
+  /** Delivery ids are time-ordered, so a descending query lists the newest first. */
+  webhookDelivery: (s: TenantScope, deliveryId: string): ItemKey => ({ PK: walletPk(s), SK: `DLV#${deliveryId}` }),
+  webhookDeliveryPrefix: 'DLV#',
   walletPartition: walletPk,
   // System items (not tenant data).
   walletName: (name: string): ItemKey => ({ PK: `SYS#WNAME#${name}`, SK: 'WNAME' }),

@@ -9,7 +9,11 @@ export interface ItemKey {
 
 export type Item = ItemKey & Record<string, unknown>;
 
-export type Condition = 'exists' | 'not_exists';
+/**
+ * `exists` / `not_exists` test the item; `{ equals }` requires the item to exist with each named
+ * attribute equal to the given value (optimistic concurrency on a counter or state).
+ */
+export type Condition = 'exists' | 'not_exists' | { readonly equals: Readonly<Record<string, unknown>> };
 
 export type WriteOp =
   | { readonly type: 'put'; readonly item: Item; readonly condition?: Condition }
@@ -29,6 +33,8 @@ export interface QueryOptions {
   readonly skBeginsWith?: string;
   readonly limit?: number;
   readonly consistent?: boolean;
+  /** Newest-first by sort key. */
+  readonly descending?: boolean;
 }
 
 export interface ItemStore {

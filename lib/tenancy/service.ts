@@ -3,6 +3,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { gsi1, keys, tenantScope, type TenantScope } from '../store/keys';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
 import type { SecretDeriver } from '../secrets/port';
+import type { EventPublisher } from '../events/publisher';
 import { generateApiKey, macApiKey } from './api-key-format';
 import { SubwalletTokens } from './subwallet-token';
 import { apiKeyFromItem, apiKeyView, walletFromItem, type ApiKeyRecord, type WalletRecord } from './records';
@@ -10,6 +11,7 @@ import { apiKeyFromItem, apiKeyView, walletFromItem, type ApiKeyRecord, type Wal
 export interface TenancyDeps {
   readonly store: ItemStore;
   readonly secrets: SecretDeriver;
+  readonly events: EventPublisher;
   readonly now?: () => Date;
 }
 
@@ -17,12 +19,14 @@ export interface TenancyDeps {
 export class TenancyService {
   private readonly store: ItemStore;
   private readonly secrets: SecretDeriver;
+  private readonly events: EventPublisher;
   private readonly now: () => Date;
   readonly tokens: SubwalletTokens;
 
   constructor(deps: TenancyDeps) {
     this.store = deps.store;
     this.secrets = deps.secrets;
+    this.events = deps.events;
     this.now = deps.now ?? (() => new Date());
     this.tokens = new SubwalletTokens(this.secrets, this.now);
   }
@@ -83,26 +87,24 @@ export class TenancyService {
     const mac = macApiKey(await this.secrets.derive('api-key-mac/v1'), apiKey);
     const keyId = randomUUID();
     const name = input.name ?? null;
+    const keyItem: Item = {
+      ...keys.apiKey(scope, keyId),
+      ...gsi1.apiKeyByMac(mac),
+      type: 'api_key',
+      wallet_id: input.wallet_id,
+      key_id: keyId,
+      name: name ?? undefined,
+      roles: [...new Set(input.roles)],
+      mac,
+      status: 'active',
+      created_at: now.toISOString(),
+      expires_at: expiresAt?.toISOString(),
+    };
     const ops: WriteOp[] = [
       { type: 'check', key: keys.wallet(scope), condition: 'exists' },
-      {
-        type: 'put',
-        condition: 'not_exists',
-        item: {
-          ...keys.apiKey(scope, keyId),
-          ...gsi1.apiKeyByMac(mac),
-          type: 'api_key',
-          wallet_id: input.wallet_id,
-          key_id: keyId,
-          name: name ?? undefined,
-          roles: [...new Set(input.roles)],
-          mac,
-          status: 'active',
-          created_at: now.toISOString(),
-          expires_at: expiresAt?.toISOString(),
-        },
-      },
+      { type: 'put', condition: 'not_exists', item: keyItem },
       ...(name === null ? [] : [{ type: 'put', condition: 'not_exists', item: { ...keys.apiKeyName(scope, name), key_id: keyId } } as const]),
+      this.events.stage(scope, 'api_key.created', apiKeyView(apiKeyFromItem(keyItem), now)).op,
     ];
     try {
       await this.store.write(ops);
@@ -124,10 +126,14 @@ export class TenancyService {
     const scope = tenantScope(walletId);
     const nameItem = await this.store.get(keys.apiKeyName(scope, name));
     if (!nameItem) throw keyNotFound();
+    const key = await this.requireKey(scope, String(nameItem.key_id));
+    const now = this.now();
+    const deleted = { ...apiKeyView({ ...key, revoked: true, revokedAt: now.toISOString() }, now), deleted: true };
     try {
       await this.store.write([
         { type: 'delete', key: keys.apiKeyName(scope, name), condition: 'exists' },
         { type: 'delete', key: keys.apiKey(scope, String(nameItem.key_id)), condition: 'exists' },
+        this.events.stage(scope, 'api_key.revoked', deleted).op,
       ]);
     } catch (err) {
       // Deleted concurrently: the outcome the caller asked for, but report what we found.
@@ -142,15 +148,18 @@ export class TenancyService {
     const now = this.now().toISOString();
     const existing = await this.requireKey(scope, keyId);
     if (existing.revoked) return existing;
+    const revoked: ApiKeyRecord = { ...existing, revoked: true, revokedAt: now };
     try {
       await this.store.write([
-        { type: 'update', key: keys.apiKey(scope, keyId), condition: 'exists', set: { status: 'revoked', revoked_at: now } },
+        // Conditional on the state read, so two concurrent revokes publish one event.
+        { type: 'update', key: keys.apiKey(scope, keyId), condition: { equals: { status: 'active' } }, set: { status: 'revoked', revoked_at: now } },
+        this.events.stage(scope, 'api_key.revoked', { ...apiKeyView(revoked, this.now()), deleted: false }).op,
       ]);
     } catch (err) {
-      if (err instanceof ConditionFailedError) throw keyNotFound();
+      if (err instanceof ConditionFailedError) return this.requireKey(scope, keyId);
       throw err;
     }
-    return { ...existing, revoked: true, revokedAt: now };
+    return revoked;
   }
 
   async listOwnKeys(scope: TenantScope) {

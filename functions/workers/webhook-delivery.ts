@@ -1,0 +1,29 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { parseJob } from '../../lib/webhooks/records';
+import { buildDeps, buildDispatcher, createLogger, type WebhookOverrides } from '../shared/deps';
+
+/**
+ * The webhook worker: each SQS message is one attempt of one delivery. Receiver failures are
+ * recorded and retried through new delayed messages (so the schedule is ours, not the visibility
+ * timeout's); only our own faults fail a message, which SQS redrives to the DLQ after 5 receives.
+ */
+export function createHandler(overrides: WebhookOverrides = {}) {
+  const deps = buildDeps();
+  const logger = createLogger(deps.config.serviceName);
+  const dispatcher = buildDispatcher(deps, logger, overrides);
+  const processor = new BatchProcessor(EventType.SQS);
+
+  const record = async (r: SQSRecord) => {
+    const job = parseJob(r.body);
+    if (!job) throw new Error(`message ${r.messageId} is not a delivery job`);
+    await dispatcher.runJob(job);
+  };
+
+  return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    logger.addContext(context);
+    return processPartialResponse(event, record, processor, { context });
+  };
+}
+
+export const handler = createHandler();

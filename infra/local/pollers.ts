@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { matchesOutboxFilter } from '../resources';
+
+export interface Poller {
+  stop(): Promise<void>;
+}
+
+function workerContext(functionName: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `step` until stopped; a failing step is reported and retried after a pause, as Lambda's pollers do. */
+function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: unknown) => void): Poller {
+  let stopped = false;
+  const running = (async () => {
+    while (!stopped) {
+      try {
+        await step(() => stopped);
+      } catch (err) {
+        if (!stopped) onError(err);
+        await sleep(500);
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await running;
+    },
+  };
+}
+
+export type SqsWorker = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+/**
+ * Lambda's SQS event source on one machine: long-polls the queue, hands batches of up to 10 to the
+ * worker as an SQS event, and deletes the messages the worker did not report as failed (those come
+ * back after the visibility timeout and, after maxReceiveCount, go to the DLQ).
+ */
+export function pollQueue(opts: { sqs: SQSClient; queueUrl: string; queueArn: string; functionName: string; worker: SqsWorker; onError: (err: unknown) => void }): Poller {
+  return loop(async (isStopped) => {
+    const out = await opts.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: opts.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'] }),
+    );
+    const messages = out.Messages ?? [];
+    if (messages.length === 0 || isStopped()) return;
+    const event: SQSEvent = {
+      Records: messages.map((m) => ({
+        messageId: m.MessageId!,
+        receiptHandle: m.ReceiptHandle!,
+        body: m.Body ?? '',
+        attributes: (m.Attributes ?? {}) as never,
+        messageAttributes: {},
+        md5OfBody: m.MD5OfBody ?? '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: opts.queueArn,
+        awsRegion: process.env.AWS_REGION ?? 'us-east-1',
+      })),
+    };
+    let failed = new Set<string>();
+    try {
+      const res = await opts.worker(event, workerContext(opts.functionName, 30000));
+      failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (err) {
+      opts.onError(err);
+      return; // the whole batch failed: every message comes back after its visibility timeout
+    }
+    const done = messages.filter((m) => !failed.has(m.MessageId!));
+    if (done.length) {
+      await opts.sqs.send(
+        new DeleteMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
+      );
+    }
+  }, opts.onError);
+}
+
+export type StreamWorker = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;
+
+function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
+  const d = r.dynamodb ?? {};
+  return {
+    eventID: r.eventID,
+    eventName: r.eventName as DynamoDBRecord['eventName'],
+    eventVersion: r.eventVersion,
+    eventSource: 'aws:dynamodb',
+    awsRegion: process.env.AWS_REGION ?? 'us-east-1',
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ApproximateCreationDateTime: d.ApproximateCreationDateTime ? Math.floor(d.ApproximateCreationDateTime.getTime() / 1000) : undefined,
+      Keys: d.Keys as never,
+      NewImage: d.NewImage as never,
+      SequenceNumber: d.SequenceNumber,
+      SizeBytes: d.SizeBytes,
+      StreamViewType: d.StreamViewType as never,
+    },
+  };
+}
+
+/**
+ * Lambda's DynamoDB-stream event source on one machine: reads every shard from the latest record on
+ * (new shards from their start), applies the deployed filter, and on a reported failure re-reads from
+ * the failed record, as Lambda does with reportBatchItemFailures.
+ */
+export function pollStream(opts: { streams: DynamoDBStreamsClient; streamArn: string; functionName: string; worker: StreamWorker; onError: (err: unknown) => void }): Poller {
+  const iterators = new Map<string, string | null>(); // shard -> next iterator (null: shard closed)
+  let initialized = false;
+
+  const refreshShards = async () => {
+    const desc = await opts.streams.send(new DescribeStreamCommand({ StreamArn: opts.streamArn }));
+    for (const shard of desc.StreamDescription?.Shards ?? []) {
+      if (iterators.has(shard.ShardId!)) continue;
+      const open = shard.SequenceNumberRange?.EndingSequenceNumber === undefined;
+      // At start only open shards matter, read from their tip; shards appearing later are read whole.
+      if (!initialized && !open) {
+        iterators.set(shard.ShardId!, null);
+        continue;
+      }
+      const it = await opts.streams.send(
+        new GetShardIteratorCommand({ StreamArn: opts.streamArn, ShardId: shard.ShardId!, ShardIteratorType: initialized ? 'TRIM_HORIZON' : 'LATEST' }),
+      );
+      iterators.set(shard.ShardId!, it.ShardIterator ?? null);
+    }
+    initialized = true;
+  };
+
+  let lastRefresh = 0;
+  return loop(async (isStopped) => {
+    if (Date.now() - lastRefresh > 5000) {
+      await refreshShards();
+      lastRefresh = Date.now();
+    }
+    let any = false;
+    for (const [shardId, iterator] of iterators) {
+      if (!iterator || isStopped()) continue;
+      const out = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+      const records = (out.Records ?? []).map((r) => toLambdaRecord(r, opts.streamArn)).filter(matchesOutboxFilter);
+      if (records.length) {
+        any = true;
+        const res = await opts.worker({ Records: records }, workerContext(opts.functionName, 30000));
+        const failedSeq = res?.batchItemFailures?.[0]?.itemIdentifier;
+        if (failedSeq) {
+          const retry = await opts.streams.send(
+            new GetShardIteratorCommand({ StreamArn: opts.streamArn, ShardId: shardId, ShardIteratorType: 'AT_SEQUENCE_NUMBER', SequenceNumber: failedSeq }),
+          );
+          iterators.set(shardId, retry.ShardIterator ?? null);
+          throw new Error(`relay failed at sequence ${failedSeq}; retrying`);
+        }
+      }
+      iterators.set(shardId, out.NextShardIterator ?? null);
+      if (!out.NextShardIterator) lastRefresh = 0; // closed: look for its child
+    }
+    if (!any) await sleep(100);
+  }, opts.onError);
+}

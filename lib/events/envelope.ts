@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/**
+ * The event catalogue: every topic a wallet's webhook targets can receive. Later features add their
+ * topics here (and to the README's catalogue); `data` is always the record as the API returns it,
+ * never a secret.
+ */
+export const EVENT_TYPES = {
+  ping: 'A test delivery asked for with POST /api/v1/settings/webhook-target-urls/ping.',
+  'api_key.created': "An API key of the wallet was created (data: the key's record, never its value).",
+  'api_key.revoked': 'An API key of the wallet was revoked or deleted (data: the key record).',
+} as const;
+
+export type EventType = keyof typeof EVENT_TYPES;
+
+export const EVENT_TYPE_NAMES = Object.keys(EVENT_TYPES) as [EventType, ...EventType[]];
+
+export const eventEnvelopeSchema = z
+  .object({
+    id: z.string().describe('evt_ + ULID; also the webhook-id header, stable across retries and redeliveries'),
+    type: z.enum(EVENT_TYPE_NAMES),
+    wallet_id: z.string(),
+    created_at: z.string(),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'EventEnvelope' });
+
+export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;
+
+export const EVENT_ID = /^evt_[0-9A-HJKMNP-TV-Z]{26}$/;

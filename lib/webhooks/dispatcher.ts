@@ -1,0 +1,246 @@
+import type { EventEnvelope } from '../events/envelope';
+import { eventFromItem } from '../events/publisher';
+import type { SecretDeriver } from '../secrets/port';
+import { keys, tenantScope, type TenantScope } from '../store/keys';
+import { ConditionFailedError, type ItemStore } from '../store/port';
+import {
+  activeTargets,
+  deliveryFromItem,
+  deliveryIdFor,
+  deliveryItem,
+  DELIVERY_RETENTION_DAYS,
+  type AttemptRecord,
+  type DeliveryJob,
+  type DeliveryRecord,
+  type JobQueue,
+  type WebhookSettings,
+  WebhookSettingsRepo,
+} from './records';
+import { MAX_SQS_DELAY_SECONDS, retryDelaySeconds, verdictOf, type AttemptOutcome } from './retry-policy';
+import { signatureHeader, signingKey } from './signing';
+import type { WebhookTransport } from './transport';
+
+export interface DispatcherDeps {
+  readonly store: ItemStore;
+  readonly secrets: SecretDeriver;
+  readonly queue: JobQueue;
+  readonly transport: WebhookTransport;
+  /** Delays (s) before retries 1..n. */
+  readonly retryDelaysSeconds: readonly number[];
+  readonly timeoutMs: number;
+  readonly now?: () => Date;
+  readonly random?: () => number;
+  readonly log?: (message: string, extra: Record<string, unknown>) => void;
+}
+
+/** Keys that sign now: the current generation, and the previous one while its rotation grace lasts. */
+export async function signingKeys(secrets: SecretDeriver, walletId: string, s: WebhookSettings, now: Date): Promise<Uint8Array[]> {
+  const out = [await signingKey(secrets, walletId, s.secret_generation)];
+  if (s.previous_generation !== undefined && s.previous_expires_at && Date.parse(s.previous_expires_at) > now.getTime()) {
+    out.push(await signingKey(secrets, walletId, s.previous_generation));
+  }
+  return out;
+}
+
+function outcomeFields(outcome: AttemptOutcome): Pick<AttemptRecord, 'outcome' | 'status_code' | 'error'> {
+  switch (outcome.kind) {
+    case 'response':
+      return outcome.status >= 200 && outcome.status < 300
+        ? { outcome: 'delivered', status_code: outcome.status }
+        : { outcome: 'http_error', status_code: outcome.status };
+    case 'timeout':
+      return { outcome: 'timeout', error: 'no response within the timeout' };
+    case 'network':
+      return { outcome: 'network_error', error: outcome.detail };
+    case 'refused_address':
+      return { outcome: 'refused_address', error: outcome.detail };
+  }
+}
+
+/**
+ * Fans events out into per-target deliveries (the relay) and runs delivery attempts (the worker).
+ * Both are idempotent, because their inputs arrive at least once: a delivery's first id is derived
+ * from its event and URL, and an attempt is recorded only if the delivery's attempt count is still
+ * the one the job expects. A duplicate can at worst repeat an HTTP request, which receivers dedupe
+ * by `webhook-id` (Standard Webhooks).
+ */
+export class WebhookDispatcher {
+  private readonly settings: WebhookSettingsRepo;
+  private readonly now: () => Date;
+  private readonly random: () => number;
+  private readonly log: (message: string, extra: Record<string, unknown>) => void;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.now = deps.now ?? (() => new Date());
+    this.random = deps.random ?? Math.random;
+    this.log = deps.log ?? (() => undefined);
+    this.settings = new WebhookSettingsRepo(deps.store, this.now);
+  }
+
+  private ttl(at: Date): number {
+    return Math.floor(at.getTime() / 1000) + DELIVERY_RETENTION_DAYS * 86400;
+  }
+
+  private async enqueue(jobs: readonly DeliveryJob[]): Promise<void> {
+    const now = this.now().getTime();
+    await this.deps.queue.send(
+      jobs.map((job) => ({
+        body: JSON.stringify(job),
+        delaySeconds: job.not_before ? Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil((job.not_before - now) / 1000))) : 0,
+      })),
+    );
+  }
+
+  /** Relay: one delivery (and its first job) per active target of the event's wallet. */
+  async fanOut(event: EventEnvelope): Promise<number> {
+    const scope = tenantScope(event.wallet_id);
+    const settings = await this.settings.load(scope);
+    const at = this.now();
+    const jobs: DeliveryJob[] = [];
+    for (const target of activeTargets(settings)) {
+      const delivery: DeliveryRecord = {
+        delivery_id: deliveryIdFor(event.id, target.url),
+        event_id: event.id,
+        event_type: event.type,
+        url: target.url,
+        status: 'pending',
+        attempt_count: 0,
+        attempts: [],
+        created_at: at.toISOString(),
+        updated_at: at.toISOString(),
+      };
+      try {
+        await this.deps.store.write([{ type: 'put', item: deliveryItem(scope, delivery, this.ttl(at)), condition: 'not_exists' }]);
+      } catch (err) {
+        if (!(err instanceof ConditionFailedError)) throw err;
+        // Relayed before: only re-send the first job if no attempt ran yet.
+        const existing = await this.deps.store.get(keys.webhookDelivery(scope, delivery.delivery_id));
+        if (!existing || existing.attempt_count !== 0 || existing.status !== 'pending') continue;
+      }
+      jobs.push({ v: 1, wallet_id: scope.walletId, delivery_id: delivery.delivery_id, attempt: 1 });
+    }
+    if (jobs.length) await this.enqueue(jobs);
+    return jobs.length;
+  }
+
+  /** Starts a delivery that already has its record (redelivery). */
+  async start(scope: TenantScope, deliveryId: string): Promise<void> {
+    await this.enqueue([{ v: 1, wallet_id: scope.walletId, delivery_id: deliveryId, attempt: 1 }]);
+  }
+
+  /** Worker: runs one job. Throws only for faults of our own infrastructure (the message is retried). */
+  async runJob(job: DeliveryJob): Promise<void> {
+    const now = this.now();
+    if (job.not_before !== undefined && job.not_before - now.getTime() > 1000) {
+      await this.enqueue([job]); // another hop of a delay longer than SQS allows
+      return;
+    }
+    const scope = tenantScope(job.wallet_id);
+    const item = await this.deps.store.get(keys.webhookDelivery(scope, job.delivery_id));
+    if (!item) return this.log('delivery gone; job dropped', { delivery_id: job.delivery_id });
+    const delivery = deliveryFromItem(item);
+    if (delivery.attempt_count >= job.attempt) {
+      // Recorded already. If our previous run stopped before queueing the retry, queue it now.
+      if (delivery.attempt_count === job.attempt && delivery.status === 'retrying' && delivery.next_attempt_at) {
+        await this.enqueue([this.nextJob(job, Date.parse(delivery.next_attempt_at))]);
+      }
+      return;
+    }
+    if (delivery.attempt_count !== job.attempt - 1 || (delivery.status !== 'pending' && delivery.status !== 'retrying')) return;
+
+    const settings = await this.settings.load(scope);
+    const target = settings.targets.find((t) => t.url === delivery.url);
+    if (!target || target.state !== 'active') {
+      await this.finish(scope, delivery, job, { status: 'cancelled', final_reason: target ? 'target disabled' : 'target removed from settings' });
+      return;
+    }
+    const eventItem = await this.deps.store.get(keys.event(scope, delivery.event_id));
+    if (!eventItem) {
+      await this.finish(scope, delivery, job, { status: 'failed', final_reason: 'event expired' });
+      return;
+    }
+    const event = eventFromItem(eventItem);
+
+    const body = JSON.stringify(event);
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const signature = signatureHeader(await signingKeys(this.deps.secrets, scope.walletId, settings, now), event.id, timestamp, body);
+    const result = await this.deps.transport.post({
+      url: delivery.url,
+      body,
+      timeoutMs: this.deps.timeoutMs,
+      headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature },
+    });
+
+    const attempt: AttemptRecord = {
+      attempt: job.attempt,
+      at: now.toISOString(),
+      duration_ms: result.durationMs,
+      ...outcomeFields(result.outcome),
+      ...(result.responseSnippet ? { response_snippet: result.responseSnippet } : {}),
+    };
+    const verdict = verdictOf(result.outcome);
+    const delay = verdict === 'retry' ? retryDelaySeconds(this.deps.retryDelaysSeconds, job.attempt, this.random) : null;
+    this.log('webhook attempt', { delivery_id: delivery.delivery_id, attempt: job.attempt, outcome: attempt.outcome, status_code: attempt.status_code, verdict });
+
+    if (verdict === 'delivered') {
+      await this.finish(scope, delivery, job, { status: 'delivered' }, attempt);
+    } else if (verdict === 'retry' && delay !== null) {
+      const nextAt = now.getTime() + delay * 1000;
+      const recorded = await this.finish(scope, delivery, job, { status: 'retrying', next_attempt_at: new Date(nextAt).toISOString() }, attempt);
+      if (recorded) await this.enqueue([this.nextJob(job, nextAt)]);
+    } else if (verdict === 'disable_target') {
+      const recorded = await this.finish(scope, delivery, job, { status: 'failed', final_reason: 'receiver answered 410 Gone: target disabled' }, attempt);
+      if (recorded) await this.disableTarget(scope, delivery.url, `410 Gone on delivery ${delivery.delivery_id}`);
+    } else {
+      const reason = verdict === 'retry' ? 'retries exhausted' : `final response ${attempt.status_code}`;
+      await this.finish(scope, delivery, job, { status: 'failed', final_reason: reason }, attempt);
+    }
+  }
+
+  private nextJob(job: DeliveryJob, notBefore: number): DeliveryJob {
+    return { v: 1, wallet_id: job.wallet_id, delivery_id: job.delivery_id, attempt: job.attempt + 1, not_before: notBefore };
+  }
+
+  /** Records the attempt's result unless another run recorded this attempt first (returns false then). */
+  private async finish(
+    scope: TenantScope,
+    delivery: DeliveryRecord,
+    job: DeliveryJob,
+    change: { status: DeliveryRecord['status']; next_attempt_at?: string; final_reason?: string },
+    attempt?: AttemptRecord,
+  ): Promise<boolean> {
+    const set: Record<string, unknown> = {
+      status: change.status,
+      updated_at: this.now().toISOString(),
+      ...(change.final_reason ? { final_reason: change.final_reason } : {}),
+      ...(change.next_attempt_at ? { next_attempt_at: change.next_attempt_at } : {}),
+    };
+    if (attempt) {
+      set.attempt_count = job.attempt;
+      set.attempts = [...delivery.attempts, attempt];
+    }
+    try {
+      await this.deps.store.write([
+        {
+          type: 'update',
+          key: keys.webhookDelivery(scope, delivery.delivery_id),
+          set,
+          ...(change.next_attempt_at ? {} : { remove: ['next_attempt_at'] }),
+          condition: { equals: { attempt_count: job.attempt - 1 } },
+        },
+      ]);
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionFailedError) return false;
+      throw err;
+    }
+  }
+
+  private async disableTarget(scope: TenantScope, url: string, reason: string): Promise<void> {
+    const at = this.now().toISOString();
+    await this.settings.mutate(scope, (s) => ({
+      ...s,
+      targets: s.targets.map((t) => (t.url === url && t.state === 'active' ? { url, state: 'disabled', disabled_at: at, disabled_reason: reason } : t)),
+    }));
+  }
+}

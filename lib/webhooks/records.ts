@@ -1,0 +1,160 @@
+import { createHash } from 'node:crypto';
+import { ulid } from 'ulid';
+import { keys, type TenantScope } from '../store/keys';
+import { ConditionFailedError, type Item, type ItemStore } from '../store/port';
+
+export type TargetState = 'active' | 'disabled';
+
+export interface WebhookTarget {
+  readonly url: string;
+  readonly state: TargetState;
+  readonly disabled_at?: string;
+  readonly disabled_reason?: string;
+}
+
+/** A wallet's webhook settings: targets and the signing-secret generation(s). */
+export interface WebhookSettings {
+  /** Revision for optimistic concurrency; null while nothing is stored. */
+  readonly rev: string | null;
+  readonly targets: readonly WebhookTarget[];
+  readonly secret_generation: number;
+  /** During a rotation the previous secret also signs, until `previous_expires_at`. */
+  readonly previous_generation?: number;
+  readonly previous_expires_at?: string;
+  readonly updated_at?: string;
+}
+
+const DEFAULT_SETTINGS: WebhookSettings = { rev: null, targets: [], secret_generation: 1 };
+
+function settingsFromItem(item: Item | undefined): WebhookSettings {
+  if (!item) return DEFAULT_SETTINGS;
+  return {
+    rev: item.rev as string,
+    targets: (item.targets as WebhookTarget[]) ?? [],
+    secret_generation: item.secret_generation as number,
+    ...(item.previous_generation !== undefined ? { previous_generation: item.previous_generation as number } : {}),
+    ...(item.previous_expires_at !== undefined ? { previous_expires_at: item.previous_expires_at as string } : {}),
+    ...(item.updated_at !== undefined ? { updated_at: item.updated_at as string } : {}),
+  };
+}
+
+export type SettingsChange = Omit<WebhookSettings, 'rev' | 'updated_at'>;
+
+/** Reads and changes a wallet's settings item; changes are read-modify-write guarded by `rev`. */
+export class WebhookSettingsRepo {
+  constructor(
+    private readonly store: ItemStore,
+    private readonly now: () => Date,
+  ) {}
+
+  async load(scope: TenantScope): Promise<WebhookSettings> {
+    return settingsFromItem(await this.store.get(keys.webhookSettings(scope)));
+  }
+
+  /** Applies `change` to the current settings; retried when another writer got there first. */
+  async mutate(scope: TenantScope, change: (current: WebhookSettings) => SettingsChange): Promise<WebhookSettings> {
+    for (let tries = 0; ; tries++) {
+      const current = await this.load(scope);
+      const next: WebhookSettings = { ...change(current), rev: ulid(), updated_at: this.now().toISOString() };
+      try {
+        await this.store.write([
+          {
+            type: 'put',
+            item: { ...keys.webhookSettings(scope), type: 'webhook_settings', ...next },
+            condition: current.rev === null ? 'not_exists' : { equals: { rev: current.rev } },
+          },
+        ]);
+        return next;
+      } catch (err) {
+        if (!(err instanceof ConditionFailedError) || tries >= 4) throw err;
+      }
+    }
+  }
+}
+
+export function activeTargets(settings: WebhookSettings): WebhookTarget[] {
+  return settings.targets.filter((t) => t.state === 'active');
+}
+
+// ---- deliveries ----
+
+export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
+
+export interface AttemptRecord {
+  readonly attempt: number;
+  readonly at: string;
+  readonly outcome: 'delivered' | 'http_error' | 'timeout' | 'network_error' | 'refused_address';
+  readonly status_code?: number;
+  readonly duration_ms: number;
+  readonly error?: string;
+  readonly response_snippet?: string;
+}
+
+export interface DeliveryRecord {
+  readonly delivery_id: string;
+  readonly event_id: string;
+  readonly event_type: string;
+  readonly url: string;
+  readonly status: DeliveryStatus;
+  readonly attempt_count: number;
+  readonly attempts: AttemptRecord[];
+  readonly next_attempt_at?: string;
+  readonly final_reason?: string;
+  readonly redelivery_of?: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export const DELIVERY_ID = /^dlv_[0-9A-HJKMNP-TV-Z]{26}_[0-9a-f]{8}$/;
+export const DELIVERY_RETENTION_DAYS = 30;
+
+function urlTag(url: string): string {
+  return createHash('sha256').update(url).digest('hex').slice(0, 8);
+}
+
+/**
+ * The first delivery of an event to a URL has an id derived from both, so a relay that runs twice
+ * for one event finds the delivery it already made. Redeliveries get a fresh time-ordered id.
+ */
+export function deliveryIdFor(eventId: string, url: string): string {
+  return `dlv_${eventId.slice(4)}_${urlTag(url)}`;
+}
+
+export function freshDeliveryId(url: string, at: Date): string {
+  return `dlv_${ulid(at.getTime())}_${urlTag(url)}`;
+}
+
+export function deliveryFromItem(item: Item): DeliveryRecord {
+  const { PK: _pk, SK: _sk, type: _type, ttl: _ttl, wallet_id: _w, ...rest } = item;
+  return rest as unknown as DeliveryRecord;
+}
+
+export function deliveryItem(scope: TenantScope, d: DeliveryRecord, ttlSeconds: number): Item {
+  return { ...keys.webhookDelivery(scope, d.delivery_id), type: 'webhook_delivery', wallet_id: scope.walletId, ttl: ttlSeconds, ...d };
+}
+
+/** The message on the webhook queue: one attempt of one delivery. */
+export interface DeliveryJob {
+  readonly v: 1;
+  readonly wallet_id: string;
+  readonly delivery_id: string;
+  readonly attempt: number;
+  /** Epoch ms before which the attempt must not run (delays longer than SQS's 15 minutes are chained). */
+  readonly not_before?: number;
+}
+
+export function parseJob(body: string): DeliveryJob | null {
+  try {
+    const j = JSON.parse(body) as Partial<DeliveryJob>;
+    if (j.v !== 1 || typeof j.wallet_id !== 'string' || typeof j.delivery_id !== 'string' || !Number.isInteger(j.attempt) || j.attempt! < 1) return null;
+    if (j.not_before !== undefined && typeof j.not_before !== 'number') return null;
+    return j as DeliveryJob;
+  } catch {
+    return null;
+  }
+}
+
+/** The webhook queue port (SQS in AWS and in the local runtime). */
+export interface JobQueue {
+  send(messages: readonly { readonly body: string; readonly delaySeconds: number }[]): Promise<void>;
+}

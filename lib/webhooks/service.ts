@@ -1,0 +1,160 @@
+import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
+import type { EventEnvelope } from '../events/envelope';
+import type { EventPublisher } from '../events/publisher';
+import type { SecretDeriver } from '../secrets/port';
+import { keys, type TenantScope } from '../store/keys';
+import type { ItemStore } from '../store/port';
+import type { WebhookDispatcher } from './dispatcher';
+import {
+  activeTargets,
+  deliveryFromItem,
+  deliveryItem,
+  DELIVERY_RETENTION_DAYS,
+  freshDeliveryId,
+  type DeliveryRecord,
+  type DeliveryStatus,
+  type WebhookSettings,
+  type WebhookTarget,
+  WebhookSettingsRepo,
+} from './records';
+import { formatSecret, signingKey } from './signing';
+import { targetUrlProblem } from './target-url';
+
+export const DEFAULT_ROTATION_GRACE_SECONDS = 86400;
+
+export interface WebhookServiceDeps {
+  readonly store: ItemStore;
+  readonly secrets: SecretDeriver;
+  readonly events: EventPublisher;
+  readonly dispatcher: WebhookDispatcher;
+  readonly allowLoopback: boolean;
+  readonly now?: () => Date;
+}
+
+/** Use cases behind the webhook settings and delivery routes; every one acts in the caller's wallet. */
+export class WebhookService {
+  private readonly settings: WebhookSettingsRepo;
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: WebhookServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+    this.settings = new WebhookSettingsRepo(deps.store, this.now);
+  }
+
+  async getTargetUrls(scope: TenantScope): Promise<string[]> {
+    return (await this.settings.load(scope)).targets.map((t) => t.url);
+  }
+
+  /** Replaces the list. Listing a disabled URL again re-enables it: PUT says "deliver here". */
+  async putTargetUrls(scope: TenantScope, urls: readonly string[]): Promise<string[]> {
+    const details: ErrorDetail[] = [];
+    const seen = new Set<string>();
+    urls.forEach((url, i) => {
+      const problem = targetUrlProblem(url, { allowLoopback: this.deps.allowLoopback });
+      if (problem) details.push({ path: `urls.${i}`, message: problem });
+      else if (seen.has(url)) details.push({ path: `urls.${i}`, message: 'duplicate URL' });
+      seen.add(url);
+    });
+    if (details.length) throw new ValidationError(details, 'Invalid webhook target URL(s)');
+    const next = await this.settings.mutate(scope, (s) => ({
+      ...s,
+      targets: urls.map((url): WebhookTarget => ({ url, state: 'active' })),
+    }));
+    return next.targets.map((t) => t.url);
+  }
+
+  async listTargets(scope: TenantScope): Promise<WebhookTarget[]> {
+    return [...(await this.settings.load(scope)).targets];
+  }
+
+  async ping(scope: TenantScope): Promise<{ event: EventEnvelope }> {
+    const settings = await this.settings.load(scope);
+    if (activeTargets(settings).length === 0) {
+      throw new ConflictError('This wallet has no active webhook target URL to ping', 'no_webhook_targets');
+    }
+    const event = await this.deps.events.publish(scope, 'ping', { message: 'Test delivery requested through the API' });
+    return { event };
+  }
+
+  private async secretView(scope: TenantScope, s: WebhookSettings) {
+    const view: { secret: string; previous_secret?: string; previous_secret_expires_at?: string } = {
+      secret: formatSecret(await signingKey(this.deps.secrets, scope.walletId, s.secret_generation)),
+    };
+    if (s.previous_generation !== undefined && s.previous_expires_at && Date.parse(s.previous_expires_at) > this.now().getTime()) {
+      view.previous_secret = formatSecret(await signingKey(this.deps.secrets, scope.walletId, s.previous_generation));
+      view.previous_secret_expires_at = s.previous_expires_at;
+    }
+    return view;
+  }
+
+  async getSecret(scope: TenantScope) {
+    return this.secretView(scope, await this.settings.load(scope));
+  }
+
+  /** A new secret signs from now on; the old one signs too until the grace period ends. */
+  async rotateSecret(scope: TenantScope, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS) {
+    const expires = new Date(this.now().getTime() + graceSeconds * 1000).toISOString();
+    const next = await this.settings.mutate(scope, (s) => {
+      const { previous_generation: _g, previous_expires_at: _e, ...rest } = s;
+      return {
+        ...rest,
+        secret_generation: s.secret_generation + 1,
+        ...(graceSeconds > 0 ? { previous_generation: s.secret_generation, previous_expires_at: expires } : {}),
+      };
+    });
+    return this.secretView(scope, next);
+  }
+
+  async listDeliveries(scope: TenantScope, q: { limit?: number | undefined; status?: DeliveryStatus | undefined; event_id?: string | undefined }) {
+    const limit = q.limit ?? 20;
+    const filtered = q.status !== undefined || q.event_id !== undefined;
+    // Recent deliveries, newest first; filters look at the newest 1000 (retention is 30 days).
+    const items = await this.deps.store.query(keys.walletPartition(scope), {
+      skBeginsWith: keys.webhookDeliveryPrefix,
+      descending: true,
+      limit: filtered ? 1000 : limit,
+    });
+    return items
+      .map(deliveryFromItem)
+      .filter((d) => (q.status === undefined || d.status === q.status) && (q.event_id === undefined || d.event_id === q.event_id))
+      .slice(0, limit);
+  }
+
+  async getDelivery(scope: TenantScope, deliveryId: string): Promise<DeliveryRecord> {
+    const item = await this.deps.store.get(keys.webhookDelivery(scope, deliveryId));
+    if (!item) throw new NotFoundError(`No webhook delivery ${deliveryId} in this wallet`);
+    return deliveryFromItem(item);
+  }
+
+  /** A new delivery of the same event (same webhook-id) to the same URL; the original stays as it was. */
+  async redeliver(scope: TenantScope, deliveryId: string): Promise<DeliveryRecord> {
+    const original = await this.getDelivery(scope, deliveryId);
+    if (original.status === 'pending' || original.status === 'retrying') {
+      throw new ConflictError('This delivery is still in progress', 'delivery_in_progress');
+    }
+    if (!(await this.deps.store.get(keys.event(scope, original.event_id)))) {
+      throw new ConflictError(`Event ${original.event_id} is past its ${DELIVERY_RETENTION_DAYS}-day retention`, 'event_expired');
+    }
+    const target = (await this.settings.load(scope)).targets.find((t) => t.url === original.url);
+    if (!target || target.state !== 'active') {
+      throw new ConflictError('The delivery URL is no longer an active webhook target of this wallet', 'target_inactive');
+    }
+    const at = this.now();
+    const delivery: DeliveryRecord = {
+      delivery_id: freshDeliveryId(original.url, at),
+      event_id: original.event_id,
+      event_type: original.event_type,
+      url: original.url,
+      status: 'pending',
+      attempt_count: 0,
+      attempts: [],
+      redelivery_of: original.delivery_id,
+      created_at: at.toISOString(),
+      updated_at: at.toISOString(),
+    };
+    const ttl = Math.floor(at.getTime() / 1000) + DELIVERY_RETENTION_DAYS * 86400;
+    await this.deps.store.write([{ type: 'put', item: deliveryItem(scope, delivery, ttl), condition: 'not_exists' }]);
+    await this.deps.dispatcher.start(scope, delivery.delivery_id);
+    return delivery;
+  }
+}

@@ -21,6 +21,7 @@ const TargetView = z
   .object({
     url: z.string(),
     state: z.enum(['active', 'disabled']),
+    added_at: Timestamp.meta({ description: 'The target receives events created from this time on' }),
     disabled_at: Timestamp.optional(),
     disabled_reason: z.string().optional(),
   })

@@ -97,7 +97,7 @@ export class WebhookDispatcher {
     const settings = await this.settings.load(scope);
     const at = this.now();
     const jobs: DeliveryJob[] = [];
-    for (const target of activeTargets(settings)) {
+    for (const target of activeTargets(settings, event.created_at)) {
       const delivery: DeliveryRecord = {
         delivery_id: deliveryIdFor(event.id, target.url),
         event_id: event.id,
@@ -240,7 +240,7 @@ export class WebhookDispatcher {
     const at = this.now().toISOString();
     await this.settings.mutate(scope, (s) => ({
       ...s,
-      targets: s.targets.map((t) => (t.url === url && t.state === 'active' ? { url, state: 'disabled', disabled_at: at, disabled_reason: reason } : t)),
+      targets: s.targets.map((t) => (t.url === url && t.state === 'active' ? { ...t, state: 'disabled', disabled_at: at, disabled_reason: reason } : t)),
     }));
   }
 }

@@ -8,6 +8,8 @@ export type TargetState = 'active' | 'disabled';
 export interface WebhookTarget {
   readonly url: string;
   readonly state: TargetState;
+  /** A target receives the events that happen from this time on (none from before it was added). */
+  readonly added_at: string;
   readonly disabled_at?: string;
   readonly disabled_reason?: string;
 }
@@ -72,8 +74,9 @@ export class WebhookSettingsRepo {
   }
 }
 
-export function activeTargets(settings: WebhookSettings): WebhookTarget[] {
-  return settings.targets.filter((t) => t.state === 'active');
+/** Active targets; with `since`, only those added no later than that time (an event's created_at). */
+export function activeTargets(settings: WebhookSettings, since?: string): WebhookTarget[] {
+  return settings.targets.filter((t) => t.state === 'active' && (since === undefined || t.added_at <= since));
 }
 
 // ---- deliveries ----

@@ -56,9 +56,10 @@ export class WebhookService {
       seen.add(url);
     });
     if (details.length) throw new ValidationError(details, 'Invalid webhook target URL(s)');
+    const now = this.now().toISOString();
     const next = await this.settings.mutate(scope, (s) => ({
       ...s,
-      targets: urls.map((url): WebhookTarget => ({ url, state: 'active' })),
+      targets: urls.map((url): WebhookTarget => ({ url, state: 'active', added_at: s.targets.find((t) => t.url === url)?.added_at ?? now })),
     }));
     return next.targets.map((t) => t.url);
   }

@@ -1,4 +1,4 @@
-import { startLocalRuntime, type LocalRuntime } from '../../infra/local/runtime';
+import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime';
 
 export interface ApiResponse<T = any> {
   readonly status: number;
@@ -25,9 +25,9 @@ export interface TestApi {
 let counter = 0;
 
 /** The same runtime as `npm start`, on free ports with in-memory data; talks to it over HTTP. */
-export async function startTestApi(opts: { authorizerCacheTtlSeconds?: number } = {}): Promise<TestApi> {
+export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dataDir'> = {}): Promise<TestApi> {
   // No decision cache by default, so revocation tests see the effect at once; cache tests set a TTL.
-  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT', authorizerCacheTtlSeconds: opts.authorizerCacheTtlSeconds ?? 0 });
+  const rt = await startLocalRuntime({ logLevel: 'SILENT', authorizerCacheTtlSeconds: 0, ...opts, port: 0, dataDir: null });
   if (!rt.baseApiKey) throw new Error('an in-memory runtime always generates a base key');
   const baseKey = rt.baseApiKey;
 

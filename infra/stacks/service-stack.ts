@@ -157,6 +157,12 @@ export class ServiceStack extends Stack {
         filters: [lambda.FilterCriteria.filter(OUTBOX_STREAM_FILTER as never)],
       }),
     );
+    acknowledge(relayFn, [
+      {
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason: 'dynamodb:ListStreams (added by the stream event source) cannot be scoped to a resource; the read actions are on this table\'s stream only.',
+      },
+    ]);
     const deliveryFn = makeFunction('webhook-delivery', 'Delivers webhooks (one attempt per message), retries with backoff', {
       entry: 'functions/workers/webhook-delivery.ts',
       timeout: Duration.seconds(30),

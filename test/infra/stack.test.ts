@@ -6,9 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GATEWAY_ERRORS } from '../../infra/gateway-responses';
-import { QUEUES, TABLE } from '../../infra/resources';
+import { OUTBOX_STREAM_FILTER, QUEUES, TABLE } from '../../infra/resources';
 import { ROUTES } from '../../infra/routes';
 import { createServiceApp } from '../../infra/service-app';
+
+const asArray = (v: unknown) => (Array.isArray(v) ? v : [v]);
 
 type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
 
@@ -132,7 +134,7 @@ describe('data and keys', () => {
       if (fn.Properties.Handler !== 'index.handler') continue;
       const vars = fn.Properties.Environment.Variables as Record<string, unknown>;
       expect(Object.keys(vars).sort()).toEqual(
-        ['KEY_BACKEND', 'MAC_KMS_KEY_ID', 'NODE_OPTIONS', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_SERVICE_NAME', 'TABLE_NAME'].sort(),
+        ['KEY_BACKEND', 'MAC_KMS_KEY_ID', 'NODE_OPTIONS', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_SERVICE_NAME', 'TABLE_NAME', 'WEBHOOK_QUEUE_URL'].sort(),
       );
       expect(vars.KEY_BACKEND).toBe('kms');
       expect(vars.MAC_KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
@@ -141,7 +143,7 @@ describe('data and keys', () => {
 
   test('each work queue has its DLQ with the defined receive count', () => {
     const queues = ofType('AWS::SQS::Queue');
-    expect(queues).toHaveLength(QUEUES.length * 2);
+    expect(queues).toHaveLength(QUEUES.length * 2 + 1); // + the relay's on-failure destination
     for (const q of QUEUES) {
       template.hasResourceProperties('AWS::SQS::Queue', {
         VisibilityTimeout: q.visibilityTimeoutSeconds,
@@ -167,12 +169,12 @@ describe('functions and IAM', () => {
     ofType('AWS::IAM::Policy').flatMap(([id, p]) =>
       (p.Properties.PolicyDocument.Statement as Record<string, any>[]).map((s) => ({ id, ...s }) as Record<string, any>),
     );
-  const asArray = (v: unknown) => (Array.isArray(v) ? v : [v]);
 
   test('no wildcard actions, and data actions only on the table and its index', () => {
     for (const s of statements()) {
       for (const action of asArray(s.Action)) expect(String(action)).not.toMatch(/\*/);
-      if (asArray(s.Action).some((a) => String(a).startsWith('dynamodb:'))) {
+      // ListStreams is not resource-scopable (AWS); the stream reads themselves are scoped.
+      if (asArray(s.Action).some((a) => String(a).startsWith('dynamodb:') && a !== 'dynamodb:ListStreams')) {
         for (const r of asArray(s.Resource)) expect(JSON.stringify(r)).not.toBe('"*"');
       }
     }
@@ -189,5 +191,50 @@ describe('functions and IAM', () => {
     const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('metafunction'));
     const actions = (policy![1].Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => asArray(s.Action));
     expect(actions.every((a) => a.startsWith('logs:'))).toBe(true);
+  });
+});
+
+describe('events and webhooks', () => {
+  const functionId = (prefix: string) => ofType('AWS::Lambda::Function').find(([id]) => id.startsWith(prefix))![0];
+  const mappings = () => ofType('AWS::Lambda::EventSourceMapping').map(([, r]) => r.Properties);
+
+  test('the table streams new images (the outbox)', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', { StreamSpecification: { StreamViewType: TABLE.streamViewType } });
+  });
+
+  test('the relay reads only new outbox items from the stream, reports item failures, and parks what it cannot relay', () => {
+    const m = mappings().find((p) => JSON.stringify(p.FunctionName).includes(functionId('webhookrelayfunction')))!;
+    expect(m).toMatchObject({
+      StartingPosition: 'TRIM_HORIZON',
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: 10,
+      DestinationConfig: { OnFailure: { Destination: expect.anything() } },
+    });
+    expect(JSON.stringify(m.EventSourceArn)).toContain('StreamArn');
+    expect(m.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual([OUTBOX_STREAM_FILTER]);
+  });
+
+  test('the delivery worker consumes the webhook queue with partial batch responses', () => {
+    const m = mappings().find((p) => JSON.stringify(p.FunctionName).includes(functionId('webhookdeliveryfunction')))!;
+    expect(m).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 20 } });
+    expect(JSON.stringify(m.EventSourceArn)).toContain('webhookqueue');
+    // AWS's advice: visibility timeout at least 6 x the function timeout.
+    const worker = resources[functionId('webhookdeliveryfunction')]!;
+    expect(QUEUES.find((q) => q.id === 'webhook')!.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * worker.Properties.Timeout);
+  });
+
+  test('only the webhook functions may send to the webhook queue', () => {
+    const senders = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('sqs:SendMessage'))
+      .map(([id]) => id.replace(/function.*/, ''));
+    expect(senders.sort()).toEqual(['webhookdelivery', 'webhookrelay', 'webhooks']);
+  });
+
+  test('the delivery worker may read and update the table and derive signing secrets, nothing else on data', () => {
+    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('webhookdeliveryfunction'))!;
+    const actions = (policy[1].Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => asArray(s.Action));
+    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(actions).toContain('kms:GenerateMac');
   });
 });

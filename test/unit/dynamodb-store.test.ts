@@ -82,4 +82,20 @@ describe('DynamoDbStore', () => {
     ddb.on(UpdateCommand).resolves({ Attributes: { value: 7 } });
     expect(await store().increment({ PK: 'c', SK: 'c' }, 'value')).toBe(7);
   });
+
+  test('an equals condition on an update merges its names and values with the update expression', async () => {
+    ddb.on(UpdateCommand).resolves({});
+    await store().write([{ type: 'update', key: { PK: 'w', SK: 'DLV#1' }, set: { status: 'retrying' }, remove: ['x'], condition: { equals: { attempt_count: 2 } } }]);
+    const input = ddb.commandCalls(UpdateCommand)[0]!.args[0].input;
+    expect(input.UpdateExpression).toBe('SET #s0 = :s0 REMOVE #r0');
+    expect(input.ConditionExpression).toBe('attribute_exists(PK) AND #c0 = :c0');
+    expect(input.ExpressionAttributeNames).toEqual({ '#s0': 'status', '#r0': 'x', '#c0': 'attempt_count' });
+    expect(input.ExpressionAttributeValues).toEqual({ ':s0': 'retrying', ':c0': 2 });
+  });
+
+  test('a descending query asks DynamoDB for newest-first order', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    await store().query('W#1', { skBeginsWith: 'DLV#', descending: true, limit: 5 });
+    expect(ddb.commandCalls(QueryCommand)[0]!.args[0].input).toMatchObject({ ScanIndexForward: false, Limit: 5 });
+  });
 });

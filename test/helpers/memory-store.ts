@@ -1,0 +1,52 @@
+import { ConditionFailedError, type Condition, type Item, type ItemKey, type ItemStore, type QueryOptions, type WriteOp } from '../../lib/store/port';
+
+const id = (k: ItemKey) => `${k.PK}\u0000${k.SK}`;
+
+/** An in-memory {@link ItemStore} with the port's semantics (conditions, atomic batches), for unit tests. */
+export class MemoryStore implements ItemStore {
+  readonly items = new Map<string, Item>();
+
+  async get(key: ItemKey): Promise<Item | undefined> {
+    const it = this.items.get(id(key));
+    return it ? structuredClone(it) : undefined;
+  }
+
+  async query(pk: string, opts: QueryOptions = {}): Promise<Item[]> {
+    if (opts.index) throw new Error('MemoryStore does not model GSIs');
+    const out = [...this.items.values()]
+      .filter((i) => i.PK === pk && (!opts.skBeginsWith || i.SK.startsWith(opts.skBeginsWith)))
+      .sort((a, b) => (a.SK < b.SK ? -1 : 1));
+    if (opts.descending) out.reverse();
+    return structuredClone(out.slice(0, opts.limit ?? out.length));
+  }
+
+  private holds(key: ItemKey, c: Condition | undefined): boolean {
+    const it = this.items.get(id(key));
+    if (c === undefined) return true;
+    if (c === 'exists') return !!it;
+    if (c === 'not_exists') return !it;
+    return !!it && Object.entries(c.equals).every(([k, v]) => JSON.stringify(it[k]) === JSON.stringify(v));
+  }
+
+  async write(ops: readonly WriteOp[]): Promise<void> {
+    const failed = ops.map((op, i) => (this.holds(op.type === 'put' ? op.item : op.key, op.condition) ? -1 : i)).filter((i) => i >= 0);
+    if (failed.length) throw new ConditionFailedError(failed);
+    for (const op of ops) {
+      if (op.type === 'put') this.items.set(id(op.item), structuredClone(op.item));
+      else if (op.type === 'delete') this.items.delete(id(op.key));
+      else if (op.type === 'update') {
+        const cur = this.items.get(id(op.key)) ?? { PK: op.key.PK, SK: op.key.SK };
+        const next: Item = { ...cur, ...structuredClone(op.set) } as Item;
+        for (const r of op.remove ?? []) delete next[r];
+        this.items.set(id(op.key), next);
+      }
+    }
+  }
+
+  async increment(key: ItemKey, attribute: string): Promise<number> {
+    const cur = this.items.get(id(key)) ?? { PK: key.PK, SK: key.SK };
+    const value = ((cur[attribute] as number | undefined) ?? 0) + 1;
+    this.items.set(id(key), { ...cur, [attribute]: value });
+    return value;
+  }
+}

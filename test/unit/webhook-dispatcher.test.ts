@@ -1,0 +1,159 @@
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue';
+import { OutboxPublisher } from '../../lib/events/publisher';
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
+import { keys, tenantScope } from '../../lib/store/keys';
+import { WebhookDispatcher } from '../../lib/webhooks/dispatcher';
+import { WebhookSettingsRepo, type DeliveryJob, type JobQueue } from '../../lib/webhooks/records';
+import type { WebhookRequest, WebhookResult, WebhookTransport } from '../../lib/webhooks/transport';
+import { MemoryStore } from '../helpers/memory-store';
+
+const T0 = Date.parse('2026-11-22T12:00:00Z');
+
+function setup(responses: WebhookResult['outcome'][] = []) {
+  let now = T0;
+  const clock = () => new Date(now);
+  const store = new MemoryStore();
+  const sent: { job: DeliveryJob; delaySeconds: number }[] = [];
+  const queue: JobQueue = {
+    send: async (messages) => {
+      for (const m of messages) sent.push({ job: JSON.parse(m.body), delaySeconds: m.delaySeconds });
+    },
+  };
+  const requests: WebhookRequest[] = [];
+  const transport: WebhookTransport = {
+    post: async (req) => {
+      requests.push(req);
+      return { outcome: responses.shift() ?? { kind: 'response', status: 200 }, durationMs: 5 };
+    },
+  };
+  const secrets = new LocalSecretDeriver('ab'.repeat(32));
+  const dispatcher = new WebhookDispatcher({
+    store,
+    secrets,
+    queue,
+    transport,
+    retryDelaysSeconds: [10, 3645],
+    timeoutMs: 1000,
+    now: clock,
+    random: () => 0.5, // no jitter
+  });
+  const scope = tenantScope('7');
+  const settings = new WebhookSettingsRepo(store, clock);
+  const publisher = new OutboxPublisher(store, clock);
+  return {
+    store, sent, requests, dispatcher, scope, settings, publisher,
+    advance: (ms: number) => (now += ms),
+    setTargets: (urls: string[]) =>
+      settings.mutate(scope, (s) => ({ ...s, targets: urls.map((url) => ({ url, state: 'active' as const, added_at: new Date(T0 - 1000).toISOString() })) })),
+  };
+}
+
+describe('WebhookDispatcher', () => {
+  test('fan-out makes one delivery per active target, idempotently', async () => {
+    const s = setup();
+    await s.setTargets(['https://a.example/in', 'https://b.example/in']);
+    const event = await s.publisher.publish(s.scope, 'ping', {});
+    expect(await s.dispatcher.fanOut(event)).toBe(2);
+    expect(s.sent.map((m) => m.job.attempt)).toEqual([1, 1]);
+    // The stream delivers the record again: no new delivery, the first jobs are re-sent (nothing ran yet).
+    expect(await s.dispatcher.fanOut(event)).toBe(2);
+    expect((await s.store.query('W#7', { skBeginsWith: 'DLV#' })).length).toBe(2);
+    // After an attempt ran, a replay sends nothing.
+    await s.dispatcher.runJob(s.sent[0]!.job);
+    expect(await s.dispatcher.fanOut(event)).toBe(1);
+  });
+
+  test('targets added after the event do not receive it', async () => {
+    const s = setup();
+    const event = await s.publisher.publish(s.scope, 'ping', {});
+    s.advance(1000);
+    await s.settings.mutate(s.scope, (x) => ({ ...x, targets: [{ url: 'https://late.example/', state: 'active', added_at: new Date(T0 + 1000).toISOString() }] }));
+    expect(await s.dispatcher.fanOut(event)).toBe(0);
+  });
+
+  test('a retry is recorded and queued with its delay; delays beyond 15 minutes are chained hops', async () => {
+    const s = setup([{ kind: 'response', status: 500 }, { kind: 'timeout' }, { kind: 'response', status: 502 }]);
+    await s.setTargets(['https://a.example/in']);
+    const event = await s.publisher.publish(s.scope, 'ping', {});
+    await s.dispatcher.fanOut(event);
+    await s.dispatcher.runJob(s.sent.shift()!.job);
+    const retry1 = s.sent.shift()!;
+    expect(retry1).toEqual({ job: expect.objectContaining({ attempt: 2, not_before: T0 + 10000 }), delaySeconds: 10 });
+
+    s.advance(10000);
+    await s.dispatcher.runJob(retry1.job);
+    const retry2 = s.sent.shift()!;
+    expect(retry2.job).toMatchObject({ attempt: 3, not_before: T0 + 10000 + 3645000 });
+    expect(retry2.delaySeconds).toBe(900);
+
+    // Received after the first hop: too early, so it goes back with the remaining delay, no request.
+    s.advance(900_000);
+    const before = s.requests.length;
+    await s.dispatcher.runJob(retry2.job);
+    expect(s.requests.length).toBe(before);
+    expect(s.sent.shift()).toEqual({ job: retry2.job, delaySeconds: 900 });
+
+    s.advance(3645000 - 900_000);
+    await s.dispatcher.runJob(retry2.job);
+    const d = (await s.store.get(keys.webhookDelivery(s.scope, retry1.job.delivery_id)))!;
+    expect(d).toMatchObject({ status: 'failed', attempt_count: 3, final_reason: 'retries exhausted' });
+    expect((d.attempts as { outcome: string }[]).map((a) => a.outcome)).toEqual(['http_error', 'timeout', 'http_error']);
+    expect(s.sent).toEqual([]);
+  });
+
+  test('a duplicate job makes no request; a job whose retry was recorded but not queued queues it', async () => {
+    const s = setup([{ kind: 'response', status: 500 }]);
+    await s.setTargets(['https://a.example/in']);
+    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
+    const first = s.sent.shift()!.job;
+    await s.dispatcher.runJob(first);
+    const next = s.sent.shift()!;
+    // SQS hands the first job over again (the worker died before deleting it).
+    await s.dispatcher.runJob(first);
+    expect(s.requests).toHaveLength(1);
+    expect(s.sent).toEqual([next]);
+  });
+
+  test('every request is signed; a target removed meanwhile cancels the delivery without a request', async () => {
+    const s = setup();
+    await s.setTargets(['https://a.example/in']);
+    const event = await s.publisher.publish(s.scope, 'ping', {});
+    await s.dispatcher.fanOut(event);
+    await s.setTargets([]);
+    await s.dispatcher.runJob(s.sent[0]!.job);
+    expect(s.requests).toHaveLength(0);
+    expect(await s.store.get(keys.webhookDelivery(s.scope, s.sent[0]!.job.delivery_id))).toMatchObject({ status: 'cancelled', attempt_count: 0 });
+  });
+
+  test('our own faults throw, so the message is retried by SQS', async () => {
+    const s = setup();
+    await s.setTargets(['https://a.example/in']);
+    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
+    s.store.get = async () => {
+      throw new Error('throttled');
+    };
+    await expect(s.dispatcher.runJob(s.sent[0]!.job)).rejects.toThrow('throttled');
+  });
+});
+
+describe('SqsJobQueue', () => {
+  const sqs = mockClient(SQSClient);
+  beforeEach(() => sqs.reset());
+
+  test('sends in batches of 10 with each message delay', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+    const q = new SqsJobQueue(new SQSClient({ region: 'eu-west-1' }), 'https://sqs/q');
+    await q.send(Array.from({ length: 23 }, (_, i) => ({ body: `m${i}`, delaySeconds: i % 2 ? 900 : 0 })));
+    const calls = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries!);
+    expect(calls.map((e) => e.length)).toEqual([10, 10, 3]);
+    expect(calls[0]![1]).toEqual({ Id: '1', MessageBody: 'm1', DelaySeconds: 900 });
+  });
+
+  test('a partially refused batch is an error (the caller fails its message and it is retried)', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [{ Id: '0', Code: 'InternalError', SenderFault: false }] });
+    const q = new SqsJobQueue(new SQSClient({ region: 'eu-west-1' }), 'https://sqs/q');
+    await expect(q.send([{ body: 'x', delaySeconds: 0 }])).rejects.toThrow('InternalError');
+  });
+});

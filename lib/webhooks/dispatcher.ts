@@ -148,13 +148,12 @@ export class WebhookDispatcher {
     }
     if (delivery.attempt_count !== job.attempt - 1 || (delivery.status !== 'pending' && delivery.status !== 'retrying')) return;
 
-    const settings = await this.settings.load(scope);
+    const [settings, eventItem] = await Promise.all([this.settings.load(scope), this.deps.store.get(keys.event(scope, delivery.event_id))]);
     const target = settings.targets.find((t) => t.url === delivery.url);
     if (!target || target.state !== 'active') {
       await this.finish(scope, delivery, job, { status: 'cancelled', final_reason: target ? 'target disabled' : 'target removed from settings' });
       return;
     }
-    const eventItem = await this.deps.store.get(keys.event(scope, delivery.event_id));
     if (!eventItem) {
       await this.finish(scope, delivery, job, { status: 'failed', final_reason: 'event expired' });
       return;

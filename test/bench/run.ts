@@ -9,11 +9,13 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/dynamodb-ceiling.ts' },
   { script: 'test/bench/http.ts', env: { BENCH_AUTH_CACHE_TTL: '30' } },
   { script: 'test/bench/http.ts', env: { BENCH_AUTH_CACHE_TTL: '0', BENCH_SKIP_AUTHORIZER: '1' } },
+  { script: 'test/bench/webhooks.ts' },
 ];
+const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=webhooks runs just that part
 
 const seconds = process.env.BENCH_SECONDS ?? '10';
 console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; ${seconds} s per load run`);
-for (const p of parts) {
+for (const p of parts.filter((x) => !only || x.script.includes(only))) {
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--no-deprecation', p.script], {
     stdio: ['ignore', 'inherit', 'pipe'],
     env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', ...p.env },

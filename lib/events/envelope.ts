@@ -28,3 +28,8 @@ export const eventEnvelopeSchema = z
 export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;
 
 export const EVENT_ID = /^evt_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** The wire form: fields in the documented order whatever order storage returned them in. */
+export function serializeEvent(e: EventEnvelope): string {
+  return JSON.stringify({ id: e.id, type: e.type, wallet_id: e.wallet_id, created_at: e.created_at, data: e.data });
+}

@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '../events/envelope';
+import { serializeEvent, type EventEnvelope } from '../events/envelope';
 import { eventFromItem } from '../events/publisher';
 import type { SecretDeriver } from '../secrets/port';
 import { keys, tenantScope, type TenantScope } from '../store/keys';
@@ -160,7 +160,7 @@ export class WebhookDispatcher {
     }
     const event = eventFromItem(eventItem);
 
-    const body = JSON.stringify(event);
+    const body = serializeEvent(event);
     const timestamp = Math.floor(now.getTime() / 1000);
     const signature = signatureHeader(await signingKeys(this.deps.secrets, scope.walletId, settings, now), event.id, timestamp, body);
     const result = await this.deps.transport.post({

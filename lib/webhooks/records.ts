@@ -127,9 +127,23 @@ export function freshDeliveryId(url: string, at: Date): string {
   return `dlv_${ulid(at.getTime())}_${urlTag(url)}`;
 }
 
+const DELIVERY_FIELDS = [
+  'delivery_id', 'event_id', 'event_type', 'url', 'status', 'attempt_count', 'attempts',
+  'next_attempt_at', 'final_reason', 'redelivery_of', 'created_at', 'updated_at',
+] as const;
+const ATTEMPT_FIELDS = ['attempt', 'at', 'outcome', 'status_code', 'duration_ms', 'error', 'response_snippet'] as const;
+
+function pick<K extends string>(source: Record<string, unknown>, fields: readonly K[]): Record<K, unknown> {
+  const out = {} as Record<K, unknown>;
+  for (const f of fields) if (source[f] !== undefined) out[f] = source[f];
+  return out;
+}
+
+/** The record as the API shows it, fields in a stable order (storage does not keep one). */
 export function deliveryFromItem(item: Item): DeliveryRecord {
-  const { PK: _pk, SK: _sk, type: _type, ttl: _ttl, wallet_id: _w, ...rest } = item;
-  return rest as unknown as DeliveryRecord;
+  const d = pick(item, DELIVERY_FIELDS);
+  d.attempts = ((item.attempts as Record<string, unknown>[] | undefined) ?? []).map((a) => pick(a, ATTEMPT_FIELDS));
+  return d as unknown as DeliveryRecord;
 }
 
 export function deliveryItem(scope: TenantScope, d: DeliveryRecord, ttlSeconds: number): Item {

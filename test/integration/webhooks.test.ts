@@ -124,6 +124,7 @@ describe('delivery', () => {
       expect(r.headers['content-type']).toBe('application/json');
       expect(r.headers['webhook-id']).toBe(event.id);
       expect(JSON.parse(r.body)).toEqual(event);
+      expect(Object.keys(JSON.parse(r.body))).toEqual(['id', 'type', 'wallet_id', 'created_at', 'data']);
       expect(new Webhook(secret).verify(r.body, r.headers as Record<string, string>)).toEqual(event);
       // A different wallet's secret does not verify.
     }
@@ -134,6 +135,7 @@ describe('delivery', () => {
 
     const d = await settledDelivery(w.apiKey, event.id, w.urls[0]!);
     expect(d).toMatchObject({ status: 'delivered', event_type: 'ping', attempt_count: 1, attempts: [{ attempt: 1, outcome: 'delivered', status_code: 200 }] });
+    expect(Object.keys(d)).toEqual(['delivery_id', 'event_id', 'event_type', 'url', 'status', 'attempt_count', 'attempts', 'created_at', 'updated_at']);
   });
 
   test('ping without targets is a 409', async () => {

@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -109,6 +110,17 @@ export class ServiceStack extends Stack {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
+    // Anything parked in a dead-letter store needs a human: alarm on the first message.
+    for (const [name, dead] of [...[...queues.keys()].map((id) => [`${id}-dlq`, queues.get(id)!.deadLetterQueue!.queue] as const), ['webhook-relay-failures', relayFailures] as const]) {
+      new cloudwatch.Alarm(this, `${name}-alarm`, {
+        alarmDescription: `${props.serviceName}: messages waiting in ${name}`,
+        metric: dead.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
     acknowledge(relayFailures, [
       { id: 'AwsSolutions::AwsSolutions-SQS3', reason: "This queue is the relay's on-failure destination, itself a dead-letter store." },
     ]);

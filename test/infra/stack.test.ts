@@ -224,6 +224,12 @@ describe('events and webhooks', () => {
     expect(QUEUES.find((q) => q.id === 'webhook')!.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * worker.Properties.Timeout);
   });
 
+  test('every dead-letter store has an alarm on its first message', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    expect(alarms).toHaveLength(QUEUES.length + 1);
+    for (const a of alarms) expect(a).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+  });
+
   test('only the webhook functions may send to the webhook queue', () => {
     const senders = ofType('AWS::IAM::Policy')
       .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('sqs:SendMessage'))

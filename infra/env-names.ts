@@ -14,4 +14,14 @@ export const ENV = {
   /** Comma-separated delays (seconds) before retries 1..n; the count bounds the attempts. */
   webhookRetryDelays: 'WEBHOOK_RETRY_DELAYS_SECONDS',
   webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS',
+  /** Public base URL of the API (did:web identifiers); derived from each request when unset. */
+  publicBaseUrl: 'PUBLIC_BASE_URL',
+  /** Value of the `service` tag on issuer KMS keys; the functions' IAM is conditioned on it. */
+  issuerKeyTag: 'ISSUER_KEY_TAG',
+  indyNamespace: 'INDY_NAMESPACE',
+  /** The publication agreement (TAA): text, version, and the acceptance mechanisms as JSON {name: description}. */
+  taaText: 'TAA_TEXT',
+  taaVersion: 'TAA_VERSION',
+  taaAml: 'TAA_AML',
+  taaAmlVersion: 'TAA_AML_VERSION',
 } as const;

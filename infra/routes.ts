@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'resolver' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -50,6 +50,18 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/webhook-deliveries', group: 'webhooks', auth: 'wallet', operationId: 'listWebhookDeliveries', tag: 'Webhooks', summary: 'Recent webhook deliveries, newest first, with their attempts' },
   { method: 'GET', path: '/api/v1/webhook-deliveries/{delivery_id}', group: 'webhooks', auth: 'wallet', operationId: 'getWebhookDelivery', tag: 'Webhooks', summary: 'One webhook delivery with its attempts' },
   { method: 'POST', path: '/api/v1/webhook-deliveries/{delivery_id}/redeliver', group: 'webhooks', auth: 'wallet', operationId: 'redeliverWebhook', tag: 'Webhooks', summary: 'Deliver the same event to the same URL again' },
+  // Contract 4.9 (DIDs) and 4.11 (TAA); the list/get/public-did reads are not in the contract (README, "DIDs").
+  { method: 'POST', path: '/api/v1/create-did', group: 'dids', auth: 'wallet', operationId: 'createDid', tag: 'DIDs', summary: 'Create a DID on a new KMS key (default did:sov, Ed25519)' },
+  { method: 'POST', path: '/api/v1/did/indy', group: 'dids', auth: 'wallet', operationId: 'createIndyDid', tag: 'DIDs', summary: 'Create a did:indy DID' },
+  { method: 'POST', path: '/api/v1/set-public-did', group: 'dids', auth: 'wallet', operationId: 'setPublicDid', tag: 'DIDs', summary: "Make a DID the wallet's public DID (published; needs the TAA accepted)" },
+  { method: 'GET', path: '/api/v1/dids', group: 'dids', auth: 'wallet', operationId: 'listDids', tag: 'DIDs', summary: "This wallet's DIDs" },
+  { method: 'GET', path: '/api/v1/dids/{did}', group: 'dids', auth: 'wallet', operationId: 'getDid', tag: 'DIDs', summary: 'One DID of this wallet' },
+  { method: 'GET', path: '/api/v1/public-did', group: 'dids', auth: 'wallet', operationId: 'getPublicDid', tag: 'DIDs', summary: "This wallet's public DID (null if none)" },
+  { method: 'POST', path: '/api/v1/fetch-taa', group: 'dids', auth: 'wallet', operationId: 'fetchTaa', tag: 'TAA', summary: 'The publication agreement, its mechanisms and this wallet’s acceptance' },
+  { method: 'POST', path: '/api/v1/accept-taa', group: 'dids', auth: 'wallet', operationId: 'acceptTaa', tag: 'TAA', summary: 'Accept the publication agreement', maxBodyBytes: 256 * 1024 },
+  // Public: DID resolution (Universal Resolver style) and did:web documents.
+  { method: 'GET', path: '/1.0/identifiers/{did}', group: 'resolver', auth: 'public', operationId: 'resolveDid', tag: 'DID resolution', summary: 'Resolve a published DID (and any did:key / did:jwk)' },
+  { method: 'GET', path: '/dids/{id}/did.json', group: 'resolver', auth: 'public', operationId: 'getDidWebDocument', tag: 'DID resolution', summary: 'The DID document of a published did:web DID' },
   // Public.
   { method: 'GET', path: '/openapi.json', group: 'meta', auth: 'public', operationId: 'getOpenApi', tag: 'Meta', summary: 'This API as an OpenAPI 3.1 document' },
 ];

@@ -6,7 +6,10 @@ import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { KmsSecretDeriver } from '../../lib/adapters/kms-secret-deriver';
 import { loadConfig, type Config } from '../../lib/config';
 import { createLogger } from '../../lib/logging/logger';
+import { KmsKeyManager } from '../../lib/adapters/kms-key-manager';
 import { NodeWebhookTransport } from '../../lib/adapters/node-webhook-transport';
+import { LocalKeyManager } from '../../lib/keys/local-key-manager';
+import type { KeyManager } from '../../lib/keys/port';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue';
 import { OutboxPublisher, type EventPublisher } from '../../lib/events/publisher';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
@@ -32,6 +35,12 @@ export function buildDeps(config: Config = loadConfig()): Deps {
     config.keyBackend === 'kms' ? new KmsSecretDeriver(new KMSClient({}), config.macKmsKeyId) : new LocalSecretDeriver(config.localMasterKey),
   );
   return { config, store, secrets, events: new OutboxPublisher(store) };
+}
+
+/** The issuer key manager: KMS keys when deployed, sealed software keys locally. */
+export function buildKeyManager(deps: Deps): KeyManager {
+  const { config } = deps;
+  return config.keyBackend === 'kms' ? new KmsKeyManager(new KMSClient({}), config.issuerKeyTag) : new LocalKeyManager(deps.store, deps.secrets);
 }
 
 /** Test seams of the webhook functions; only the local runtime's callers pass them. */

@@ -18,7 +18,7 @@ import { ENV } from '../env-names';
 import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../routes';
 import { createGateway, type AuthorizerHandler, type GroupHandler } from './gateway';
-import { LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
+import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
 import { pollQueue, pollStream, type Poller, type SqsWorker, type StreamWorker } from './pollers';
 import type { Resolver } from '../../lib/webhooks/transport';
 
@@ -41,7 +41,19 @@ export interface LocalRuntimeOptions {
   readonly webhookTimeoutMs?: number;
   /** DNS answers for the webhook SSRF guard (tests only). */
   readonly webhookResolver?: Resolver;
+  /** The publication agreement (default: {@link LOCAL_TAA} unless TAA_TEXT is set; null: none). */
+  readonly taa?: { text: string; version: string; aml: Record<string, string> } | null;
 }
+
+/** The agreement `npm start` asks wallets to accept before they publish a DID (set TAA_* to change it). */
+export const LOCAL_TAA = {
+  text: 'Local development publication agreement: DIDs published through this service are resolvable by anyone. Publish only identifiers you are entitled to use.',
+  version: '1.0',
+  aml: {
+    service_agreement: 'Accepted through the service API by an authorised user of the wallet',
+    on_file: 'An agreement signed on paper and kept on file by the operator',
+  },
+};
 
 export interface LocalRuntime {
   readonly url: string;
@@ -158,7 +170,13 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const [ddb, sqs, ses] = await Promise.all([startDynamoDbLocal(dataDir ? join(dataDir, 'dynamodb') : null), startSqs(), startSes()]);
     started.push(ddb, sqs, ses);
 
+    // The port is fixed before the handlers load: did:web identifiers contain the public URL.
+    const port = opts.port === 0 ? await freePort() : (opts.port ?? 3000);
+    const taa = opts.taa === undefined ? (process.env[ENV.taaText] ? undefined : LOCAL_TAA) : opts.taa;
+    if (opts.taa === null) for (const name of [ENV.taaText, ENV.taaVersion, ENV.taaAml, ENV.taaAmlVersion]) delete process.env[name];
     Object.assign(process.env, {
+      [ENV.publicBaseUrl]: `http://${LOOPBACK}:${port}`,
+      ...(taa ? { [ENV.taaText]: taa.text, [ENV.taaVersion]: taa.version, [ENV.taaAml]: JSON.stringify(taa.aml), [ENV.taaAmlVersion]: '1.0' } : {}),
       AWS_REGION: REGION,
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
@@ -247,9 +265,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       onError: (err) => console.error('[local gateway]', err),
     });
     server.keepAliveTimeout = 5000;
-    server.listen(opts.port ?? 3000, LOOPBACK);
+    server.listen(port, LOOPBACK);
     await once(server, 'listening');
-    const { port } = server.address() as { port: number };
 
     return {
       url: `http://${LOOPBACK}:${port}`,

@@ -22,6 +22,12 @@ export interface ServiceStackProps extends StackProps {
   readonly authorizerCacheTtlSeconds: number;
   readonly throttleRateLimit: number;
   readonly throttleBurstLimit: number;
+  /** did:indy namespace of this deployment (README, "DIDs"). */
+  readonly indyNamespace: string;
+  /** Base URL for did:web identifiers when the API sits behind a custom domain; else from each request. */
+  readonly publicBaseUrl?: string;
+  /** The publication agreement (TAA); none configured means set-public-did needs no acceptance. */
+  readonly taa?: { text: string; version: string; aml: Record<string, string>; amlVersion: string };
 }
 
 type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery';
@@ -34,6 +40,12 @@ const TABLE_ACCESS: Record<FunctionName, { actions: string[]; index: boolean; ta
     index: true,
   },
   webhooks: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], table: true, index: false },
+  dids: {
+    actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'],
+    table: true,
+    index: false,
+  },
+  resolver: { actions: ['dynamodb:Query'], table: false, index: true },
   meta: { actions: [], table: false, index: false },
   authorizer: { actions: ['dynamodb:Query'], table: false, index: true },
   bootstrap: { actions: ['dynamodb:PutItem'], table: true, index: false },
@@ -45,6 +57,8 @@ const TABLE_ACCESS: Record<FunctionName, { actions: string[]; index: boolean; ta
 const WEBHOOK_SENDERS: readonly FunctionName[] = ['webhooks', 'webhook-relay', 'webhook-delivery'];
 /** Functions that derive secrets with the KMS HMAC key (API-key MAC, tokens, webhook signing). */
 const MAC_USERS: readonly FunctionName[] = ['authorizer', 'bootstrap', 'tenancy', 'webhooks', 'webhook-delivery'];
+/** Functions that create issuer keys in KMS and read their public keys. */
+const ISSUER_KEY_CREATORS: readonly FunctionName[] = ['dids'];
 
 /** Acknowledges cdk-nag findings on a construct; every reason is the justification of record. */
 function acknowledge(scope: Construct, findings: { id: string; reason: string }[]): void {
@@ -132,7 +146,14 @@ export class ServiceStack extends Stack {
       [ENV.serviceName]: props.serviceName,
       [ENV.logLevel]: 'INFO',
       [queueUrlEnvName('webhook')]: webhookQueue.queueUrl,
+      [ENV.issuerKeyTag]: this.stackName,
+      [ENV.indyNamespace]: props.indyNamespace,
+      ...(props.publicBaseUrl ? { [ENV.publicBaseUrl]: props.publicBaseUrl } : {}),
+      ...(props.taa
+        ? { [ENV.taaText]: props.taa.text, [ENV.taaVersion]: props.taa.version, [ENV.taaAml]: JSON.stringify(props.taa.aml), [ENV.taaAmlVersion]: props.taa.amlVersion }
+        : {}),
     };
+    const issuerKeyArns = this.formatArn({ service: 'kms', resource: 'key', resourceName: '*' });
 
     const makeFunction = (name: FunctionName, description: string, extra: { entry?: string; timeout?: Duration } = {}) => {
       const f = new ServiceFunction(this, `${name}-function`, { root: props.root, name, description, environment, ...extra });
@@ -144,6 +165,41 @@ export class ServiceStack extends Stack {
       if (access.actions.length) f.role.addToPolicy(new iam.PolicyStatement({ actions: access.actions, resources }));
       if (MAC_USERS.includes(name)) macKey.grant(f.role, 'kms:GenerateMac');
       if (WEBHOOK_SENDERS.includes(name)) webhookQueue.grantSendMessages(f.role);
+      if (ISSUER_KEY_CREATORS.includes(name)) {
+        // Issuer keys are created at run time, one per DID: IAM holds them by tag, not by ARN.
+        f.role.addToPolicy(
+          new iam.PolicyStatement({
+            actions: ['kms:CreateKey'],
+            resources: ['*'],
+            conditions: {
+              StringEquals: { 'aws:RequestTag/service': this.stackName, 'kms:KeyUsage': 'SIGN_VERIFY' },
+              'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', 'wallet_id'] },
+              'ForAnyValue:StringEquals': { 'kms:KeySpec': ['ECC_NIST_EDWARDS25519', 'ECC_NIST_P256'] },
+            },
+          }),
+        );
+        f.role.addToPolicy(
+          new iam.PolicyStatement({
+            actions: ['kms:TagResource'],
+            resources: [issuerKeyArns],
+            conditions: { StringEquals: { 'aws:RequestTag/service': this.stackName } },
+          }),
+        );
+        f.role.addToPolicy(
+          new iam.PolicyStatement({
+            actions: ['kms:GetPublicKey', 'kms:Sign'],
+            resources: [issuerKeyArns],
+            conditions: { StringEquals: { 'aws:ResourceTag/service': this.stackName } },
+          }),
+        );
+        acknowledge(f, [
+          { id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]', reason: 'kms:CreateKey has no resource to scope; it is conditioned on the service tag, key usage and key specs.' },
+          {
+            id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]`,
+            reason: "Issuer keys are created at run time; access is limited by the aws:ResourceTag/service condition to this stack's keys.",
+          },
+        ]);
+      }
       return f;
     };
 

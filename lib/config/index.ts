@@ -15,13 +15,31 @@ const webhooks = {
   webhookTimeoutMs: z.coerce.number().int().min(100).max(30000).default(10000),
 };
 
+const identity = {
+  publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  indyNamespace: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+(:[A-Za-z0-9_-]+)*$/, 'INDY_NAMESPACE: namespace identifiers separated by colons')
+    .default('credential-service'),
+  taa: z
+    .object({
+      text: z.string().min(1),
+      version: z.string().min(1).max(64),
+      aml: z.record(z.string().min(1), z.string()).refine((r) => Object.keys(r).length > 0, 'TAA_AML needs at least one mechanism'),
+      amlVersion: z.string().min(1).max(64),
+    })
+    .optional(),
+};
+
 const schema = z.discriminatedUnion('keyBackend', [
   z.object({
     keyBackend: z.literal('kms'),
     tableName: z.string().min(1),
     macKmsKeyId: z.string().min(1),
+    issuerKeyTag: z.string().min(1),
     serviceName: z.string().default('credential-service'),
     ...webhooks,
+    ...identity,
   }),
   z.object({
     keyBackend: z.literal('local'),
@@ -29,12 +47,26 @@ const schema = z.discriminatedUnion('keyBackend', [
     localMasterKey: z.string().regex(/^[0-9a-f]{64}$/, 'LOCAL_MASTER_KEY must be 32 bytes of hex'),
     serviceName: z.string().default('credential-service'),
     ...webhooks,
+    ...identity,
   }),
 ]);
 
 export type Config = Readonly<z.infer<typeof schema>>;
 
 let cached: Config | undefined;
+
+/** The TAA is configured only when its text, version and mechanisms are all set; a bad AML is an error. */
+function taaFromEnv(env: NodeJS.ProcessEnv): unknown {
+  const text = env[ENV.taaText];
+  if (!text) return undefined;
+  let aml: unknown = env[ENV.taaAml];
+  try {
+    aml = aml ? JSON.parse(String(aml)) : undefined;
+  } catch {
+    aml = 'TAA_AML is not JSON';
+  }
+  return { text, version: env[ENV.taaVersion], aml, amlVersion: env[ENV.taaAmlVersion] ?? '1.0' };
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (cached && env === process.env) return cached;
@@ -48,6 +80,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowLoopback: env[ENV.webhookAllowLoopback] || undefined,
     webhookRetryDelaysSeconds: env[ENV.webhookRetryDelays] || undefined,
     webhookTimeoutMs: env[ENV.webhookTimeoutMs] || undefined,
+    issuerKeyTag: env[ENV.issuerKeyTag],
+    publicBaseUrl: env[ENV.publicBaseUrl] || undefined,
+    indyNamespace: env[ENV.indyNamespace] || undefined,
+    taa: taaFromEnv(env),
   });
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');

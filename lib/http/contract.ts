@@ -27,6 +27,8 @@ export interface OperationInput<C extends OperationContract> {
   readonly query: Out<C['query']>;
   readonly params: Out<C['params']>;
   readonly caller: Caller;
+  /** Public base URL of the API as callers reach it (configured, or from the request's host and stage). */
+  readonly baseUrl: string;
 }
 
 export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']>>;

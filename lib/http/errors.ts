@@ -13,6 +13,8 @@ export class AppError extends Error {
     readonly code: string,
     message: string,
     readonly details?: readonly ErrorDetail[],
+    /** A protocol's own error body (standards' shapes), instead of the service's {error, code}. */
+    readonly body?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
     this.name = new.target.name;

@@ -74,7 +74,7 @@ function errorMapper(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, APIGat
       const err = request.error;
       if (err instanceof AppError) {
         if (err.status >= 500) logger.error('request failed', { error: err });
-        request.response = json(err.status, errorBody(err));
+        request.response = json(err.status, err.body ?? errorBody(err));
         return;
       }
       logger.error('unhandled error', { error: err as Error });
@@ -88,6 +88,8 @@ export interface GroupHandlerOptions<Cs extends OperationContracts> {
   readonly contracts: Cs;
   readonly impls: OperationImpls<Cs>;
   readonly logger: Logger;
+  /** Overrides the base URL derived from each request (custom domains, the local runtime). */
+  readonly publicBaseUrl?: string | undefined;
 }
 
 /** One Lambda per endpoint group: a middy stack around a router over the group's rows of the route table. */
@@ -111,7 +113,8 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
     const params = validate(contract.params, event.pathParameters ?? {}, 'path');
     const query = validate(contract.query, event.queryStringParameters ?? {}, 'query');
     const body = contract.body ? validate(contract.body, parseBody(event, route), '') : undefined;
-    const result = await impl({ body, query, params, caller } as never);
+    const baseUrl = (opts.publicBaseUrl ?? `https://${event.requestContext.domainName}/${event.requestContext.stage}`).replace(/\/+$/, '');
+    const result = await impl({ body, query, params, caller, baseUrl } as never);
     return json(contract.status ?? 200, result);
   };
 

@@ -11,7 +11,11 @@ export interface SecretDeriver {
  * Versioned so a purpose's secret can be rotated by deriving a new version. Webhook signing secrets
  * are per wallet and generation: `webhook-signing/v1/<wallet_id>/<generation>`.
  */
-export type SecretPurpose = 'api-key-mac/v1' | 'subwallet-token/v1' | `webhook-signing/v1/${string}/${number}`;
+export type SecretPurpose =
+  | 'api-key-mac/v1'
+  | 'subwallet-token/v1'
+  | 'local-key-encryption/v1'
+  | `webhook-signing/v1/${string}/${number}`;
 
 /**
  * Caches derivations (one KMS call per purpose per cold start); failures are not cached. Bounded,

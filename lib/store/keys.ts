@@ -36,6 +36,13 @@ export const keys = {
   /** Delivery ids are time-ordered, so a descending query lists the newest first. */
   webhookDelivery: (s: TenantScope, deliveryId: string): ItemKey => ({ PK: walletPk(s), SK: `DLV#${deliveryId}` }),
   webhookDeliveryPrefix: 'DLV#',
+  did: (s: TenantScope, did: string): ItemKey => ({ PK: walletPk(s), SK: `DID#${did}` }),
+  didPrefix: 'DID#',
+  /** The wallet's current public DID, and its acceptance of the publication agreement (TAA). */
+  publicDid: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'PUBLICDID' }),
+  taaAcceptance: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'TAA#ACCEPTANCE' }),
+  /** Sealed private key of the local key manager (never used with KMS). */
+  localKey: (s: TenantScope, ref: string): ItemKey => ({ PK: walletPk(s), SK: `LKEY#${ref}` }),
   walletPartition: walletPk,
   // System items (not tenant data).
   walletName: (name: string): ItemKey => ({ PK: `SYS#WNAME#${name}`, SK: 'WNAME' }),
@@ -49,4 +56,6 @@ export const gsi1 = {
   apiKeyPk: (macHex: string) => `AK#${macHex}`,
   walletList: (walletId: string) => ({ GSI1PK: 'SYS#WALLETS', GSI1SK: `W#${walletId.padStart(16, '0')}` }),
   walletListPk: 'SYS#WALLETS',
+  /** Published DIDs, for public resolution: did:web by its path id, the others by the DID. */
+  publishedDid: (lookup: string) => ({ GSI1PK: lookup, GSI1SK: 'DID' }),
 } as const;

@@ -134,7 +134,7 @@ describe('data and keys', () => {
       if (fn.Properties.Handler !== 'index.handler') continue;
       const vars = fn.Properties.Environment.Variables as Record<string, unknown>;
       expect(Object.keys(vars).sort()).toEqual(
-        ['KEY_BACKEND', 'MAC_KMS_KEY_ID', 'NODE_OPTIONS', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_SERVICE_NAME', 'TABLE_NAME', 'WEBHOOK_QUEUE_URL'].sort(),
+        ['INDY_NAMESPACE', 'ISSUER_KEY_TAG', 'KEY_BACKEND', 'MAC_KMS_KEY_ID', 'NODE_OPTIONS', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_SERVICE_NAME', 'TABLE_NAME', 'WEBHOOK_QUEUE_URL'].sort(),
       );
       expect(vars.KEY_BACKEND).toBe('kms');
       expect(vars.MAC_KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });

@@ -5,11 +5,21 @@ import { ROUTES } from '../../infra/routes';
 
 describe('config', () => {
   test('parses the deployed and local shapes and names what is wrong', () => {
-    expect(loadConfig({ TABLE_NAME: 't', KEY_BACKEND: 'kms', MAC_KMS_KEY_ID: 'arn' })).toMatchObject({ keyBackend: 'kms', tableName: 't' });
+    expect(loadConfig({ TABLE_NAME: 't', KEY_BACKEND: 'kms', MAC_KMS_KEY_ID: 'arn', ISSUER_KEY_TAG: 'stack' })).toMatchObject({ keyBackend: 'kms', tableName: 't' });
+    expect(() => loadConfig({ TABLE_NAME: 't', KEY_BACKEND: 'kms', MAC_KMS_KEY_ID: 'arn' })).toThrow(/issuerKeyTag/);
     expect(loadConfig({ TABLE_NAME: 't', KEY_BACKEND: 'local', LOCAL_MASTER_KEY: 'ab'.repeat(32) })).toMatchObject({ keyBackend: 'local' });
     expect(() => loadConfig({ KEY_BACKEND: 'kms' })).toThrow(/tableName/);
     expect(() => loadConfig({ TABLE_NAME: 't', KEY_BACKEND: 'local', LOCAL_MASTER_KEY: 'short' })).toThrow(/LOCAL_MASTER_KEY/);
-    expect(Object.isFrozen(loadConfig({ TABLE_NAME: 't', MAC_KMS_KEY_ID: 'k' }))).toBe(true);
+    expect(Object.isFrozen(loadConfig({ TABLE_NAME: 't', MAC_KMS_KEY_ID: 'k', ISSUER_KEY_TAG: 's' }))).toBe(true);
+  });
+
+  test('the TAA is configured only as a whole; a broken mechanisms list is an error', () => {
+    const local = { TABLE_NAME: 't', KEY_BACKEND: 'local', LOCAL_MASTER_KEY: 'ab'.repeat(32) };
+    expect(loadConfig(local).taa).toBeUndefined();
+    expect(loadConfig({ ...local, TAA_TEXT: 'x', TAA_VERSION: '2', TAA_AML: '{"click":"clicked"}' }).taa).toEqual({ text: 'x', version: '2', aml: { click: 'clicked' }, amlVersion: '1.0' });
+    expect(() => loadConfig({ ...local, TAA_TEXT: 'x', TAA_VERSION: '2', TAA_AML: '{' })).toThrow(/taa/);
+    expect(() => loadConfig({ ...local, TAA_TEXT: 'x', TAA_VERSION: '2', TAA_AML: '{}' })).toThrow(/mechanism/);
+    expect(() => loadConfig({ ...local, INDY_NAMESPACE: 'bad ns' })).toThrow(/INDY_NAMESPACE/);
   });
 });
 

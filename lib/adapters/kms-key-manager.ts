@@ -1,0 +1,97 @@
+import {
+  CreateKeyCommand,
+  DependencyTimeoutException,
+  GetPublicKeyCommand,
+  KMSInternalException,
+  KMSInvalidStateException,
+  SignCommand,
+  type KMSClient,
+} from '@aws-sdk/client-kms';
+import { createHash } from 'node:crypto';
+import formatter from 'ecdsa-sig-formatter';
+import { spkiDerToJwk } from '../keys/jwk';
+import { KeyServiceUnavailableError, MessageTooLargeError, type CreatedKey, type KeyAlg, type KeyManager, type PublicJwk } from '../keys/port';
+import type { TenantScope } from '../store/keys';
+
+const SPEC = {
+  EdDSA: { keySpec: 'ECC_NIST_EDWARDS25519', signing: 'ED25519_SHA_512' },
+  ES256: { keySpec: 'ECC_NIST_P256', signing: 'ECDSA_SHA_256' },
+} as const;
+
+/** KMS's limit on a RAW message. */
+export const KMS_RAW_MESSAGE_LIMIT = 4096;
+
+function isRetryable(err: unknown): boolean {
+  const name = (err as { name?: string }).name;
+  return (
+    err instanceof KMSInternalException ||
+    err instanceof DependencyTimeoutException ||
+    err instanceof KMSInvalidStateException ||
+    name === 'ThrottlingException' ||
+    name === 'LimitExceededException'
+  );
+}
+
+/**
+ * KMS adapter: asymmetric KMS keys (Ed25519 with ED25519_SHA_512 over the RAW message, which is
+ * plain EdDSA; P-256 with ECDSA_SHA_256). Each key is tagged with the service tag its IAM policy
+ * requires and with its wallet. The private key never leaves KMS.
+ */
+export class KmsKeyManager implements KeyManager {
+  constructor(
+    private readonly kms: KMSClient,
+    private readonly serviceTag: string,
+  ) {}
+
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isRetryable(err)) throw new KeyServiceUnavailableError();
+      throw err;
+    }
+  }
+
+  async create(scope: TenantScope, alg: KeyAlg): Promise<CreatedKey> {
+    const out = await this.call(() =>
+      this.kms.send(
+        new CreateKeyCommand({
+          KeySpec: SPEC[alg].keySpec,
+          KeyUsage: 'SIGN_VERIFY',
+          Description: `Issuer key (${alg}) of wallet ${scope.walletId}`,
+          Tags: [
+            { TagKey: 'service', TagValue: this.serviceTag },
+            { TagKey: 'wallet_id', TagValue: scope.walletId },
+          ],
+        }),
+      ),
+    );
+    const ref = out.KeyMetadata?.Arn;
+    if (!ref) throw new Error('KMS CreateKey returned no key ARN');
+    return { ref, publicJwk: await this.publicJwk(scope, ref, alg) };
+  }
+
+  async publicJwk(_scope: TenantScope, ref: string, alg: KeyAlg): Promise<PublicJwk> {
+    const out = await this.call(() => this.kms.send(new GetPublicKeyCommand({ KeyId: ref })));
+    if (!out.PublicKey || out.KeySpec !== SPEC[alg].keySpec) throw new Error(`KMS key ${ref} is not a ${SPEC[alg].keySpec} key`);
+    return spkiDerToJwk(out.PublicKey);
+  }
+
+  async sign(_scope: TenantScope, ref: string, alg: KeyAlg, data: Uint8Array): Promise<Uint8Array> {
+    let message = data;
+    let messageType: 'RAW' | 'DIGEST' = 'RAW';
+    if (data.length > KMS_RAW_MESSAGE_LIMIT) {
+      // ECDSA signs a SHA-256 digest either way, so a long input is hashed here; EdDSA cannot be.
+      if (alg === 'EdDSA') throw new MessageTooLargeError(KMS_RAW_MESSAGE_LIMIT);
+      message = createHash('sha256').update(data).digest();
+      messageType = 'DIGEST';
+    }
+    const out = await this.call(() =>
+      this.kms.send(new SignCommand({ KeyId: ref, Message: message, MessageType: messageType, SigningAlgorithm: SPEC[alg].signing })),
+    );
+    if (!out.Signature) throw new Error('KMS Sign returned no signature');
+    if (alg === 'EdDSA') return out.Signature;
+    // KMS returns ECDSA signatures DER-encoded; JOSE wants r‖s (RFC 7518 §3.4).
+    return Buffer.from(formatter.derToJose(Buffer.from(out.Signature), 'ES256'), 'base64url');
+  }
+}

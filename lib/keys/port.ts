@@ -1,0 +1,43 @@
+import { AppError } from '../http/errors';
+import type { TenantScope } from '../store/keys';
+
+/** JOSE algorithms of the issuer keys: EdDSA on Ed25519, ES256 on P-256. */
+export type KeyAlg = 'EdDSA' | 'ES256';
+export const KEY_ALGS: readonly KeyAlg[] = ['EdDSA', 'ES256'];
+
+export interface PublicJwk {
+  readonly kty: 'OKP' | 'EC';
+  readonly crv: 'Ed25519' | 'P-256';
+  readonly x: string;
+  readonly y?: string;
+}
+
+export interface CreatedKey {
+  /** Where the private key lives: a KMS key ARN, or a local key reference. */
+  readonly ref: string;
+  readonly publicJwk: PublicJwk;
+}
+
+/**
+ * The key-manager port. Private keys never leave it: callers get references, public keys and
+ * signatures. Signatures are in JOSE form (EdDSA: 64 bytes; ES256: r‖s, 64 bytes).
+ */
+export interface KeyManager {
+  create(scope: TenantScope, alg: KeyAlg): Promise<CreatedKey>;
+  sign(scope: TenantScope, ref: string, alg: KeyAlg, data: Uint8Array): Promise<Uint8Array>;
+  publicJwk(scope: TenantScope, ref: string, alg: KeyAlg): Promise<PublicJwk>;
+}
+
+/** The key service is throttling or failing: retryable, shown as a 503. */
+export class KeyServiceUnavailableError extends AppError {
+  constructor(message = 'The key service is temporarily unavailable; retry shortly') {
+    super(503, 'key_service_unavailable', message);
+  }
+}
+
+/** KMS signs at most 4096 bytes of raw message; pure EdDSA cannot be pre-hashed. */
+export class MessageTooLargeError extends AppError {
+  constructor(limit: number) {
+    super(422, 'message_too_large_to_sign', `EdDSA signing input exceeds ${limit} bytes (the KMS limit for raw messages)`);
+  }
+}

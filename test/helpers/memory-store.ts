@@ -12,10 +12,10 @@ export class MemoryStore implements ItemStore {
   }
 
   async query(pk: string, opts: QueryOptions = {}): Promise<Item[]> {
-    if (opts.index) throw new Error('MemoryStore does not model GSIs');
+    const [pkAttr, skAttr] = opts.index === 'GSI1' ? ['GSI1PK', 'GSI1SK'] : ['PK', 'SK'];
     const out = [...this.items.values()]
-      .filter((i) => i.PK === pk && (!opts.skBeginsWith || i.SK.startsWith(opts.skBeginsWith)))
-      .sort((a, b) => (a.SK < b.SK ? -1 : 1));
+      .filter((i) => i[pkAttr] === pk && (!opts.skBeginsWith || String(i[skAttr]).startsWith(opts.skBeginsWith)))
+      .sort((a, b) => (String(a[skAttr]) < String(b[skAttr]) ? -1 : 1));
     if (opts.descending) out.reverse();
     return structuredClone(out.slice(0, opts.limit ?? out.length));
   }

@@ -244,3 +244,50 @@ describe('events and webhooks', () => {
     expect(actions).toContain('kms:GenerateMac');
   });
 });
+
+describe('issuer keys and DIDs', () => {
+  const statementsOf = (prefix: string) =>
+    ofType('AWS::IAM::Policy')
+      .filter(([id]) => id.startsWith(prefix))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Record<string, any>[]);
+
+  test('only the DID function may create issuer keys, and only tagged for this stack, SIGN_VERIFY, Ed25519 or P-256', () => {
+    const creators = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('kms:CreateKey'))
+      .map(([id]) => id.replace(/function.*/, ''));
+    expect(creators).toEqual(['dids']);
+    const create = statementsOf('didsfunction').find((s) => s.Action === 'kms:CreateKey')!;
+    expect(create.Condition).toEqual({
+      StringEquals: { 'aws:RequestTag/service': 'CredentialService', 'kms:KeyUsage': 'SIGN_VERIFY' },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', 'wallet_id'] },
+      'ForAnyValue:StringEquals': { 'kms:KeySpec': ['ECC_NIST_EDWARDS25519', 'ECC_NIST_P256'] },
+    });
+  });
+
+  test("signing and public-key reads are limited to this stack's keys by their tag", () => {
+    const use = statementsOf('didsfunction').find((s) => asArray(s.Action).includes('kms:Sign'))!;
+    expect(asArray(use.Action).sort()).toEqual(['kms:GetPublicKey', 'kms:Sign']);
+    expect(use.Condition).toEqual({ StringEquals: { 'aws:ResourceTag/service': 'CredentialService' } });
+    expect(JSON.stringify(use.Resource)).toContain(':key/*');
+  });
+
+  test('the public resolver may only query the lookup index', () => {
+    const actions = statementsOf('resolverfunction').flatMap((s) => asArray(s.Action));
+    expect(new Set(actions)).toEqual(new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'dynamodb:Query']));
+  });
+
+  test('the TAA and did:indy namespace come from context', () => {
+    const outdir2 = mkdtempSync(join(tmpdir(), 'cdk-taa-'));
+    try {
+      const taa = { text: 'Publish responsibly', version: '3', aml: { click: 'clicked' } };
+      const { stack } = createServiceApp({ taa: JSON.stringify(taa), indyNamespace: 'acme:test' }, outdir2);
+      const t = Template.fromStack(stack);
+      t.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ TAA_TEXT: 'Publish responsibly', TAA_VERSION: '3', TAA_AML: '{"click":"clicked"}', INDY_NAMESPACE: 'acme:test' }) },
+      });
+      expect(() => createServiceApp({ taa: '{"text":"x"}' }, outdir2)).toThrow(/taa needs/);
+    } finally {
+      rmSync(outdir2, { recursive: true, force: true });
+    }
+  });
+});

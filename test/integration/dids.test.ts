@@ -1,0 +1,170 @@
+import { LOCAL_TAA } from '../../infra/local/runtime';
+import { startTestApi, type TestApi } from '../helpers/runtime';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => {
+  await api?.rt.stop();
+});
+
+const expectError = (res: { status: number; body: any }, status: number, code: string) => {
+  expect(res.status).toBe(status);
+  expect(res.body).toEqual(expect.objectContaining({ error: expect.any(String), code }));
+};
+
+async function acceptTaa(key: string) {
+  const res = await api.call('POST', '/api/v1/accept-taa', { key, body: { mechanism: 'service_agreement', version: LOCAL_TAA.version } });
+  expect(res.status).toBe(200);
+}
+
+describe('create-did (contract 4.9)', () => {
+  test('no body: a did:sov on an Ed25519 key, exactly the contract shape', async () => {
+    const w = await api.newWallet();
+    const res = await api.call('POST', '/api/v1/create-did', { key: w.apiKey });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(['did']);
+    expect(res.body.did).toEqual({
+      did: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{21,22}$/),
+      verkey: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{43,44}$/),
+      posture: 'wallet_only',
+      key_type: 'ed25519',
+      method: 'sov',
+      metadata: { kid: `did:sov:${res.body.did.did}#key-1`, public_jwk: { kty: 'OKP', crv: 'Ed25519', x: expect.any(String) }, created_at: expect.any(String) },
+    });
+  });
+
+  test.each([
+    [{ method: 'key', options: { key_type: 'p256' } }, /^did:key:zDn/],
+    [{ method: 'key' }, /^did:key:z6Mk/],
+    [{ method: 'jwk', options: { key_type: 'p256' } }, /^did:jwk:ey/],
+    [{ method: 'web' }, /^did:web:127\.0\.0\.1%3A\d+:dids:[1-9A-HJ-NP-Za-km-z]+$/],
+    [{ method: 'indy' }, /^did:indy:credential-service:[1-9A-HJ-NP-Za-km-z]{21,22}$/],
+  ])('%j', async (body, pattern) => {
+    const w = await api.newWallet();
+    const res = await api.call('POST', '/api/v1/create-did', { key: w.apiKey, body });
+    expect(res.status).toBe(200);
+    expect(res.body.did.did).toMatch(pattern);
+    expect(res.body.did.method).toBe(body.method);
+  });
+
+  test.each([
+    [{ method: 'ethr' }, 'validation_failed'],
+    [{ method: 'sov', options: { key_type: 'p256' } }, 'unsupported_key_type'],
+    [{ options: { key_type: 'rsa' } }, 'validation_failed'],
+    [{ seed: '000000000000000000000000Steward1' }, 'validation_failed'],
+  ])('%j is a 400 and creates nothing', async (body, code) => {
+    const w = await api.newWallet();
+    expectError(await api.call('POST', '/api/v1/create-did', { key: w.apiKey, body }), 400, code);
+    expect((await api.call('GET', '/api/v1/dids', { key: w.apiKey })).body).toEqual([]);
+  });
+
+  test('POST /api/v1/did/indy returns {did} with the documented namespace', async () => {
+    const w = await api.newWallet();
+    const res = await api.call('POST', '/api/v1/did/indy', { key: w.apiKey });
+    expect(res).toMatchObject({ status: 200, body: { did: expect.stringMatching(/^did:indy:credential-service:/) } });
+    expect(Object.keys(res.body)).toEqual(['did']);
+  });
+
+  test('list and get show only this wallet’s DIDs; another wallet’s is a 404', async () => {
+    const a = await api.newWallet();
+    const b = await api.newWallet();
+    const da = (await api.call('POST', '/api/v1/create-did', { key: a.apiKey })).body.did;
+    await api.call('POST', '/api/v1/create-did', { key: a.apiKey, body: { method: 'key' } });
+    const list = (await api.call('GET', '/api/v1/dids', { key: a.apiKey })).body;
+    expect(list).toHaveLength(2);
+    expect((await api.call('GET', '/api/v1/dids?method=sov', { key: a.apiKey })).body).toEqual([da]);
+    expect((await api.call('GET', `/api/v1/dids/${da.did}`, { key: a.apiKey })).body).toEqual(da);
+    expect((await api.call('GET', `/api/v1/dids/did:sov:${da.did}`, { key: a.apiKey })).body).toEqual(da);
+    expectError(await api.call('GET', `/api/v1/dids/${da.did}`, { key: b.apiKey }), 404, 'did_not_found');
+    expect((await api.call('GET', '/api/v1/dids', { key: b.apiKey })).body).toEqual([]);
+  });
+});
+
+describe('TAA (contract 4.11) and set-public-did', () => {
+  test('fetch-taa shows the agreement, its mechanisms and no acceptance; accept-taa records one', async () => {
+    const w = await api.newWallet();
+    const fetched = await api.call('POST', '/api/v1/fetch-taa', { key: w.apiKey });
+    expect(fetched.status).toBe(200);
+    expect(fetched.body.taa).toEqual({
+      taa_required: true,
+      taa_record: { text: LOCAL_TAA.text, version: LOCAL_TAA.version, digest: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      aml_record: { version: '1.0', aml: LOCAL_TAA.aml },
+      taa_accepted: null,
+    });
+    const accepted = await api.call('POST', '/api/v1/accept-taa', { key: w.apiKey, body: { mechanism: 'on_file', text: LOCAL_TAA.text, version: LOCAL_TAA.version } });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.taa.taa_accepted).toEqual({ mechanism: 'on_file', time: expect.any(Number), version: LOCAL_TAA.version, digest: fetched.body.taa.taa_record.digest });
+    expect(accepted.body.taa.taa_accepted.time % 86400).toBe(0);
+  });
+
+  test.each([
+    [{}, 'validation_failed'],
+    [{ mechanism: 'telepathy' }, 'unknown_mechanism'],
+    [{ mechanism: 'on_file', version: '0.9' }, 'taa_mismatch'],
+    [{ mechanism: 'on_file', text: 'something else' }, 'taa_mismatch'],
+  ])('accept-taa %j is a 400 and records nothing', async (body, code) => {
+    const w = await api.newWallet();
+    expectError(await api.call('POST', '/api/v1/accept-taa', { key: w.apiKey, body }), 400, code);
+    expect((await api.call('POST', '/api/v1/fetch-taa', { key: w.apiKey })).body.taa.taa_accepted).toBeNull();
+  });
+
+  test('set-public-did: 409 before acceptance, then public and resolvable by anyone without a key', async () => {
+    const w = await api.newWallet();
+    const d = (await api.call('POST', '/api/v1/create-did', { key: w.apiKey })).body.did;
+    expectError(await api.call('POST', `/api/v1/set-public-did?DID=${d.did}`, { key: w.apiKey }), 409, 'taa_not_accepted');
+    expect((await api.call('GET', `/1.0/identifiers/did:sov:${d.did}`)).status).toBe(404);
+    await acceptTaa(w.apiKey);
+    const set = await api.call('POST', `/api/v1/set-public-did?DID=${d.did}`, { key: w.apiKey });
+    expect(set.status).toBe(200);
+    expect(set.body.result).toMatchObject({ did: d.did, posture: 'public', metadata: { published_at: expect.any(String) } });
+    expect((await api.call('GET', '/api/v1/public-did', { key: w.apiKey })).body.result.did).toBe(d.did);
+
+    const resolved = await api.call('GET', `/1.0/identifiers/did:sov:${d.did}`);
+    expect(resolved.status).toBe(200);
+    const doc = resolved.body.didDocument;
+    expect(doc.id).toBe(`did:sov:${d.did}`);
+    expect(doc.verificationMethod).toEqual([
+      { id: d.metadata.kid, type: 'JsonWebKey2020', controller: doc.id, publicKeyJwk: d.metadata.public_jwk },
+      { id: `${doc.id}#key-multibase`, type: 'Ed25519VerificationKey2020', controller: doc.id, publicKeyMultibase: expect.stringMatching(/^z6Mk/) },
+    ]);
+    expect(doc.assertionMethod).toContain(d.metadata.kid);
+    // The bare nym resolves too.
+    expect((await api.call('GET', `/1.0/identifiers/${d.did}`)).body.didDocument.id).toBe(doc.id);
+  });
+
+  test('a did:web DID, once public, is served at its did:web path', async () => {
+    const w = await api.newWallet();
+    await acceptTaa(w.apiKey);
+    const d = (await api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: { method: 'web', options: { key_type: 'p256' } } })).body.did;
+    const id = d.did.split(':').pop();
+    expect((await api.call('GET', `/dids/${id}/did.json`)).status).toBe(404);
+    await api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(d.did)}`, { key: w.apiKey });
+    const doc = await api.call('GET', `/dids/${id}/did.json`);
+    expect(doc.status).toBe(200);
+    expect(doc.body).toMatchObject({ id: d.did, verificationMethod: [{ id: `${d.did}#key-1`, publicKeyJwk: { kty: 'EC', crv: 'P-256' } }] });
+    // did:web resolution rule: did:web:<host%3Aport>:dids:<id> -> http(s)://<host:port>/dids/<id>/did.json
+    const url = `http://${decodeURIComponent(d.did.split(':')[2])}/${d.did.split(':').slice(3).join('/')}/did.json`;
+    const fetched = await fetch(url);
+    expect(await fetched.json()).toEqual(doc.body);
+  });
+
+  test('unknown DID or another wallet’s DID: 404; missing DID: 400', async () => {
+    const a = await api.newWallet();
+    const b = await api.newWallet();
+    await acceptTaa(b.apiKey);
+    const da = (await api.call('POST', '/api/v1/create-did', { key: a.apiKey })).body.did;
+    expectError(await api.call('POST', `/api/v1/set-public-did?DID=${da.did}`, { key: b.apiKey }), 404, 'did_not_found');
+    expectError(await api.call('POST', '/api/v1/set-public-did?DID=did:sov:NotARealDidAtAll12345', { key: b.apiKey }), 404, 'did_not_found');
+    expectError(await api.call('POST', '/api/v1/set-public-did', { key: b.apiKey }), 400, 'validation_failed');
+    expect((await api.call('GET', `/api/v1/dids/${da.did}`, { key: a.apiKey })).body.posture).toBe('wallet_only');
+  });
+
+  test('the resolver answers unknown DIDs in the DID Resolution error shape, and resolves any did:key', async () => {
+    const res = await api.call('GET', '/1.0/identifiers/did:sov:NotARealDidAtAll12345');
+    expect(res).toMatchObject({ status: 404, body: { didDocument: null, didResolutionMetadata: { error: 'notFound' } } });
+    const key = 'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp';
+    expect((await api.call('GET', `/1.0/identifiers/${key}`)).body.didDocument.id).toBe(key);
+  });
+});

@@ -1,0 +1,110 @@
+import bs58 from 'bs58';
+import { Resolver } from 'did-resolver';
+import { getResolver as keyDidResolver } from 'key-did-resolver';
+import { importJWK, jwtVerify } from 'jose';
+import { didWeb, didJwk, indyIdentifier, multibaseKey } from '../../lib/dids/methods';
+import { DidResolver, selfResolve } from '../../lib/dids/resolver';
+import { DidService } from '../../lib/dids/service';
+import { LocalKeyManager } from '../../lib/keys/local-key-manager';
+import { issuerSigner, signCompactJws } from '../../lib/keys/signer';
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
+import { tenantScope } from '../../lib/store/keys';
+import { TaaService } from '../../lib/taa/service';
+import { MemoryStore } from '../helpers/memory-store';
+
+const jwkOfRaw = (raw: Uint8Array) => ({ kty: 'OKP' as const, crv: 'Ed25519' as const, x: Buffer.from(raw).toString('base64url') });
+
+describe('DID methods', () => {
+  test("Indy identifiers: the Indy steward's published pair (seed 000…Steward1)", () => {
+    const verkey = 'FYmoFw55GeQH7SRFa37dkx1d2dZ3zUF8ckg7wmL7ofN4';
+    expect(indyIdentifier(jwkOfRaw(bs58.decode(verkey)))).toEqual({ nym: 'Th7MpTaRZVRYnPiabds81Y', verkey });
+  });
+
+  test('did:key agrees with an independent resolver (key-did-resolver) for Ed25519 and P-256', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const resolver = new Resolver(keyDidResolver());
+    for (const kp of [generateKeyPairSync('ed25519'), generateKeyPairSync('ec', { namedCurve: 'P-256' })]) {
+      const jwk = kp.publicKey.export({ format: 'jwk' }) as { kty: 'OKP' | 'EC'; crv: 'Ed25519' | 'P-256'; x: string; y?: string };
+      const did = `did:key:${multibaseKey(jwk as never)}`;
+      const theirs = (await resolver.resolve(did)).didDocument!.verificationMethod![0]!;
+      if (jwk.kty === 'OKP') expect(Buffer.from(bs58.decode(theirs.publicKeyBase58!)).toString('base64url')).toBe(jwk.x);
+      else expect(theirs.publicKeyJwk).toMatchObject({ crv: 'P-256', x: jwk.x, y: jwk.y });
+      // Our own document for the same DID carries the same key.
+      const ours = selfResolve(did)!.verificationMethod as { publicKeyJwk: object; id: string }[];
+      expect(ours[0]!.publicKeyJwk).toEqual(jwk.kty === 'OKP' ? { kty: 'OKP', crv: 'Ed25519', x: jwk.x } : { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y });
+      expect(ours[0]!.id).toBe(theirs.id);
+    }
+  });
+
+  test('did:jwk is the base64url JSON of the key; did:web encodes the port and path', () => {
+    const jwk = { kty: 'EC' as const, crv: 'P-256' as const, x: 'abc', y: 'def' };
+    const did = didJwk(jwk);
+    expect(JSON.parse(Buffer.from(did.slice(8), 'base64url').toString())).toEqual(jwk);
+    expect(didWeb('http://127.0.0.1:3000', 'Abc')).toBe('did:web:127.0.0.1%3A3000:dids:Abc');
+    expect(didWeb('https://api.example.com/prod/', 'Abc')).toBe('did:web:api.example.com:prod:dids:Abc');
+  });
+
+  test('self-resolution refuses junk', () => {
+    expect(selfResolve('did:key:znotbase58!')).toBeNull();
+    expect(selfResolve('did:jwk:bm90LWpzb24')).toBeNull();
+    expect(selfResolve('did:example:123')).toBeNull();
+  });
+});
+
+describe('DidService', () => {
+  const setup = (taa = { text: 'Agreement', version: '2.0', aml: { click: 'clicked accept' }, amlVersion: '1.0' } as const) => {
+    const store = new MemoryStore();
+    const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
+    const taaService = new TaaService(store, taa);
+    const dids = new DidService({ store, keyManager, taa: taaService, indyNamespace: 'test' });
+    return { store, keyManager, taaService, dids, resolver: new DidResolver(store) };
+  };
+  const scope = tenantScope('9');
+
+  test('a JWS signed with a DID key verifies against the key its resolved document names by kid', async () => {
+    const s = setup();
+    for (const [method, keyType] of [['sov', 'ed25519'], ['web', 'p256'], ['key', 'ed25519'], ['jwk', 'p256'], ['indy', 'ed25519']] as const) {
+      const d = await s.dids.create(scope, { method, keyType, baseUrl: 'https://issuer.example/prod' });
+      await s.taaService.accept(scope, { mechanism: 'click' });
+      await s.dids.setPublic(scope, d.did);
+      const jws = await signCompactJws(issuerSigner(s.keyManager, scope, { ref: d.key_ref, alg: d.alg }, d.kid), { typ: 'JWT' }, { iss: d.qualified });
+      // A verifier: resolve the kid's DID, find the method by id, verify with its JWK.
+      const [didPart] = d.kid.split('#');
+      const doc = (await s.resolver.resolve(didPart!))!;
+      const vm = (doc.verificationMethod as { id: string; publicKeyJwk?: object }[]).find((m) => m.id === d.kid)!;
+      await expect(jwtVerify(jws, await importJWK(vm.publicKeyJwk as never, d.alg))).resolves.toBeDefined();
+    }
+  });
+
+  test('set-public-did needs the current agreement accepted; a new version needs a new acceptance', async () => {
+    const s = setup();
+    const d = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    await expect(s.dids.setPublic(scope, d.did)).rejects.toMatchObject({ status: 409, code: 'taa_not_accepted' });
+    expect(await s.resolver.resolve(d.did)).toBeNull();
+    await s.taaService.accept(scope, { mechanism: 'click', version: '2.0' });
+    await expect(s.dids.setPublic(scope, d.did)).resolves.toMatchObject({ posture: 'public' });
+    const next = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement v3', version: '3.0', aml: { click: 'c' }, amlVersion: '1.0' }), indyNamespace: 'test' });
+    const d2 = await next.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    await expect(next.setPublic(scope, d2.did)).rejects.toMatchObject({ code: 'taa_not_accepted', message: expect.stringContaining('3.0') });
+  });
+
+  test('a new public DID leaves the previous one resolvable (posted)', async () => {
+    const s = setup();
+    await s.taaService.accept(scope, { mechanism: 'click' });
+    const a = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    const b = await s.dids.create(scope, { method: 'key', baseUrl: 'https://x' });
+    await s.dids.setPublic(scope, a.did);
+    await s.dids.setPublic(scope, b.did);
+    expect((await s.dids.get(scope, a.did)).posture).toBe('posted');
+    expect((await s.dids.publicDid(scope))!.did).toBe(b.did);
+    expect(await s.resolver.resolve(`did:sov:${a.did}`)).not.toBeNull();
+  });
+
+  test('without a configured agreement, publishing needs no acceptance and accepting is a 409', async () => {
+    const s = setup(undefined as never);
+    const plain = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, undefined), indyNamespace: 't' });
+    const d = await plain.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    await expect(plain.setPublic(scope, d.did)).resolves.toMatchObject({ posture: 'public' });
+    await expect(new TaaService(s.store, undefined).accept(scope, { mechanism: 'x' })).rejects.toMatchObject({ status: 409, code: 'taa_not_configured' });
+  });
+});

@@ -140,9 +140,14 @@ export class WebhookDispatcher {
     if (!item) return this.log('delivery gone; job dropped', { delivery_id: job.delivery_id });
     const delivery = deliveryFromItem(item);
     if (delivery.attempt_count >= job.attempt) {
-      // Recorded already. If our previous run stopped before queueing the retry, queue it now.
-      if (delivery.attempt_count === job.attempt && delivery.status === 'retrying' && delivery.next_attempt_at) {
-        await this.enqueue([this.nextJob(job, Date.parse(delivery.next_attempt_at))]);
+      // Recorded already: a duplicate, or our earlier run stopped part-way. Finish only what that run
+      // left undone, so duplicates never multiply: queue the retry unless it is marked queued, and
+      // disable a target that answered 410 (idempotent).
+      if (delivery.attempt_count !== job.attempt) return;
+      if (delivery.status === 'retrying' && item.next_enqueued === false && delivery.next_attempt_at) {
+        await this.queueNext(scope, job, Date.parse(delivery.next_attempt_at));
+      } else if (delivery.status === 'failed' && delivery.attempts.at(-1)?.status_code === 410) {
+        await this.disableTarget(scope, delivery.url, `410 Gone on delivery ${delivery.delivery_id}`);
       }
       return;
     }
@@ -186,7 +191,7 @@ export class WebhookDispatcher {
     } else if (verdict === 'retry' && delay !== null) {
       const nextAt = now.getTime() + delay * 1000;
       const recorded = await this.finish(scope, delivery, job, { status: 'retrying', next_attempt_at: new Date(nextAt).toISOString() }, attempt);
-      if (recorded) await this.enqueue([this.nextJob(job, nextAt)]);
+      if (recorded) await this.queueNext(scope, job, nextAt);
     } else if (verdict === 'disable_target') {
       const recorded = await this.finish(scope, delivery, job, { status: 'failed', final_reason: 'receiver answered 410 Gone: target disabled' }, attempt);
       if (recorded) await this.disableTarget(scope, delivery.url, `410 Gone on delivery ${delivery.delivery_id}`);
@@ -196,8 +201,16 @@ export class WebhookDispatcher {
     }
   }
 
-  private nextJob(job: DeliveryJob, notBefore: number): DeliveryJob {
-    return { v: 1, wallet_id: job.wallet_id, delivery_id: job.delivery_id, attempt: job.attempt + 1, not_before: notBefore };
+  /** Queues the next attempt, then marks it queued (a copy of this job arriving later then does nothing). */
+  private async queueNext(scope: TenantScope, job: DeliveryJob, notBefore: number): Promise<void> {
+    await this.enqueue([{ v: 1, wallet_id: job.wallet_id, delivery_id: job.delivery_id, attempt: job.attempt + 1, not_before: notBefore }]);
+    try {
+      await this.deps.store.write([
+        { type: 'update', key: keys.webhookDelivery(scope, job.delivery_id), set: { next_enqueued: true }, condition: { equals: { attempt_count: job.attempt } } },
+      ]);
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err; // the next attempt already ran
+    }
   }
 
   /** Records the attempt's result unless another run recorded this attempt first (returns false then). */
@@ -218,13 +231,14 @@ export class WebhookDispatcher {
       set.attempt_count = job.attempt;
       set.attempts = [...delivery.attempts, attempt];
     }
+    if (change.status === 'retrying') set.next_enqueued = false;
     try {
       await this.deps.store.write([
         {
           type: 'update',
           key: keys.webhookDelivery(scope, delivery.delivery_id),
           set,
-          ...(change.next_attempt_at ? {} : { remove: ['next_attempt_at'] }),
+          ...(change.next_attempt_at ? {} : { remove: ['next_attempt_at', 'next_enqueued'] }),
           condition: { equals: { attempt_count: job.attempt - 1 } },
         },
       ]);
@@ -237,6 +251,8 @@ export class WebhookDispatcher {
 
   private async disableTarget(scope: TenantScope, url: string, reason: string): Promise<void> {
     const at = this.now().toISOString();
+    const current = await this.settings.load(scope);
+    if (!current.targets.some((t) => t.url === url && t.state === 'active')) return;
     await this.settings.mutate(scope, (s) => ({
       ...s,
       targets: s.targets.map((t) => (t.url === url && t.state === 'active' ? { ...t, state: 'disabled', disabled_at: at, disabled_reason: reason } : t)),

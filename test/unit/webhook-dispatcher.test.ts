@@ -6,6 +6,7 @@ import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope } from '../../lib/store/keys';
 import { WebhookDispatcher } from '../../lib/webhooks/dispatcher';
 import { WebhookSettingsRepo, type DeliveryJob, type JobQueue } from '../../lib/webhooks/records';
+import { STALLED_AFTER_MS, WebhookService } from '../../lib/webhooks/service';
 import type { WebhookRequest, WebhookResult, WebhookTransport } from '../../lib/webhooks/transport';
 import { MemoryStore } from '../helpers/memory-store';
 
@@ -42,8 +43,9 @@ function setup(responses: WebhookResult['outcome'][] = []) {
   const scope = tenantScope('7');
   const settings = new WebhookSettingsRepo(store, clock);
   const publisher = new OutboxPublisher(store, clock);
+  const service = new WebhookService({ store, secrets, events: publisher, dispatcher, allowLoopback: false, now: clock });
   return {
-    store, sent, requests, dispatcher, scope, settings, publisher,
+    store, sent, requests, dispatcher, scope, settings, publisher, service,
     advance: (ms: number) => (now += ms),
     setTargets: (urls: string[]) =>
       settings.mutate(scope, (s) => ({ ...s, targets: urls.map((url) => ({ url, state: 'active' as const, added_at: new Date(T0 - 1000).toISOString() })) })),
@@ -103,17 +105,55 @@ describe('WebhookDispatcher', () => {
     expect(s.sent).toEqual([]);
   });
 
-  test('a duplicate job makes no request; a job whose retry was recorded but not queued queues it', async () => {
+  test('a duplicate job makes no request and queues nothing: duplicates never multiply', async () => {
+    const s = setup([{ kind: 'response', status: 500 }]);
+    await s.setTargets(['https://a.example/in']);
+    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
+    const first = s.sent.shift()!.job;
+    await s.dispatcher.runJob(first);
+    expect(s.sent).toHaveLength(1);
+    // SQS hands the first job over again, twice.
+    await s.dispatcher.runJob(first);
+    await s.dispatcher.runJob(first);
+    expect(s.requests).toHaveLength(1);
+    expect(s.sent).toHaveLength(1);
+  });
+
+  test('a run that recorded its retry but died before queueing it is finished by the redelivered job, once', async () => {
     const s = setup([{ kind: 'response', status: 500 }]);
     await s.setTargets(['https://a.example/in']);
     await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
     const first = s.sent.shift()!.job;
     await s.dispatcher.runJob(first);
     const next = s.sent.shift()!;
-    // SQS hands the first job over again (the worker died before deleting it).
+    // Undo the "queued" mark, as if the worker had died between recording and queueing.
+    await s.store.write([{ type: 'update', key: keys.webhookDelivery(s.scope, first.delivery_id), set: { next_enqueued: false } }]);
     await s.dispatcher.runJob(first);
-    expect(s.requests).toHaveLength(1);
     expect(s.sent).toEqual([next]);
+    await s.dispatcher.runJob(first);
+    expect(s.sent).toEqual([next]);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  test('a 410 whose target was not yet disabled is disabled when the job comes back', async () => {
+    const s = setup([{ kind: 'response', status: 410 }]);
+    await s.setTargets(['https://gone.example/in']);
+    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
+    const job = s.sent.shift()!.job;
+    // The first run records the 410 but loses the settings write.
+    const proto = WebhookSettingsRepo.prototype;
+    const original = proto.mutate;
+    proto.mutate = async () => {
+      throw new Error('throttled');
+    };
+    try {
+      await expect(s.dispatcher.runJob(job)).rejects.toThrow('throttled');
+    } finally {
+      proto.mutate = original;
+    }
+    await s.dispatcher.runJob(job);
+    expect((await s.settings.load(s.scope)).targets[0]).toMatchObject({ state: 'disabled' });
+    expect(s.requests).toHaveLength(1);
   });
 
   test('every request is signed; a target removed meanwhile cancels the delivery without a request', async () => {
@@ -135,6 +175,34 @@ describe('WebhookDispatcher', () => {
       throw new Error('throttled');
     };
     await expect(s.dispatcher.runJob(s.sent[0]!.job)).rejects.toThrow('throttled');
+  });
+});
+
+describe('WebhookService', () => {
+  test('URLs are stored normalised, so one receiver cannot be listed twice', async () => {
+    const s = setup();
+    expect(await s.service.putTargetUrls(s.scope, ['HTTPS://Hooks.Example.COM:443/in', 'https://hooks.example.com/other?x=1'])).toEqual([
+      'https://hooks.example.com/in',
+      'https://hooks.example.com/other?x=1',
+    ]);
+    await expect(s.service.putTargetUrls(s.scope, ['https://hooks.example.com/in', 'https://HOOKS.example.com/in'])).rejects.toMatchObject({
+      details: [{ path: 'urls.1', message: 'duplicate URL' }],
+    });
+    expect(await s.service.getTargetUrls(s.scope)).toEqual(['https://hooks.example.com/in', 'https://hooks.example.com/other?x=1']);
+  });
+
+  test('a retrying delivery cannot be redelivered while its job is due, but can once it has stalled (job dead-lettered)', async () => {
+    const s = setup([{ kind: 'response', status: 500 }]);
+    await s.service.putTargetUrls(s.scope, ['https://a.example/in']);
+    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
+    const job = s.sent.shift()!.job;
+    await s.dispatcher.runJob(job);
+    s.sent.length = 0; // the retry job is lost to the DLQ
+    await expect(s.service.redeliver(s.scope, job.delivery_id)).rejects.toMatchObject({ status: 409, code: 'delivery_in_progress' });
+    s.advance(10_000 + STALLED_AFTER_MS);
+    const again = await s.service.redeliver(s.scope, job.delivery_id);
+    expect(again).toMatchObject({ status: 'pending', redelivery_of: job.delivery_id, url: 'https://a.example/in' });
+    expect(s.sent.map((m) => m.job.delivery_id)).toEqual([again.delivery_id]);
   });
 });
 

@@ -22,6 +22,16 @@ import { targetUrlProblem } from './target-url';
 
 export const DEFAULT_ROTATION_GRACE_SECONDS = 86400;
 
+/** How long past its due time a pending or retrying delivery counts as stalled (its job was dead-lettered). */
+export const STALLED_AFTER_MS = 3600_000;
+
+/** Pending/retrying and not stalled: a delivery whose job is still on the queue. */
+function inProgress(d: DeliveryRecord, now: Date): boolean {
+  if (d.status === 'pending') return now.getTime() - Date.parse(d.updated_at) < STALLED_AFTER_MS;
+  if (d.status === 'retrying') return now.getTime() - Date.parse(d.next_attempt_at ?? d.updated_at) < STALLED_AFTER_MS;
+  return false;
+}
+
 export interface WebhookServiceDeps {
   readonly store: ItemStore;
   readonly secrets: SecretDeriver;
@@ -45,21 +55,26 @@ export class WebhookService {
     return (await this.settings.load(scope)).targets.map((t) => t.url);
   }
 
-  /** Replaces the list. Listing a disabled URL again re-enables it: PUT says "deliver here". */
+  /**
+   * Replaces the list. URLs are stored in their normalised form (`new URL(u).href`: lower-case host,
+   * default port dropped), so one receiver cannot be listed twice. Listing a disabled URL again
+   * re-enables it: PUT says "deliver here".
+   */
   async putTargetUrls(scope: TenantScope, urls: readonly string[]): Promise<string[]> {
     const details: ErrorDetail[] = [];
-    const seen = new Set<string>();
+    const normalised: string[] = [];
     urls.forEach((url, i) => {
       const problem = targetUrlProblem(url, { allowLoopback: this.deps.allowLoopback });
-      if (problem) details.push({ path: `urls.${i}`, message: problem });
-      else if (seen.has(url)) details.push({ path: `urls.${i}`, message: 'duplicate URL' });
-      seen.add(url);
+      if (problem) return details.push({ path: `urls.${i}`, message: problem });
+      const href = new URL(url).href;
+      if (normalised.includes(href)) return details.push({ path: `urls.${i}`, message: 'duplicate URL' });
+      normalised.push(href);
     });
     if (details.length) throw new ValidationError(details, 'Invalid webhook target URL(s)');
     const now = this.now().toISOString();
     const next = await this.settings.mutate(scope, (s) => ({
       ...s,
-      targets: urls.map((url): WebhookTarget => ({ url, state: 'active', added_at: s.targets.find((t) => t.url === url)?.added_at ?? now })),
+      targets: normalised.map((url): WebhookTarget => ({ url, state: 'active', added_at: s.targets.find((t) => t.url === url)?.added_at ?? now })),
     }));
     return next.targets.map((t) => t.url);
   }
@@ -130,9 +145,7 @@ export class WebhookService {
   /** A new delivery of the same event (same webhook-id) to the same URL; the original stays as it was. */
   async redeliver(scope: TenantScope, deliveryId: string): Promise<DeliveryRecord> {
     const original = await this.getDelivery(scope, deliveryId);
-    if (original.status === 'pending' || original.status === 'retrying') {
-      throw new ConflictError('This delivery is still in progress', 'delivery_in_progress');
-    }
+    if (inProgress(original, this.now())) throw new ConflictError('This delivery is still in progress', 'delivery_in_progress');
     if (!(await this.deps.store.get(keys.event(scope, original.event_id)))) {
       throw new ConflictError(`Event ${original.event_id} is past its ${DELIVERY_RETENTION_DAYS}-day retention`, 'event_expired');
     }

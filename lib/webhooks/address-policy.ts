@@ -34,6 +34,8 @@ for (const [net, prefix] of [
   ['2001::', 23],
   ['2001:db8::', 32],
   ['2002::', 16],
+  ['3fff::', 20],
+  ['5f00::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
   ['fec0::', 10],
@@ -44,15 +46,36 @@ for (const [net, prefix] of [
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
 loopback.addAddress('::1', 'ipv6');
 
-/** An IPv4 address carried inside IPv6 (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d), else null. */
+/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part folded in); null if malformed. */
+function ipv6Groups(address: string): number[] | null {
+  let text = address;
+  const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const head = halves[0] ? halves[0].split(':') : [];
+  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
+  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
+  const groups = [...head, ...Array(Math.max(0, fill)).fill('0'), ...tail].map((g) => parseInt(g, 16));
+  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : null;
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, when it is in one of the embedding ranges: IPv4-mapped
+ * (::ffff:0:0/96), SIIT (::ffff:0:0:0/96), IPv4-compatible (::/96) and NAT64 (64:ff9b::/96).
+ */
 function embeddedIpv4(address: string): string | null {
-  const m = /^(?:::ffff:|64:ff9b::)((?:\d{1,3}\.){3}\d{1,3})$/i.exec(address);
-  if (m) return m[1]!;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return null;
-  const hi = parseInt(hex[1]!, 16);
-  const lo = parseInt(hex[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  if (isIP(address) !== 6) return null;
+  const g = ipv6Groups(address);
+  if (!g) return null;
+  const prefix = g.slice(0, 6).join(':');
+  const embedding = ['0:0:0:0:0:65535', '0:0:0:0:65535:0', '0:0:0:0:0:0', '100:65435:0:0:0:0'];
+  if (!embedding.includes(prefix)) return null;
+  if (prefix === '0:0:0:0:0:0' && g[6] === 0 && g[7]! <= 1) return null; // :: and ::1 are IPv6's own
+  return `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
 }
 
 export type AddressVerdict = 'allowed' | 'loopback' | 'forbidden';

@@ -20,7 +20,8 @@ export function targetUrlProblem(raw: string, opts: { allowLoopback: boolean }):
   }
   if (url.username || url.password) return 'must not carry credentials';
   if (url.hash) return 'must not have a fragment';
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // A trailing dot names the same host (localhost. is localhost).
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
   const literal = isIP(host) !== 0;
   const loopbackHost = LOOPBACK_NAMES.has(host) || host.endsWith('.localhost') || (literal && addressAllowed(host, { allowLoopback: true }) && !addressAllowed(host, { allowLoopback: false }));
   if (url.protocol === 'http:') {

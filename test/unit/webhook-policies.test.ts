@@ -11,6 +11,7 @@ describe('SSRF address policy', () => {
     '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.0.1', '169.254.169.254', '169.254.0.1', '100.64.0.1', '0.0.0.0',
     '224.0.0.1', '255.255.255.255', '192.0.2.1', 'fc00::1', 'fd00:ec2::254', 'fe80::1', '::', 'ff02::1', '2001:db8::1',
     '::ffff:10.0.0.1', '::ffff:a00:1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', 'not-an-ip',
+    '::10.0.0.1', '::a00:1', '::ffff:0:a00:1', '::ffff:0:10.0.0.1', '64:ff9b::1', '64:ff9b::10.1.2.3', '3fff::1', '5f00::1',
   ])('%s is refused', (address) => {
     expect(addressAllowed(address, { allowLoopback: true })).toBe(false);
     expect(addressAllowed(address, { allowLoopback: false })).toBe(false);
@@ -22,7 +23,7 @@ describe('SSRF address policy', () => {
     expect(addressAllowed(address, { allowLoopback: true })).toBe(true);
   });
 
-  test.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])('public %s is allowed', (address) => {
+  test.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])('public %s is allowed', (address) => {
     expect(addressAllowed(address, { allowLoopback: false })).toBe(true);
   });
 });
@@ -38,6 +39,10 @@ describe('target URL checks', () => {
       expect(targetUrlProblem(url, local)).toBeNull();
       expect(targetUrlProblem(url, deployed)).not.toBeNull();
     }
+  });
+  test('a trailing dot does not hide a loopback name', () => {
+    expect(targetUrlProblem('https://localhost./x', deployed)).not.toBeNull();
+    expect(targetUrlProblem('https://foo.localhost./x', deployed)).not.toBeNull();
   });
   test('plain http to anything else is refused even locally', () => {
     expect(targetUrlProblem('http://hooks.example.com/x', local)).toMatch(/https/);

@@ -41,28 +41,41 @@ export class NodeWebhookTransport implements WebhookTransport {
     const elapsed = () => Math.round(performance.now() - started);
     const url = new URL(req.url);
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    let address: string;
+    let addresses: readonly { address: string }[];
     try {
-      const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await withTimeout(this.resolver(host), req.timeoutMs);
+      addresses = isIP(host) ? [{ address: host }] : await withTimeout(this.resolver(host), req.timeoutMs);
       if (addresses.length === 0) return { outcome: { kind: 'network', detail: 'host has no address' }, durationMs: elapsed() };
       const refused = addresses.find((a) => !addressAllowed(a.address, this.opts));
       if (refused) {
         return { outcome: { kind: 'refused_address', detail: `${host} resolves to a non-public address` }, durationMs: elapsed() };
       }
-      address = addresses[0]!.address;
     } catch (err) {
       if (err instanceof DeadlineError) return { outcome: { kind: 'timeout' }, durationMs: elapsed() };
       return { outcome: { kind: 'network', detail: `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? 'error'}` }, durationMs: elapsed() };
     }
 
-    const remaining = Math.max(1, req.timeoutMs - elapsed());
-    return new Promise<WebhookResult>((resolve) => {
+    // Like a browser, a host with several vetted addresses is tried address by address while the
+    // connection itself fails (nothing was sent yet, so moving on cannot duplicate a delivery).
+    let last: Omit<WebhookResult, 'durationMs'> = { outcome: { kind: 'network', detail: 'no address tried' } };
+    for (const { address } of addresses) {
+      const remaining = req.timeoutMs - elapsed();
+      if (remaining <= 0) return { outcome: { kind: 'timeout' }, durationMs: elapsed() };
+      const attempt = await this.exchange(url, host, address, req, remaining);
+      last = attempt.result;
+      if (!attempt.connectFailed) break;
+    }
+    return { ...last, durationMs: elapsed() };
+  }
+
+  private exchange(url: URL, host: string, address: string, req: WebhookRequest, timeoutMs: number): Promise<{ result: Omit<WebhookResult, 'durationMs'>; connectFailed: boolean }> {
+    return new Promise((resolve) => {
       let settled = false;
-      const finish = (result: Omit<WebhookResult, 'durationMs'>) => {
+      let connected = false;
+      const finish = (result: Omit<WebhookResult, 'durationMs'>, connectFailed = false) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        resolve({ ...result, durationMs: elapsed() });
+        resolve({ result, connectFailed });
       };
       const protocol = url.protocol as 'http:' | 'https:';
       const client = this.request(protocol, {
@@ -84,8 +97,9 @@ export class NodeWebhookTransport implements WebhookTransport {
       const timer = setTimeout(() => {
         client.destroy();
         finish({ outcome: { kind: 'timeout' } });
-      }, remaining);
-      client.on('error', (err: NodeJS.ErrnoException) => finish({ outcome: { kind: 'network', detail: err.code ?? err.message } }));
+      }, timeoutMs);
+      client.on('socket', (socket) => socket.once('connect', () => (connected = true)));
+      client.on('error', (err: NodeJS.ErrnoException) => finish({ outcome: { kind: 'network', detail: err.code ?? err.message } }, !connected));
       client.on('response', (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         let size = 0;

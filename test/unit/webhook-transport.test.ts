@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { NodeWebhookTransport, type RequestFn } from '../../lib/adapters/node-webhook-transport';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
@@ -104,6 +104,32 @@ describe('HTTP exchange (loopback receiver)', () => {
     const res = await t.post({ url: `http://receiver.example.test:${port}/named`, headers, body, timeoutMs: 2000 });
     expect(res.outcome).toEqual({ kind: 'response', status: 200 });
     expect(rx.received('/named')[0]!.headers.host).toBe(`receiver.example.test:${port}`);
+  });
+
+  test('when the first vetted address refuses the connection, the next one is tried', async () => {
+    rx.on('/fallback', 200);
+    const port = new URL(rx.url).port;
+    const tried: string[] = [];
+    const request: RequestFn = (protocol, options) => {
+      tried.push(String(options.host));
+      expect(protocol).toBe('http:');
+      return httpRequest(options);
+    };
+    // The receiver listens on 127.0.0.1 only, so ::1 on its port refuses (or is unreachable).
+    const t = new NodeWebhookTransport({ allowLoopback: true, request, resolver: async () => [{ address: '::1', family: 6 }, { address: '127.0.0.1', family: 4 }] });
+    const res = await t.post({ url: `http://receiver.example.test:${port}/fallback`, headers, body, timeoutMs: 2000 });
+    expect(res.outcome).toEqual({ kind: 'response', status: 200 });
+    expect(tried).toEqual(['::1', '127.0.0.1']);
+    expect(rx.received('/fallback')).toHaveLength(1);
+  });
+
+  test('an address that answered, even with an error status, is not followed by another (no duplicate delivery)', async () => {
+    rx.on('/once', 503);
+    const port = new URL(rx.url).port;
+    const t = new NodeWebhookTransport({ allowLoopback: true, resolver: async () => [{ address: '127.0.0.1', family: 4 }, { address: '127.0.0.1', family: 4 }] });
+    const res = await t.post({ url: `http://receiver.example.test:${port}/once`, headers, body, timeoutMs: 2000 });
+    expect(res.outcome).toEqual({ kind: 'response', status: 503 });
+    expect(rx.received('/once')).toHaveLength(1);
   });
 
   test('keeps a snippet of the response body', async () => {

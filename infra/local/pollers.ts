@@ -116,8 +116,8 @@ function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
 }
 
 /**
- * Lambda's DynamoDB-stream event source on one machine: reads every shard from the latest record on
- * (new shards from their start), applies the deployed filter, and on a reported failure re-reads from
+ * Lambda's DynamoDB-stream event source on one machine (TRIM_HORIZON, as deployed): reads each open
+ * shard from its start, applies the deployed filter, and on a reported failure re-reads from
  * the failed record, as Lambda does with reportBatchItemFailures.
  */
 export function pollStream(opts: { streams: DynamoDBStreamsClient; streamArn: string; functionName: string; worker: StreamWorker; onError: (err: unknown) => void }): Poller {
@@ -129,14 +129,14 @@ export function pollStream(opts: { streams: DynamoDBStreamsClient; streamArn: st
     for (const shard of desc.StreamDescription?.Shards ?? []) {
       if (iterators.has(shard.ShardId!)) continue;
       const open = shard.SequenceNumberRange?.EndingSequenceNumber === undefined;
-      // At start only open shards matter, read from their tip; shards appearing later are read whole.
+      // Closed shards seen at start were read by an earlier run (or hold only relayed events); open and
+      // new shards are read from their start: the relay is idempotent, so events written just before
+      // a stop or before this poller started are relayed, never lost.
       if (!initialized && !open) {
         iterators.set(shard.ShardId!, null);
         continue;
       }
-      const it = await opts.streams.send(
-        new GetShardIteratorCommand({ StreamArn: opts.streamArn, ShardId: shard.ShardId!, ShardIteratorType: initialized ? 'TRIM_HORIZON' : 'LATEST' }),
-      );
+      const it = await opts.streams.send(new GetShardIteratorCommand({ StreamArn: opts.streamArn, ShardId: shard.ShardId!, ShardIteratorType: 'TRIM_HORIZON' }));
       iterators.set(shard.ShardId!, it.ShardIterator ?? null);
     }
     initialized = true;

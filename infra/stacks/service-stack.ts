@@ -219,7 +219,8 @@ export class ServiceStack extends Stack {
         maxBatchingWindow: Duration.seconds(1),
         bisectBatchOnError: true,
         reportBatchItemFailures: true,
-        retryAttempts: 10,
+        // No retry count: a failing record is retried until it is 24 h old (the stream's retention),
+        // so an outage of SQS or DynamoDB delays events rather than parking them.
         maxRecordAge: Duration.hours(24),
         onFailure: new SqsDlq(relayFailures),
         filters: [lambda.FilterCriteria.filter(OUTBOX_STREAM_FILTER as never)],

@@ -180,9 +180,16 @@ export class ServiceStack extends Stack {
         );
         f.role.addToPolicy(
           new iam.PolicyStatement({
+            // Needed for CreateKey's Tags. Only keys without a service tag (the key being created) may
+            // be tagged, and only with our two tag keys: an existing key of this stack cannot be
+            // re-tagged to another wallet, and no other key's tags can be changed.
             actions: ['kms:TagResource'],
             resources: [issuerKeyArns],
-            conditions: { StringEquals: { 'aws:RequestTag/service': this.stackName } },
+            conditions: {
+              StringEquals: { 'aws:RequestTag/service': this.stackName },
+              'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', 'wallet_id'] },
+              Null: { 'aws:ResourceTag/service': 'true' },
+            },
           }),
         );
         f.role.addToPolicy(

@@ -265,6 +265,16 @@ describe('issuer keys and DIDs', () => {
     });
   });
 
+  test('tagging is limited to the key being created (no service tag yet), with our tag keys and this stack as service', () => {
+    const tag = statementsOf('didsfunction').find((s) => s.Action === 'kms:TagResource')!;
+    expect(tag.Condition).toEqual({
+      StringEquals: { 'aws:RequestTag/service': 'CredentialService' },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', 'wallet_id'] },
+      Null: { 'aws:ResourceTag/service': 'true' },
+    });
+    expect(statementsOf('didsfunction').flatMap((s) => asArray(s.Action))).not.toContain('kms:UntagResource');
+  });
+
   test("signing and public-key reads are limited to this stack's keys by their tag", () => {
     const use = statementsOf('didsfunction').find((s) => asArray(s.Action).includes('kms:Sign'))!;
     expect(asArray(use.Action).sort()).toEqual(['kms:GetPublicKey', 'kms:Sign']);

@@ -16,6 +16,7 @@ import {
 import { TABLE } from '../../infra/resources';
 import {
   ConditionFailedError,
+  WriteConflictError,
   type Condition,
   type Item,
   type ItemKey,
@@ -137,6 +138,7 @@ export class DynamoDbStore implements ItemStore {
           .map((r, i) => (r.Code === 'ConditionalCheckFailed' ? i : -1))
           .filter((i) => i >= 0);
         if (failed.length > 0) throw new ConditionFailedError(failed);
+        if ((err.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict')) throw new WriteConflictError();
       }
       throw err;
     }

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
-import { BadRequestError, NotFoundError } from '../http/errors';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import type { KeyManager } from '../keys/port';
 import type { TaaService } from '../taa/service';
 import { gsi1, keys, type TenantScope } from '../store/keys';
-import { ConditionFailedError, type ItemStore, type WriteOp } from '../store/port';
+import { ConditionFailedError, WriteConflictError, type ItemStore, type WriteOp } from '../store/port';
 import {
   didJwk,
   didWeb,
@@ -108,31 +108,40 @@ export class DidService {
    */
   async setPublic(scope: TenantScope, didInput: string): Promise<DidRecord> {
     const record = await this.get(scope, didInput);
-    await this.deps.taa.requireAccepted(scope);
-    const current = await this.deps.store.get(keys.publicDid(scope));
-    if (current?.did === record.qualified) return record;
-    const at = this.now().toISOString();
-    const ops: WriteOp[] = [
-      {
-        type: 'update',
-        key: keys.did(scope, record.qualified),
-        condition: 'exists',
-        set: { posture: 'public', published_at: record.published_at ?? at, ...gsi1.publishedDid(publicLookup(record.qualified)) },
-      },
-      {
-        type: 'put',
-        item: { ...keys.publicDid(scope), did: record.qualified, updated_at: at },
-        condition: current ? { equals: { did: current.did } } : 'not_exists',
-      },
-    ];
-    if (current) ops.push({ type: 'update', key: keys.did(scope, current.did as string), condition: 'exists', set: { posture: 'posted' } });
-    try {
-      await this.deps.store.write(ops);
-    } catch (err) {
-      if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) throw new NotFoundError(`No DID ${didInput} in this wallet`, 'did_not_found');
-      throw err; // a concurrent set-public-did won: a 500 that a retry resolves
+    // Two set-public-did calls at once: the loser re-reads the pointer and tries again.
+    for (let round = 0; round < 3; round++) {
+      const taaCheck = await this.deps.taa.requireAccepted(scope);
+      const current = await this.deps.store.get(keys.publicDid(scope), { consistent: true });
+      if (current?.did === record.qualified) return round === 0 ? record : this.get(scope, didInput);
+      const at = this.now().toISOString();
+      const publishedAt = record.published_at ?? at;
+      const ops: WriteOp[] = [
+        {
+          type: 'update',
+          key: keys.did(scope, record.qualified),
+          condition: 'exists',
+          set: { posture: 'public', published_at: publishedAt, ...gsi1.publishedDid(publicLookup(record.qualified)) },
+        },
+        {
+          type: 'put',
+          item: { ...keys.publicDid(scope), did: record.qualified, updated_at: at },
+          condition: current ? { equals: { did: current.did } } : 'not_exists',
+        },
+      ];
+      if (current) ops.push({ type: 'update', key: keys.did(scope, current.did as string), condition: 'exists', set: { posture: 'posted' } });
+      if (taaCheck) ops.push(taaCheck);
+      try {
+        await this.deps.store.write(ops);
+        return { ...record, posture: 'public', published_at: publishedAt };
+      } catch (err) {
+        if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) throw new NotFoundError(`No DID ${didInput} in this wallet`, 'did_not_found');
+        if (taaCheck && err instanceof ConditionFailedError && err.failedIndexes.includes(ops.length - 1)) {
+          throw new ConflictError('The publication agreement acceptance changed meanwhile; fetch and accept it again', 'taa_not_accepted');
+        }
+        if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+      }
     }
-    return { ...record, posture: 'public', published_at: record.published_at ?? at };
+    throw new ConflictError('The public DID is being changed by another request; retry', 'public_did_changed');
   }
 }
 

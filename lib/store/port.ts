@@ -41,7 +41,10 @@ export interface ItemStore {
   get(key: ItemKey, opts?: { consistent?: boolean }): Promise<Item | undefined>;
   /** All items of a partition (following pages), up to `limit`. */
   query(pk: string, opts?: QueryOptions): Promise<Item[]>;
-  /** Atomic: all operations or none. Throws {@link ConditionFailedError} naming the failed ops. */
+  /**
+   * Atomic: all operations or none. Throws {@link ConditionFailedError} naming the failed ops, or
+   * {@link WriteConflictError} when a concurrent write to the same items won.
+   */
   write(ops: readonly WriteOp[]): Promise<void>;
   /** Atomically adds 1 to a numeric attribute (created at 0) and returns the new value. */
   increment(key: ItemKey, attribute: string): Promise<number>;
@@ -51,5 +54,13 @@ export class ConditionFailedError extends Error {
   constructor(readonly failedIndexes: readonly number[]) {
     super(`Condition failed for operation(s) ${failedIndexes.join(', ')}`);
     this.name = 'ConditionFailedError';
+  }
+}
+
+/** A transaction lost to a concurrent write of the same items: re-read and decide again. */
+export class WriteConflictError extends Error {
+  constructor() {
+    super('A concurrent write to the same items won');
+    this.name = 'WriteConflictError';
   }
 }

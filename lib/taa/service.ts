@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BadRequestError, ConflictError } from '../http/errors';
 import { keys, type TenantScope } from '../store/keys';
-import type { ItemStore } from '../store/port';
+import type { ItemStore, WriteOp } from '../store/port';
 
 /** The operator's publication agreement, from deployment configuration (no ledger here). */
 export interface TaaConfig {
@@ -81,14 +81,22 @@ export class TaaService {
     return this.fetch(scope);
   }
 
-  /** Throws unless the wallet accepted the current agreement (when one is configured). */
-  async requireAccepted(scope: TenantScope): Promise<void> {
+  /**
+   * Throws unless the wallet accepted the current agreement by a mechanism still in the AML (when an
+   * agreement is configured). Returns a check for the caller's transaction, so the publication and
+   * the acceptance it relies on are read together.
+   */
+  async requireAccepted(scope: TenantScope): Promise<WriteOp | null> {
     const taa = this.current();
-    if (!taa) return;
+    if (!taa || !this.config) return null;
     const accepted = await this.acceptance(scope);
     if (!accepted) throw new ConflictError('Accept the publication agreement first (POST /api/v1/accept-taa)', 'taa_not_accepted');
     if (accepted.digest !== taa.digest) {
       throw new ConflictError(`The agreement changed (now version ${taa.version}); accept the new version first`, 'taa_not_accepted');
     }
+    if (!Object.hasOwn(this.config.aml, accepted.mechanism)) {
+      throw new ConflictError(`The acceptance mechanism ${accepted.mechanism} is no longer accepted; accept again`, 'taa_not_accepted');
+    }
+    return { type: 'check', key: keys.taaAcceptance(scope), condition: { equals: { digest: taa.digest, mechanism: accepted.mechanism } } };
   }
 }

@@ -8,7 +8,8 @@ import { DidService } from '../../lib/dids/service';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import { issuerSigner, signCompactJws } from '../../lib/keys/signer';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
-import { tenantScope } from '../../lib/store/keys';
+import { keys, tenantScope } from '../../lib/store/keys';
+import { ConditionFailedError, WriteConflictError } from '../../lib/store/port';
 import { TaaService } from '../../lib/taa/service';
 import { MemoryStore } from '../helpers/memory-store';
 
@@ -98,6 +99,66 @@ describe('DidService', () => {
     expect((await s.dids.get(scope, a.did)).posture).toBe('posted');
     expect((await s.dids.publicDid(scope))!.did).toBe(b.did);
     expect(await s.resolver.resolve(`did:sov:${a.did}`)).not.toBeNull();
+  });
+
+  test('two set-public-did calls at once both succeed: the loser re-reads the pointer and goes again', async () => {
+    const s = setup();
+    await s.taaService.accept(scope, { mechanism: 'click' });
+    const a = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    const b = await s.dids.create(scope, { method: 'key', baseUrl: 'https://x' });
+    const writes = s.store.write.bind(s.store);
+    let conditionFailures = 0;
+    s.store.write = async (ops) => writes(ops).catch((err: unknown) => {
+      if (err instanceof ConditionFailedError) conditionFailures++;
+      throw err;
+    });
+    await Promise.all([s.dids.setPublic(scope, a.did), s.dids.setPublic(scope, b.did)]);
+    expect(conditionFailures).toBe(1); // the race really happened
+    const winner = (await s.dids.publicDid(scope))!;
+    const loser = winner.did === a.did ? b : a;
+    expect((await s.dids.get(scope, loser.did)).posture).toBe('posted');
+    expect(winner.posture).toBe('public');
+  });
+
+  test('a write conflict is retried; a race that never settles is a 409 public_did_changed, not a 500', async () => {
+    const s = setup();
+    await s.taaService.accept(scope, { mechanism: 'click' });
+    const a = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    const writes = s.store.write.bind(s.store);
+    let calls = 0;
+    s.store.write = async (ops) => {
+      if (calls++ === 0) throw new WriteConflictError();
+      return writes(ops);
+    };
+    await expect(s.dids.setPublic(scope, a.did)).resolves.toMatchObject({ posture: 'public' });
+    const b = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    s.store.write = async () => {
+      throw new ConditionFailedError([1]);
+    };
+    await expect(s.dids.setPublic(scope, b.did)).rejects.toMatchObject({ status: 409, code: 'public_did_changed' });
+  });
+
+  test('an acceptance by a mechanism dropped from the AML no longer counts', async () => {
+    const s = setup({ text: 'Agreement', version: '2.0', aml: { click: 'clicked accept', wallet: 'in wallet' }, amlVersion: '1.0' } as never);
+    await s.taaService.accept(scope, { mechanism: 'wallet' });
+    const d = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    const narrowed = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement', version: '2.0', aml: { click: 'c' }, amlVersion: '1.1' }), indyNamespace: 'test' });
+    await expect(narrowed.setPublic(scope, d.did)).rejects.toMatchObject({ status: 409, code: 'taa_not_accepted', message: expect.stringContaining('wallet') });
+  });
+
+  test('an acceptance replaced between the check and the write stops the publication', async () => {
+    const s = setup();
+    await s.taaService.accept(scope, { mechanism: 'click' });
+    const d = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    const writes = s.store.write.bind(s.store);
+    s.store.write = async (ops) => {
+      // Another request rewrites the acceptance (as an older deployment's agreement) just before our write.
+      await writes([{ type: 'update', key: keys.taaAcceptance(scope), set: { digest: 'older' } }]);
+      return writes(ops);
+    };
+    await expect(s.dids.setPublic(scope, d.did)).rejects.toMatchObject({ status: 409, code: 'taa_not_accepted' });
+    s.store.write = writes;
+    expect((await s.dids.get(scope, d.did)).posture).toBe('wallet_only');
   });
 
   test('without a configured agreement, publishing needs no acceptance and accepting is a 409', async () => {

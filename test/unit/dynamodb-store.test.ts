@@ -7,7 +7,7 @@ import {
 import { DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
-import { ConditionFailedError } from '../../lib/store/port';
+import { ConditionFailedError, WriteConflictError } from '../../lib/store/port';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const store = () => new DynamoDbStore(new DynamoDBClient({ region: 'eu-west-1' }), 'T');
@@ -45,18 +45,21 @@ describe('DynamoDbStore', () => {
     expect(items[0]!.ConditionCheck?.ConditionExpression).toBe('attribute_exists(PK)');
   });
 
-  test('throttling and cancellations without a failed condition surface as they are (a 500 to the caller)', async () => {
+  test('throttling and other cancellations surface as they are (a 500 to the caller); a lost race is a WriteConflictError', async () => {
     ddb.on(PutCommand).rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
     await expect(store().write([{ type: 'put', item: { PK: 'a', SK: 'b' } }])).rejects.toBeInstanceOf(ProvisionedThroughputExceededException);
+    const two = [
+      { type: 'put', item: { PK: 'a', SK: 'b' } },
+      { type: 'put', item: { PK: 'a', SK: 'c' } },
+    ] as const;
     ddb.on(TransactWriteCommand).rejects(
       new TransactionCanceledException({ message: 'conflict', $metadata: {}, CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }] }),
     );
-    await expect(
-      store().write([
-        { type: 'put', item: { PK: 'a', SK: 'b' } },
-        { type: 'put', item: { PK: 'a', SK: 'c' } },
-      ]),
-    ).rejects.toBeInstanceOf(TransactionCanceledException);
+    await expect(store().write(two)).rejects.toBeInstanceOf(WriteConflictError);
+    ddb.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({ message: 'throttled', $metadata: {}, CancellationReasons: [{ Code: 'ThrottlingError' }, { Code: 'None' }] }),
+    );
+    await expect(store().write(two)).rejects.toBeInstanceOf(TransactionCanceledException);
   });
 
   test('query follows pages up to the limit, and index queries are eventually consistent', async () => {

@@ -1,5 +1,6 @@
 import { ECDH } from 'node:crypto';
 import bs58 from 'bs58';
+import { comparableDid } from '../store/keys';
 import type { ItemStore } from '../store/port';
 import { didDocument } from './document';
 import { didFromItem, publicLookup } from './records';
@@ -16,7 +17,8 @@ export class DidResolver {
   async resolve(did: string): Promise<Record<string, unknown> | null> {
     const qualified = qualify(did);
     const items = await this.store.query(publicLookup(qualified), { index: 'GSI1', limit: 2 });
-    const item = items.find((i) => i.qualified === qualified);
+    // did:web arrives with its port's %3A decoded when it came through a URL path: compare decoded forms.
+    const item = items.find((i) => comparableDid(i.qualified as string) === comparableDid(qualified));
     if (item) {
       const d = didFromItem(item);
       return didDocument(d.qualified, d.method, d.public_jwk);
@@ -30,6 +32,7 @@ export function selfResolve(did: string): Record<string, unknown> | null {
   try {
     if (did.startsWith('did:jwk:')) {
       const jwk = JSON.parse(Buffer.from(did.slice(8), 'base64url').toString('utf8'));
+      if (typeof jwk !== 'object' || jwk === null || 'd' in jwk) return null; // did:jwk must not carry a private key
       if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string') return didDocument(did, 'jwk', { kty: 'OKP', crv: 'Ed25519', x: jwk.x });
       if (jwk.kty === 'EC' && jwk.crv === 'P-256' && typeof jwk.x === 'string' && typeof jwk.y === 'string') {
         return didDocument(did, 'jwk', { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y });

@@ -36,7 +36,7 @@ export const keys = {
   /** Delivery ids are time-ordered, so a descending query lists the newest first. */
   webhookDelivery: (s: TenantScope, deliveryId: string): ItemKey => ({ PK: walletPk(s), SK: `DLV#${deliveryId}` }),
   webhookDeliveryPrefix: 'DLV#',
-  did: (s: TenantScope, did: string): ItemKey => ({ PK: walletPk(s), SK: `DID#${did}` }),
+  did: (s: TenantScope, did: string): ItemKey => ({ PK: walletPk(s), SK: `DID#${comparableDid(did)}` }),
   didPrefix: 'DID#',
   /** The wallet's current public DID, and its acceptance of the publication agreement (TAA). */
   publicDid: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'PUBLICDID' }),
@@ -59,3 +59,16 @@ export const gsi1 = {
   /** Published DIDs, for public resolution: did:web by its path id, the others by the DID. */
   publishedDid: (lookup: string) => ({ GSI1PK: lookup, GSI1SK: 'DID' }),
 } as const;
+
+/**
+ * The form DIDs are keyed and compared in: did:web percent-decoded, because a port's `%3A` arrives
+ * decoded when the DID came through a URL path (`/1.0/identifiers/{did}`, `/api/v1/dids/{did}`).
+ */
+export function comparableDid(did: string): string {
+  if (!did.startsWith('did:web:')) return did;
+  try {
+    return decodeURIComponent(did);
+  } catch {
+    return did;
+  }
+}

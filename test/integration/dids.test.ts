@@ -148,6 +148,12 @@ describe('TAA (contract 4.11) and set-public-did', () => {
     const url = `http://${decodeURIComponent(d.did.split(':')[2])}/${d.did.split(':').slice(3).join('/')}/did.json`;
     const fetched = await fetch(url);
     expect(await fetched.json()).toEqual(doc.body);
+    // The DID in a URL path: its port's %3A may arrive decoded (a plain ':'), or encoded once more.
+    expect(d.did).toContain('%3A');
+    for (const inPath of [d.did, encodeURIComponent(d.did), decodeURIComponent(d.did)]) {
+      expect((await api.call('GET', `/1.0/identifiers/${inPath}`)).body.didDocument).toEqual(doc.body);
+      expect((await api.call('GET', `/api/v1/dids/${inPath}`, { key: w.apiKey })).body).toMatchObject({ did: d.did, posture: 'public' });
+    }
   });
 
   test('unknown DID or another wallet’s DID: 404; missing DID: 400', async () => {

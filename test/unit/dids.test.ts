@@ -49,6 +49,9 @@ describe('DID methods', () => {
     expect(selfResolve('did:key:znotbase58!')).toBeNull();
     expect(selfResolve('did:jwk:bm90LWpzb24')).toBeNull();
     expect(selfResolve('did:example:123')).toBeNull();
+    const withPrivate = { kty: 'OKP', crv: 'Ed25519', x: 'A'.repeat(43), d: 'B'.repeat(43) };
+    expect(selfResolve(`did:jwk:${Buffer.from(JSON.stringify(withPrivate)).toString('base64url')}`)).toBeNull();
+    expect(selfResolve(`did:jwk:${Buffer.from('null').toString('base64url')}`)).toBeNull();
   });
 });
 

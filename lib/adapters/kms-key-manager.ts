@@ -10,7 +10,7 @@ import {
 import { createHash } from 'node:crypto';
 import formatter from 'ecdsa-sig-formatter';
 import { spkiDerToJwk } from '../keys/jwk';
-import { KeyServiceUnavailableError, MessageTooLargeError, type CreatedKey, type KeyAlg, type KeyManager, type PublicJwk } from '../keys/port';
+import { KeyDisabledError, KeyQuotaExceededError, KeyServiceUnavailableError, MessageTooLargeError, type CreatedKey, type KeyAlg, type KeyManager, type PublicJwk } from '../keys/port';
 import type { TenantScope } from '../store/keys';
 
 const SPEC = {
@@ -21,15 +21,10 @@ const SPEC = {
 /** KMS's limit on a RAW message. */
 export const KMS_RAW_MESSAGE_LIMIT = 4096;
 
+/** Transient KMS faults: throttling, internal errors, an unreachable custom key store. */
 function isRetryable(err: unknown): boolean {
   const name = (err as { name?: string }).name;
-  return (
-    err instanceof KMSInternalException ||
-    err instanceof DependencyTimeoutException ||
-    err instanceof KMSInvalidStateException ||
-    name === 'ThrottlingException' ||
-    name === 'LimitExceededException'
-  );
+  return err instanceof KMSInternalException || err instanceof DependencyTimeoutException || name === 'ThrottlingException';
 }
 
 /**
@@ -48,6 +43,8 @@ export class KmsKeyManager implements KeyManager {
       return await fn();
     } catch (err) {
       if (isRetryable(err)) throw new KeyServiceUnavailableError();
+      if (err instanceof KMSInvalidStateException) throw new KeyDisabledError();
+      if ((err as { name?: string }).name === 'LimitExceededException') throw new KeyQuotaExceededError();
       throw err;
     }
   }

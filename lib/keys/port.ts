@@ -35,6 +35,20 @@ export class KeyServiceUnavailableError extends AppError {
   }
 }
 
+/** The key exists but is disabled or pending deletion: it cannot sign until an operator restores it. */
+export class KeyDisabledError extends AppError {
+  constructor() {
+    super(409, 'issuer_key_disabled', 'The key of this identity is disabled or pending deletion; an operator must re-enable it');
+  }
+}
+
+/** The key service refuses new keys (an account quota): not retryable by the caller, an operator's job. */
+export class KeyQuotaExceededError extends AppError {
+  constructor() {
+    super(500, 'key_quota_exceeded', 'The service cannot create more keys at the moment; the operator has been alerted');
+  }
+}
+
 /** KMS signs at most 4096 bytes of raw message; pure EdDSA cannot be pre-hashed. */
 export class MessageTooLargeError extends AppError {
   constructor(limit: number) {

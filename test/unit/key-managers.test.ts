@@ -1,4 +1,4 @@
-import { CreateKeyCommand, GetPublicKeyCommand, KMSClient, KMSInternalException, SignCommand } from '@aws-sdk/client-kms';
+import { CreateKeyCommand, GetPublicKeyCommand, KMSClient, KMSInternalException, KMSInvalidStateException, SignCommand } from '@aws-sdk/client-kms';
 import { createHash, createPublicKey, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { mockClient } from 'aws-sdk-client-mock';
 import { compactVerify, importJWK, jwtVerify } from 'jose';
@@ -84,13 +84,17 @@ describe('KmsKeyManager (aws-sdk-client-mock answering with real keys)', () => {
     await expect(manager.sign(scope, ed.ref, 'EdDSA', data)).rejects.toBeInstanceOf(MessageTooLargeError);
   });
 
-  test('throttling and KMS internal errors are a retryable 503; other errors surface as they are', async () => {
+  test('throttling and KMS internal errors are a retryable 503; a disabled key is a 409, a key quota a logged 500; other errors surface as they are', async () => {
     const manager = km();
     const key = await manager.create(scope, 'EdDSA');
     kms.on(SignCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
     await expect(manager.sign(scope, key.ref, 'EdDSA', Buffer.from('x'))).rejects.toBeInstanceOf(KeyServiceUnavailableError);
     kms.on(SignCommand).rejects(new KMSInternalException({ message: 'boom', $metadata: {} }));
     await expect(manager.sign(scope, key.ref, 'EdDSA', Buffer.from('x'))).rejects.toMatchObject({ status: 503, code: 'key_service_unavailable' });
+    kms.on(SignCommand).rejects(new KMSInvalidStateException({ message: 'pending deletion', $metadata: {} }));
+    await expect(manager.sign(scope, key.ref, 'EdDSA', Buffer.from('x'))).rejects.toMatchObject({ status: 409, code: 'issuer_key_disabled' });
+    kms.on(CreateKeyCommand).rejects(Object.assign(new Error('too many keys'), { name: 'LimitExceededException' }));
+    await expect(manager.create(scope, 'EdDSA')).rejects.toMatchObject({ status: 500, code: 'key_quota_exceeded' });
     kms.on(SignCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
     await expect(manager.sign(scope, key.ref, 'EdDSA', Buffer.from('x'))).rejects.toMatchObject({ name: 'AccessDeniedException' });
   });

@@ -10,6 +10,7 @@ import type {
 import { GATEWAY_ERRORS, GATEWAY_MAX_PAYLOAD_BYTES, type GatewayError } from '../gateway-responses';
 import { ROUTES, type Route, type RouteGroup } from '../routes';
 import { policyResourceMatches } from '../../lib/http/caller';
+import { lambdaContext, LOCAL_ACCOUNT } from './lambda-context';
 
 export type GroupHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
@@ -24,7 +25,6 @@ export interface GatewayOptions {
 }
 
 const API_ID = 'local';
-const ACCOUNT = '000000000000';
 
 interface CompiledRoute {
   readonly route: Route;
@@ -39,24 +39,6 @@ function compile(route: Route): CompiledRoute {
     return '([^/]+)';
   });
   return { route, pattern: new RegExp(`^${source}$`), names };
-}
-
-function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 29000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:${ACCOUNT}:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }
 
 function send(res: ServerResponse, status: number, headers: Record<string, string | number | boolean>, body: string | Buffer): void {
@@ -141,7 +123,7 @@ export function createGateway(opts: GatewayOptions): Server {
     if (route.auth !== 'public') {
       const token = headers['x-api-key'];
       if (!token) return sendGatewayError(res, GATEWAY_ERRORS.UNAUTHORIZED);
-      const methodArn = `arn:aws:execute-api:local:${ACCOUNT}:${API_ID}/${stage}/${method}${url.pathname}`;
+      const methodArn = `arn:aws:execute-api:local:${LOCAL_ACCOUNT}:${API_ID}/${stage}/${method}${url.pathname}`;
       let decision: APIGatewayAuthorizerResult;
       try {
         decision = await authorize(token, methodArn);
@@ -175,7 +157,7 @@ export function createGateway(opts: GatewayOptions): Server {
       body: body.length ? body.toString('utf8') : null,
       isBase64Encoded: false,
       requestContext: {
-        accountId: ACCOUNT,
+        accountId: LOCAL_ACCOUNT,
         apiId: API_ID,
         authorizer,
         protocol: 'HTTP/1.1',
@@ -191,7 +173,7 @@ export function createGateway(opts: GatewayOptions): Server {
     };
     const handler = opts.groups.get(route.group);
     if (!handler) throw new Error(`no handler loaded for group ${route.group}`);
-    const result = await handler(event, lambdaContext(`local-${route.group}`));
+    const result = await handler(event, lambdaContext(`local-${route.group}`, 29000));
     const outHeaders: Record<string, string | number | boolean> = { ...(result.headers ?? {}) };
     for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) outHeaders[k] = v.join(', ');
     outHeaders['x-amzn-requestid'] = requestId;

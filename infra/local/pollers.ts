@@ -1,29 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { matchesOutboxFilter } from '../resources';
+import { lambdaContext } from './lambda-context';
 
 export interface Poller {
   stop(): Promise<void>;
-}
-
-function workerContext(functionName: string, timeoutMs: number): Context {
-  const deadline = Date.now() + timeoutMs;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -78,7 +60,7 @@ export function pollQueue(opts: { sqs: SQSClient; queueUrl: string; queueArn: st
     };
     let failed = new Set<string>();
     try {
-      const res = await opts.worker(event, workerContext(opts.functionName, 30000));
+      const res = await opts.worker(event, lambdaContext(opts.functionName, 30000));
       failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       opts.onError(err);
@@ -155,7 +137,7 @@ export function pollStream(opts: { streams: DynamoDBStreamsClient; streamArn: st
       const records = (out.Records ?? []).map((r) => toLambdaRecord(r, opts.streamArn)).filter(matchesOutboxFilter);
       if (records.length) {
         any = true;
-        const res = await opts.worker({ Records: records }, workerContext(opts.functionName, 30000));
+        const res = await opts.worker({ Records: records }, lambdaContext(opts.functionName, 30000));
         const failedSeq = res?.batchItemFailures?.[0]?.itemIdentifier;
         if (failedSeq) {
           const retry = await opts.streams.send(

@@ -59,3 +59,9 @@ export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dat
 
   return { rt, baseKey, call, newWallet };
 }
+
+/** An error answer: the status, and the documented `{error, code}` body. */
+export function expectError(res: { status: number; body: any }, status: number, code: string): void {
+  expect(res.status).toBe(status);
+  expect(res.body).toEqual(expect.objectContaining({ error: expect.any(String), code }));
+}

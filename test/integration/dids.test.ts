@@ -1,5 +1,5 @@
 import { LOCAL_TAA } from '../../infra/local/runtime';
-import { startTestApi, type TestApi } from '../helpers/runtime';
+import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -8,11 +8,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.rt.stop();
 });
-
-const expectError = (res: { status: number; body: any }, status: number, code: string) => {
-  expect(res.status).toBe(status);
-  expect(res.body).toEqual(expect.objectContaining({ error: expect.any(String), code }));
-};
 
 async function acceptTaa(key: string) {
   const res = await api.call('POST', '/api/v1/accept-taa', { key, body: { mechanism: 'service_agreement', version: LOCAL_TAA.version } });

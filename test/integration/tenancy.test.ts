@@ -1,4 +1,4 @@
-import { startTestApi, type TestApi } from '../helpers/runtime';
+import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -7,11 +7,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.rt.stop();
 });
-
-const expectError = (res: { status: number; body: any }, status: number, code: string) => {
-  expect(res.status).toBe(status);
-  expect(res.body).toEqual(expect.objectContaining({ error: expect.any(String), code }));
-};
 
 describe('subwallets (contract 4.6)', () => {
   test('create returns a numeric wallet_id and a token; list and get show it', async () => {

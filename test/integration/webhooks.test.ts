@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { startReceiver, eventually, type Receiver } from '../helpers/receiver';
-import { startTestApi, type TestApi } from '../helpers/runtime';
+import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
 /**
  * Webhooks end to end on the local runtime: API -> outbox item -> table stream -> relay -> SQS ->
@@ -23,11 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([api?.rt.stop(), rx?.close()]);
 });
-
-const expectError = (res: { status: number; body: any }, status: number, code: string) => {
-  expect(res.status).toBe(status);
-  expect(res.body).toEqual(expect.objectContaining({ error: expect.any(String), code }));
-};
 
 async function walletWithTargets(...paths: string[]) {
   const w = await api.newWallet();

@@ -19,7 +19,12 @@ export const ENV = {
   /** Value of the `service` tag on issuer KMS keys; the functions' IAM is conditioned on it. */
   issuerKeyTag: 'ISSUER_KEY_TAG',
   indyNamespace: 'INDY_NAMESPACE',
-  /** The publication agreement (TAA): text, version, and the acceptance mechanisms as JSON {name: description}. */
+  /**
+   * The publication agreement (TAA). Deployed: TAA_FILE names a JSON file {text, version, aml, amlVersion}
+   * bundled with the DID function (relative to the code root). Locally also as TAA_TEXT, TAA_VERSION,
+   * TAA_AML (JSON {name: description}), TAA_AML_VERSION.
+   */
+  taaFile: 'TAA_FILE',
   taaText: 'TAA_TEXT',
   taaVersion: 'TAA_VERSION',
   taaAml: 'TAA_AML',

@@ -1,5 +1,6 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { API_DEFAULTS } from './api-settings';
 import { ServiceStack } from './stacks/service-stack';
@@ -7,10 +8,12 @@ import { ServiceStack } from './stacks/service-stack';
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * The publication agreement from context (`-c taa='{"text":…,"version":…,"aml":{…}}'` or an object in
- * cdk.json); absent: no agreement is required.
+ * The publication agreement from context: `-c taaFile=agreement.json` (a JSON file, the way to pass a
+ * real agreement's text), `-c taa='{"text":…,"version":…,"aml":{…}}'` or an object in cdk.json;
+ * absent: no agreement is required.
  */
-function taaContext(value: unknown) {
+function taaContext(value: unknown, file: unknown) {
+  if (value === undefined && typeof file === 'string') value = readFileSync(file, 'utf8');
   if (value === undefined) return {};
   const taa = (typeof value === 'string' ? JSON.parse(value) : value) as { text?: string; version?: string; aml?: Record<string, string>; amlVersion?: string };
   if (!taa.text || !taa.version || !taa.aml || Object.keys(taa.aml).length === 0) {
@@ -33,7 +36,7 @@ export function createServiceApp(context: Record<string, unknown> = {}, outdir?:
     throttleBurstLimit: Number(ctx('throttleBurstLimit', API_DEFAULTS.throttleBurstLimit)),
     indyNamespace: String(ctx('indyNamespace', serviceName)),
     ...(publicBaseUrl ? { publicBaseUrl } : {}),
-    ...taaContext(app.node.tryGetContext('taa')),
+    ...taaContext(app.node.tryGetContext('taa'), app.node.tryGetContext('taaFile')),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -4,6 +4,8 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface ServiceFunctionProps {
@@ -16,6 +18,11 @@ export interface ServiceFunctionProps {
   readonly environment: Record<string, string>;
   readonly memorySize?: number;
   readonly timeout?: Duration;
+  /**
+   * Files shipped next to the handler (name -> content): configuration too large for Lambda's 4 KB of
+   * environment, such as the publication agreement's text.
+   */
+  readonly files?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -59,6 +66,7 @@ export class ServiceFunction extends Construct {
         // Bundle the SDK too: the versions we test are the versions that run.
         externalModules: [],
         banner: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);",
+        ...(props.files ? { commandHooks: copyFilesHook(props.files) } : {}),
       },
     });
     Validations.of(this.fn).acknowledge({
@@ -66,4 +74,18 @@ export class ServiceFunction extends Construct {
       reason: 'nodejs22.x is the chosen runtime (the project targets it and tests on Node 20/22); moving up is a deliberate, tested change.',
     });
   }
+}
+
+/** Writes the files at synth time and copies them into the bundle after esbuild (the asset hash covers them). */
+function copyFilesHook(files: Readonly<Record<string, string>>) {
+  const dir = mkdtempSync(join(tmpdir(), 'fn-files-'));
+  for (const [name, content] of Object.entries(files)) {
+    if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`bundled file name ${name} must be a plain file name`);
+    writeFileSync(join(dir, name), content);
+  }
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_input: string, output: string) => Object.keys(files).map((name) => `cp "${join(dir, name)}" "${join(output, name)}"`),
+  };
 }

@@ -172,8 +172,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 
     // The port is fixed before the handlers load: did:web identifiers contain the public URL.
     const port = opts.port === 0 ? await freePort() : (opts.port ?? 3000);
-    const taa = opts.taa === undefined ? (process.env[ENV.taaText] ? undefined : LOCAL_TAA) : opts.taa;
-    if (opts.taa === null) for (const name of [ENV.taaText, ENV.taaVersion, ENV.taaAml, ENV.taaAmlVersion]) delete process.env[name];
+    const taa = opts.taa === undefined ? (process.env[ENV.taaText] || process.env[ENV.taaFile] ? undefined : LOCAL_TAA) : opts.taa;
+    if (opts.taa === null) for (const name of [ENV.taaFile, ENV.taaText, ENV.taaVersion, ENV.taaAml, ENV.taaAmlVersion]) delete process.env[name];
     Object.assign(process.env, {
       [ENV.publicBaseUrl]: `http://${LOOPBACK}:${port}`,
       ...(taa ? { [ENV.taaText]: taa.text, [ENV.taaVersion]: taa.version, [ENV.taaAml]: JSON.stringify(taa.aml), [ENV.taaAmlVersion]: '1.0' } : {}),

@@ -149,14 +149,17 @@ export class ServiceStack extends Stack {
       [ENV.issuerKeyTag]: this.stackName,
       [ENV.indyNamespace]: props.indyNamespace,
       ...(props.publicBaseUrl ? { [ENV.publicBaseUrl]: props.publicBaseUrl } : {}),
-      ...(props.taa
-        ? { [ENV.taaText]: props.taa.text, [ENV.taaVersion]: props.taa.version, [ENV.taaAml]: JSON.stringify(props.taa.aml), [ENV.taaAmlVersion]: props.taa.amlVersion }
-        : {}),
     };
     const issuerKeyArns = this.formatArn({ service: 'kms', resource: 'key', resourceName: '*' });
 
+    // The agreement's text can be long, and Lambda allows 4 KB of environment in all: it ships as a
+    // file with the one function that reads it.
+    const TAA_FILE = 'taa.json';
+    const taaFor = (name: FunctionName) =>
+      props.taa && name === 'dids' ? { environment: { ...environment, [ENV.taaFile]: TAA_FILE }, files: { [TAA_FILE]: JSON.stringify(props.taa) } } : { environment };
+
     const makeFunction = (name: FunctionName, description: string, extra: { entry?: string; timeout?: Duration } = {}) => {
-      const f = new ServiceFunction(this, `${name}-function`, { root: props.root, name, description, environment, ...extra });
+      const f = new ServiceFunction(this, `${name}-function`, { root: props.root, name, description, ...taaFor(name), ...extra });
       const access = TABLE_ACCESS[name];
       const resources = [
         ...(access.table ? [this.table.tableArn] : []),

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ENV } from '../../infra/env-names';
 
@@ -57,6 +59,15 @@ let cached: Config | undefined;
 
 /** The TAA is configured only when its text, version and mechanisms are all set; a bad AML is an error. */
 function taaFromEnv(env: NodeJS.ProcessEnv): unknown {
+  const file = env[ENV.taaFile];
+  if (file) {
+    const path = resolve(env.LAMBDA_TASK_ROOT ?? process.cwd(), file);
+    try {
+      return JSON.parse(readFileSync(path, 'utf8'));
+    } catch (err) {
+      return `TAA_FILE ${path} cannot be read as JSON: ${(err as Error).message}`;
+    }
+  }
   const text = env[ENV.taaText];
   if (!text) return undefined;
   let aml: unknown = env[ENV.taaAml];

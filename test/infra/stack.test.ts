@@ -2,13 +2,14 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GATEWAY_ERRORS } from '../../infra/gateway-responses';
 import { OUTBOX_STREAM_FILTER, QUEUES, TABLE } from '../../infra/resources';
 import { ROUTES } from '../../infra/routes';
 import { createServiceApp } from '../../infra/service-app';
+import { loadConfig } from '../../lib/config';
 
 const asArray = (v: unknown) => (Array.isArray(v) ? v : [v]);
 
@@ -287,15 +288,29 @@ describe('issuer keys and DIDs', () => {
     expect(new Set(actions)).toEqual(new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'dynamodb:Query']));
   });
 
-  test('the TAA and did:indy namespace come from context', () => {
+  test('the TAA (a real-length text from a file) ships bundled with the DID function only; no environment outgrows Lambda\'s 4 KB', () => {
     const outdir2 = mkdtempSync(join(tmpdir(), 'cdk-taa-'));
     try {
-      const taa = { text: 'Publish responsibly', version: '3', aml: { click: 'clicked' } };
-      const { stack } = createServiceApp({ taa: JSON.stringify(taa), indyNamespace: 'acme:test' }, outdir2);
+      const taa = { text: 'Publish responsibly. '.repeat(1000), version: '3', aml: { click: 'clicked' }, amlVersion: '2' };
+      const file = join(outdir2, 'agreement.json');
+      writeFileSync(file, JSON.stringify(taa));
+      const { app, stack } = createServiceApp({ taaFile: file, indyNamespace: 'acme:test' }, outdir2);
+      const assembly = app.synth();
       const t = Template.fromStack(stack);
-      t.hasResourceProperties('AWS::Lambda::Function', {
-        Environment: { Variables: Match.objectLike({ TAA_TEXT: 'Publish responsibly', TAA_VERSION: '3', TAA_AML: '{"click":"clicked"}', INDY_NAMESPACE: 'acme:test' }) },
-      });
+      const fns = Object.entries(t.findResources('AWS::Lambda::Function')) as [string, { Properties: Record<string, any> }][];
+      for (const [, fn] of fns) {
+        const vars = fn.Properties.Environment?.Variables ?? {};
+        expect(Buffer.byteLength(JSON.stringify(vars))).toBeLessThan(4096);
+        expect(Object.keys(vars).filter((k) => k.startsWith('TAA_') && k !== 'TAA_FILE')).toEqual([]);
+      }
+      const withTaa = fns.filter(([, fn]) => fn.Properties.Environment?.Variables?.TAA_FILE);
+      expect(withTaa.map(([id]) => id.replace(/function.*/, ''))).toEqual(['dids']);
+      expect(withTaa[0]![1].Properties.Environment.Variables).toMatchObject({ TAA_FILE: 'taa.json', INDY_NAMESPACE: 'acme:test' });
+      // The bundled asset holds the file; the function's config loader reads it from its code root.
+      const assetDir = join(assembly.directory, `asset.${withTaa[0]![1].Properties.Code.S3Key.replace(/\.zip$/, '')}`);
+      expect(JSON.parse(readFileSync(join(assetDir, 'taa.json'), 'utf8'))).toEqual(taa);
+      const config = loadConfig({ KEY_BACKEND: 'local', TABLE_NAME: 't', LOCAL_MASTER_KEY: 'ab'.repeat(32), TAA_FILE: 'taa.json', LAMBDA_TASK_ROOT: assetDir });
+      expect(config.taa).toEqual(taa);
       expect(() => createServiceApp({ taa: '{"text":"x"}' }, outdir2)).toThrow(/taa needs/);
     } finally {
       rmSync(outdir2, { recursive: true, force: true });

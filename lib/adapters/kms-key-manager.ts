@@ -1,6 +1,7 @@
 import {
   CreateKeyCommand,
   DependencyTimeoutException,
+  DisabledException,
   GetPublicKeyCommand,
   KMSInternalException,
   KMSInvalidStateException,
@@ -24,8 +25,16 @@ export const KMS_RAW_MESSAGE_LIMIT = 4096;
 /** Transient KMS faults: throttling, internal errors, an unreachable custom key store. */
 function isRetryable(err: unknown): boolean {
   const name = (err as { name?: string }).name;
-  return err instanceof KMSInternalException || err instanceof DependencyTimeoutException || name === 'ThrottlingException';
+  return err instanceof KMSInternalException || err instanceof DependencyTimeoutException || name === 'ThrottlingException' || name === 'KeyUnavailableException';
 }
+
+/**
+ * KMS is eventually consistent: a key just created can briefly be NotFound or in an unexpected state,
+ * and the tag that grants this role access can take a moment to count. Waits before each retry of the
+ * first GetPublicKey, about 6 s in all (the API answers within 29 s).
+ */
+const NEW_KEY_RETRY_DELAYS_MS = [100, 200, 400, 800, 1600, 3200];
+const NEW_KEY_TRANSIENT = new Set(['NotFoundException', 'AccessDeniedException']);
 
 /**
  * KMS adapter: asymmetric KMS keys (Ed25519 with ED25519_SHA_512 over the RAW message, which is
@@ -36,6 +45,7 @@ export class KmsKeyManager implements KeyManager {
   constructor(
     private readonly kms: KMSClient,
     private readonly serviceTag: string,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {}
 
   private async call<T>(fn: () => Promise<T>): Promise<T> {
@@ -43,7 +53,7 @@ export class KmsKeyManager implements KeyManager {
       return await fn();
     } catch (err) {
       if (isRetryable(err)) throw new KeyServiceUnavailableError();
-      if (err instanceof KMSInvalidStateException) throw new KeyDisabledError();
+      if (err instanceof KMSInvalidStateException || err instanceof DisabledException) throw new KeyDisabledError();
       if ((err as { name?: string }).name === 'LimitExceededException') throw new KeyQuotaExceededError();
       throw err;
     }
@@ -65,7 +75,16 @@ export class KmsKeyManager implements KeyManager {
     );
     const ref = out.KeyMetadata?.Arn;
     if (!ref) throw new Error('KMS CreateKey returned no key ARN');
-    return { ref, publicJwk: await this.publicJwk(scope, ref, alg) };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return { ref, publicJwk: await this.publicJwk(scope, ref, alg) };
+      } catch (err) {
+        const transient = err instanceof KeyDisabledError || NEW_KEY_TRANSIENT.has((err as { name?: string }).name ?? '');
+        if (!transient) throw err;
+        if (attempt === NEW_KEY_RETRY_DELAYS_MS.length) throw new KeyServiceUnavailableError('The new key is not usable yet; retry shortly');
+        await this.sleep(NEW_KEY_RETRY_DELAYS_MS[attempt]!);
+      }
+    }
   }
 
   async publicJwk(_scope: TenantScope, ref: string, alg: KeyAlg): Promise<PublicJwk> {

@@ -108,7 +108,7 @@ export class DidService {
    */
   async setPublic(scope: TenantScope, didInput: string): Promise<DidRecord> {
     const record = await this.get(scope, didInput);
-    // Two set-public-did calls at once: the loser re-reads the pointer and tries again.
+    // Two set-public-did calls at once (or a re-acceptance meanwhile): the loser reads again and retries.
     for (let round = 0; round < 3; round++) {
       const taaCheck = await this.deps.taa.requireAccepted(scope);
       const current = await this.deps.store.get(keys.publicDid(scope), { consistent: true });
@@ -135,9 +135,7 @@ export class DidService {
         return { ...record, posture: 'public', published_at: publishedAt };
       } catch (err) {
         if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) throw new NotFoundError(`No DID ${didInput} in this wallet`, 'did_not_found');
-        if (taaCheck && err instanceof ConditionFailedError && err.failedIndexes.includes(ops.length - 1)) {
-          throw new ConflictError('The publication agreement acceptance changed meanwhile; fetch and accept it again', 'taa_not_accepted');
-        }
+        // Otherwise the pointer or the acceptance changed meanwhile: the next round reads both again.
         if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
       }
     }

@@ -149,7 +149,23 @@ describe('DidService', () => {
     await expect(narrowed.setPublic(scope, d.did)).rejects.toMatchObject({ status: 409, code: 'taa_not_accepted', message: expect.stringContaining('wallet') });
   });
 
-  test('an acceptance replaced between the check and the write stops the publication', async () => {
+  test('an acceptance replaced between the check and the write is read again, and a valid one publishes', async () => {
+    const s = setup({ text: 'Agreement', version: '2.0', aml: { click: 'clicked accept', wallet: 'in wallet' }, amlVersion: '1.0' } as never);
+    await s.taaService.accept(scope, { mechanism: 'click' });
+    const d = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    const writes = s.store.write.bind(s.store);
+    let once = true;
+    s.store.write = async (ops) => {
+      if (once) {
+        once = false;
+        await s.taaService.accept(scope, { mechanism: 'wallet' }); // re-accepted by another mechanism
+      }
+      return writes(ops);
+    };
+    await expect(s.dids.setPublic(scope, d.did)).resolves.toMatchObject({ posture: 'public' });
+  });
+
+  test('an acceptance outdated between the check and the write stops the publication', async () => {
     const s = setup();
     await s.taaService.accept(scope, { mechanism: 'click' });
     const d = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });

@@ -1,4 +1,4 @@
-import { CreateKeyCommand, GetPublicKeyCommand, KMSClient, KMSInternalException, KMSInvalidStateException, SignCommand } from '@aws-sdk/client-kms';
+import { CreateKeyCommand, DisabledException, GetPublicKeyCommand, KMSClient, KMSInternalException, KMSInvalidStateException, SignCommand } from '@aws-sdk/client-kms';
 import { createHash, createPublicKey, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { mockClient } from 'aws-sdk-client-mock';
 import { compactVerify, importJWK, jwtVerify } from 'jose';
@@ -97,6 +97,44 @@ describe('KmsKeyManager (aws-sdk-client-mock answering with real keys)', () => {
     await expect(manager.create(scope, 'EdDSA')).rejects.toMatchObject({ status: 500, code: 'key_quota_exceeded' });
     kms.on(SignCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
     await expect(manager.sign(scope, key.ref, 'EdDSA', Buffer.from('x'))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+  });
+
+  test('a new key that KMS does not show yet (NotFound, AccessDenied while its tag propagates) is waited for, then a 503', async () => {
+    const waits: number[] = [];
+    const manager = new KmsKeyManager(new KMSClient({ region: 'eu-west-1' }), 'my-stack', async (ms) => {
+      waits.push(ms);
+    });
+    const real = kms.commandCalls(GetPublicKeyCommand).length;
+    const failures = 2;
+    kms
+      .on(GetPublicKeyCommand)
+      .rejectsOnce(Object.assign(new Error('no such key'), { name: 'NotFoundException' }))
+      .rejectsOnce(Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }))
+      .callsFake((input) => {
+        const k = keysByArn.get(input.KeyId)!;
+        return { PublicKey: new Uint8Array(createPublicKey(k.priv).export({ format: 'der', type: 'spki' })), KeySpec: k.spec as never };
+      });
+    const key = await manager.create(scope, 'EdDSA');
+    expect(key.publicJwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
+    expect(waits).toEqual([100, 200]);
+    expect(kms.commandCalls(GetPublicKeyCommand).length - real).toBe(failures + 1);
+
+    waits.length = 0;
+    kms.on(GetPublicKeyCommand).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }));
+    await expect(manager.create(scope, 'EdDSA')).rejects.toMatchObject({ status: 503, code: 'key_service_unavailable' });
+    expect(waits).toEqual([100, 200, 400, 800, 1600, 3200]);
+    // An existing key's AccessDenied is not waited for: it is a real refusal.
+    await expect(manager.publicJwk(scope, key.ref, 'EdDSA')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect(waits).toHaveLength(6);
+  });
+
+  test('a disabled key (DisabledException) is a 409; KeyUnavailableException a retryable 503', async () => {
+    const manager = km();
+    const key = await manager.create(scope, 'ES256');
+    kms.on(SignCommand).rejects(new DisabledException({ message: 'disabled', $metadata: {} }));
+    await expect(manager.sign(scope, key.ref, 'ES256', Buffer.from('x'))).rejects.toMatchObject({ status: 409, code: 'issuer_key_disabled' });
+    kms.on(SignCommand).rejects(Object.assign(new Error('hsm'), { name: 'KeyUnavailableException' }));
+    await expect(manager.sign(scope, key.ref, 'ES256', Buffer.from('x'))).rejects.toMatchObject({ status: 503 });
   });
 
   test('a key of the wrong spec is refused when reading its public key', async () => {

@@ -24,6 +24,8 @@ export interface Route {
   readonly tag: string;
   /** Largest accepted request body in bytes (default {@link DEFAULT_MAX_BODY_BYTES}). */
   readonly maxBodyBytes?: number;
+  /** Public documents any web page may read (DID documents): answered with `Access-Control-Allow-Origin: *`. */
+  readonly cors?: true;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
@@ -60,8 +62,8 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/api/v1/fetch-taa', group: 'dids', auth: 'wallet', operationId: 'fetchTaa', tag: 'TAA', summary: 'The publication agreement, its mechanisms and this wallet’s acceptance' },
   { method: 'POST', path: '/api/v1/accept-taa', group: 'dids', auth: 'wallet', operationId: 'acceptTaa', tag: 'TAA', summary: 'Accept the publication agreement', maxBodyBytes: 256 * 1024 },
   // Public: DID resolution (Universal Resolver style) and did:web documents.
-  { method: 'GET', path: '/1.0/identifiers/{did}', group: 'resolver', auth: 'public', operationId: 'resolveDid', tag: 'DID resolution', summary: 'Resolve a published DID (and any did:key / did:jwk)' },
-  { method: 'GET', path: '/dids/{id}/did.json', group: 'resolver', auth: 'public', operationId: 'getDidWebDocument', tag: 'DID resolution', summary: 'The DID document of a published did:web DID' },
+  { method: 'GET', path: '/1.0/identifiers/{did}', group: 'resolver', auth: 'public', operationId: 'resolveDid', cors: true, tag: 'DID resolution', summary: 'Resolve a published DID (and any did:key / did:jwk)' },
+  { method: 'GET', path: '/dids/{id}/did.json', group: 'resolver', auth: 'public', operationId: 'getDidWebDocument', cors: true, tag: 'DID resolution', summary: 'The DID document of a published did:web DID' },
   // Public.
   { method: 'GET', path: '/openapi.json', group: 'meta', auth: 'public', operationId: 'getOpenApi', tag: 'Meta', summary: 'This API as an OpenAPI 3.1 document' },
 ];

@@ -1,5 +1,5 @@
 import { AppError } from '../http/errors';
-import { walletScope, type OperationImpls } from '../http/contract';
+import { Representation, walletScope, type OperationImpls } from '../http/contract';
 import type { TaaService } from '../taa/service';
 import type { didContracts, resolverContracts } from './contract';
 import type { DidMethod, KeyType } from './methods';
@@ -37,17 +37,30 @@ function notFound(did: string): AppError {
   });
 }
 
+const DOCUMENT_MEDIA_TYPES = ['application/did+ld+json', 'application/did+json'] as const;
+const RESOLUTION_RESULT_TYPE = 'application/ld+json;profile="https://w3id.org/did-resolution";charset=utf-8';
+
+/** The media types an Accept header lists, parameters and quality values left aside. */
+function mediaTypes(accept: string): string[] {
+  return accept.split(',').map((part) => part.split(';')[0]!.trim().toLowerCase());
+}
+
 export function resolverOperations(dids: DidResolver): OperationImpls<typeof resolverContracts> {
   return {
-    resolveDid: async ({ params }) => {
+    // DID Resolution's HTTP(S) binding, as the Universal Resolver speaks it: a DID document media type
+    // asks for the document alone, anything else gets the resolution result.
+    resolveDid: async ({ params, accept }) => {
       const doc = await dids.resolve(params.did);
       if (!doc) throw notFound(params.did);
-      return {
+      const wanted = DOCUMENT_MEDIA_TYPES.find((t) => mediaTypes(accept).includes(t));
+      if (wanted) return new Representation(doc, wanted);
+      const result = {
         '@context': 'https://w3id.org/did-resolution/v1',
         didDocument: doc,
         didResolutionMetadata: { contentType: 'application/did+ld+json' },
         didDocumentMetadata: {},
       };
+      return mediaTypes(accept).includes('application/ld+json') ? new Representation(result, RESOLUTION_RESULT_TYPE) : result;
     },
     getDidWebDocument: async ({ params, baseUrl }) => {
       const did = didWeb(baseUrl, params.id);

@@ -1,6 +1,7 @@
-import { ECDH } from 'node:crypto';
+import { createPublicKey, ECDH, type JsonWebKey } from 'node:crypto';
 import bs58 from 'bs58';
 import { comparableDid } from '../store/keys';
+import type { PublicJwk } from '../keys/port';
 import type { ItemStore } from '../store/port';
 import { didDocument } from './document';
 import { didFromItem, publicLookup } from './records';
@@ -33,17 +34,17 @@ export function selfResolve(did: string): Record<string, unknown> | null {
     if (did.startsWith('did:jwk:')) {
       const jwk = JSON.parse(Buffer.from(did.slice(8), 'base64url').toString('utf8'));
       if (typeof jwk !== 'object' || jwk === null || 'd' in jwk) return null; // did:jwk must not carry a private key
-      if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string') return didDocument(did, 'jwk', { kty: 'OKP', crv: 'Ed25519', x: jwk.x });
-      if (jwk.kty === 'EC' && jwk.crv === 'P-256' && typeof jwk.x === 'string' && typeof jwk.y === 'string') {
-        return didDocument(did, 'jwk', { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y });
-      }
+      const use = jwk.use === 'sig' || jwk.use === 'enc' ? { use: jwk.use as string } : {};
+      if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') return documentIfValid(did, 'jwk', { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, use);
+      if (jwk.kty === 'EC' && jwk.crv === 'P-256') return documentIfValid(did, 'jwk', { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y }, use);
     }
     if (did.startsWith('did:key:z')) {
       const bytes = bs58.decode(did.slice(9));
       if (bytes.length === 34 && bytes[0] === 0xed && bytes[1] === 0x01) {
-        return didDocument(did, 'key', { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(bytes.subarray(2)).toString('base64url') });
+        return documentIfValid(did, 'key', { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(bytes.subarray(2)).toString('base64url') });
       }
       if (bytes.length === 35 && bytes[0] === 0x80 && bytes[1] === 0x24) {
+        // Decompressing checks that the point is on the curve (it throws otherwise).
         const point = ECDH.convertKey(Buffer.from(bytes.subarray(2)), 'prime256v1', undefined, undefined, 'uncompressed') as Buffer;
         return didDocument(did, 'key', { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') });
       }
@@ -52,4 +53,16 @@ export function selfResolve(did: string): Record<string, unknown> | null {
     return null; // not decodable: unknown, like any other
   }
   return null;
+}
+
+/** The document, when the key is usable: the right lengths and (P-256) a point on the curve, as node's import checks. */
+function documentIfValid(did: string, method: 'key' | 'jwk', jwk: PublicJwk, use: { use?: string } = {}): Record<string, unknown> | null {
+  const len = (v: unknown) => (typeof v === 'string' && /^[A-Za-z0-9_-]+$/.test(v) ? Buffer.from(v, 'base64url').length : -1);
+  if (len(jwk.x) !== 32 || (jwk.kty === 'EC' && len(jwk.y) !== 32)) return null;
+  try {
+    createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+  } catch {
+    return null;
+  }
+  return didDocument(did, method, { ...jwk, ...use });
 }

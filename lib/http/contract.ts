@@ -29,9 +29,19 @@ export interface OperationInput<C extends OperationContract> {
   readonly caller: Caller;
   /** Public base URL of the API as callers reach it (configured, or from the request's host and stage). */
   readonly baseUrl: string;
+  /** The request's Accept header ('' when absent), for the few routes that negotiate a media type. */
+  readonly accept: string;
 }
 
-export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']>>;
+/** A response body with its own media type (content negotiation); plain results are application/json. */
+export class Representation<T = unknown> {
+  constructor(
+    readonly body: T,
+    readonly mediaType: string,
+  ) {}
+}
+
+export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']> | Representation>;
 
 export type OperationImpls<Cs extends OperationContracts> = { readonly [K in keyof Cs]: OperationImpl<Cs[K]> };
 

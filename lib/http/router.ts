@@ -6,7 +6,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { z } from 'zod';
 import { DEFAULT_MAX_BODY_BYTES, routeKey, routesOf, type Route, type RouteGroup } from '../../infra/routes';
 import { callerFromContext } from './caller';
-import type { Caller, OperationContract, OperationContracts, OperationImpls } from './contract';
+import { Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
 import {
   AppError,
   BadRequestError,
@@ -68,20 +68,22 @@ function authorize(route: Route, caller: Caller): void {
 }
 
 /** Maps errors to responses by class: only AppErrors speak to the caller; the rest is a logged 500. */
-function errorMapper(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+function errorMapper(logger: Logger, headersFor: (event: APIGatewayProxyEvent) => Record<string, string>): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
       const err = request.error;
       if (err instanceof AppError) {
         if (err.status >= 500) logger.error('request failed', { error: err });
-        request.response = json(err.status, err.body ?? errorBody(err));
+        request.response = json(err.status, err.body ?? errorBody(err), headersFor(request.event));
         return;
       }
       logger.error('unhandled error', { error: err as Error });
-      request.response = json(500, INTERNAL_ERROR_BODY);
+      request.response = json(500, INTERNAL_ERROR_BODY, headersFor(request.event));
     },
   };
 }
+
+const CORS_HEADERS = { 'access-control-allow-origin': '*' } as const;
 
 export interface GroupHandlerOptions<Cs extends OperationContracts> {
   readonly group: RouteGroup;
@@ -114,12 +116,16 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
     const query = validate(contract.query, event.queryStringParameters ?? {}, 'query');
     const body = contract.body ? validate(contract.body, parseBody(event, route), '') : undefined;
     const baseUrl = (opts.publicBaseUrl ?? `https://${event.requestContext.domainName}/${event.requestContext.stage}`).replace(/\/+$/, '');
-    const result = await impl({ body, query, params, caller, baseUrl } as never);
-    return json(contract.status ?? 200, result);
+    const accept = Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === 'accept')?.[1] ?? '';
+    const result = await impl({ body, query, params, caller, baseUrl, accept } as never);
+    if (result instanceof Representation) return json(contract.status ?? 200, result.body, { ...headersFor(event), 'content-type': result.mediaType });
+    return json(contract.status ?? 200, result, headersFor(event));
   };
+  const headersFor = (event: APIGatewayProxyEvent): Record<string, string> =>
+    table.get(routeKey(event.httpMethod, event.resource))?.route.cors ? CORS_HEADERS : {};
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(errorMapper(logger))
+    .use(errorMapper(logger, headersFor))
     .handler(core);
 }

@@ -168,4 +168,23 @@ describe('TAA (contract 4.11) and set-public-did', () => {
     const key = 'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp';
     expect((await api.call('GET', `/1.0/identifiers/${key}`)).body.didDocument.id).toBe(key);
   });
+
+  test('the resolver negotiates like a Universal Resolver driver and any web page may read it (CORS)', async () => {
+    const key = 'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp';
+    const result = await api.call('GET', `/1.0/identifiers/${key}`, { headers: { accept: 'application/ld+json;profile="https://w3id.org/did-resolution"' } });
+    expect(result.headers.get('content-type')).toBe('application/ld+json;profile="https://w3id.org/did-resolution";charset=utf-8');
+    expect(result.body).toMatchObject({ didDocument: { id: key }, didResolutionMetadata: { contentType: 'application/did+ld+json' } });
+    for (const type of ['application/did+ld+json', 'application/did+json']) {
+      const doc = await api.call('GET', `/1.0/identifiers/${key}`, { headers: { accept: `${type}, application/json;q=0.5` } });
+      expect(doc.headers.get('content-type')).toBe(type);
+      expect(doc.body).toEqual(result.body.didDocument);
+    }
+    expect(result.headers.get('access-control-allow-origin')).toBe('*');
+    const missing = await api.call('GET', '/1.0/identifiers/did:sov:NotARealDidAtAll12345');
+    expect(missing.headers.get('access-control-allow-origin')).toBe('*');
+    expect((await api.call('GET', '/dids/NotARealDidAtAll12345/did.json')).headers.get('access-control-allow-origin')).toBe('*');
+    // Authenticated API routes do not open themselves to other origins.
+    const w = await api.newWallet();
+    expect((await api.call('GET', '/api/v1/dids', { key: w.apiKey })).headers.get('access-control-allow-origin')).toBeNull();
+  });
 });

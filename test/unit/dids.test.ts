@@ -1,4 +1,5 @@
 import bs58 from 'bs58';
+import { generateKeyPairSync } from 'node:crypto';
 import { Resolver } from 'did-resolver';
 import { getResolver as keyDidResolver } from 'key-did-resolver';
 import { importJWK, jwtVerify } from 'jose';
@@ -22,7 +23,6 @@ describe('DID methods', () => {
   });
 
   test('did:key agrees with an independent resolver (key-did-resolver) for Ed25519 and P-256', async () => {
-    const { generateKeyPairSync } = await import('node:crypto');
     const resolver = new Resolver(keyDidResolver());
     for (const kp of [generateKeyPairSync('ed25519'), generateKeyPairSync('ec', { namedCurve: 'P-256' })]) {
       const jwk = kp.publicKey.export({ format: 'jwk' }) as { kty: 'OKP' | 'EC'; crv: 'Ed25519' | 'P-256'; x: string; y?: string };
@@ -34,7 +34,23 @@ describe('DID methods', () => {
       const ours = selfResolve(did)!.verificationMethod as { publicKeyJwk: object; id: string }[];
       expect(ours[0]!.publicKeyJwk).toEqual(jwk.kty === 'OKP' ? { kty: 'OKP', crv: 'Ed25519', x: jwk.x } : { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y });
       expect(ours[0]!.id).toBe(theirs.id);
+      // Only the spec's method: a proof naming any other id would not verify with outside resolvers.
+      expect(ours.map((m) => m.id)).toEqual([theirs.id]);
     }
+  });
+
+  test('did:jwk documents follow the spec: one method #0, keyAgreement unless the JWK says use "sig"', () => {
+    const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+    const enc = (o: object) => `did:jwk:${Buffer.from(JSON.stringify(o)).toString('base64url')}`;
+    const plain = selfResolve(enc(jwk))!;
+    expect(plain.verificationMethod).toEqual([{ id: `${enc(jwk)}#0`, type: 'JsonWebKey2020', controller: enc(jwk), publicKeyJwk: { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y } }]);
+    expect(plain).toMatchObject({ assertionMethod: [`${enc(jwk)}#0`], keyAgreement: [`${enc(jwk)}#0`] });
+    const sig = selfResolve(enc({ ...jwk, use: 'sig' }))!;
+    expect(sig.keyAgreement).toBeUndefined();
+    expect(sig.assertionMethod).toHaveLength(1);
+    const encOnly = selfResolve(enc({ ...jwk, use: 'enc' }))!;
+    expect(encOnly).toMatchObject({ keyAgreement: [expect.any(String)] });
+    expect(encOnly.assertionMethod).toBeUndefined();
   });
 
   test('did:jwk is the base64url JSON of the key; did:web encodes the port and path', () => {
@@ -52,6 +68,11 @@ describe('DID methods', () => {
     const withPrivate = { kty: 'OKP', crv: 'Ed25519', x: 'A'.repeat(43), d: 'B'.repeat(43) };
     expect(selfResolve(`did:jwk:${Buffer.from(JSON.stringify(withPrivate)).toString('base64url')}`)).toBeNull();
     expect(selfResolve(`did:jwk:${Buffer.from('null').toString('base64url')}`)).toBeNull();
+    // Keys that are no keys: wrong lengths, or a point off the curve.
+    for (const bad of [{ kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' }, { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: 'B'.repeat(43) }, { kty: 'OKP', crv: 'Ed25519', x: 'A' }]) {
+      expect(selfResolve(`did:jwk:${Buffer.from(JSON.stringify(bad)).toString('base64url')}`)).toBeNull();
+    }
+    expect(selfResolve(`did:key:z${bs58.encode(Buffer.concat([Buffer.from([0x80, 0x24, 0x02]), Buffer.alloc(32, 0xff)]))}`)).toBeNull();
   });
 });
 

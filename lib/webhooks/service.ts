@@ -3,7 +3,7 @@ import type { EventEnvelope } from '../events/envelope';
 import type { EventPublisher } from '../events/publisher';
 import type { SecretDeriver } from '../secrets/port';
 import { keys, type TenantScope } from '../store/keys';
-import type { ItemStore } from '../store/port';
+import { ConditionFailedError, type ItemStore } from '../store/port';
 import type { WebhookDispatcher } from './dispatcher';
 import {
   activeTargets,
@@ -18,7 +18,7 @@ import {
   WebhookSettingsRepo,
 } from './records';
 import { formatSecret, signingKey } from './signing';
-import { targetUrlProblem } from './target-url';
+import { normaliseTargetUrl, targetUrlProblem } from './target-url';
 
 export const DEFAULT_ROTATION_GRACE_SECONDS = 86400;
 
@@ -57,7 +57,7 @@ export class WebhookService {
 
   /**
    * Replaces the list. URLs are stored in their normalised form (`new URL(u).href`: lower-case host,
-   * default port dropped), so one receiver cannot be listed twice. Listing a disabled URL again
+   * default port dropped, no trailing dot on the host), so one receiver cannot be listed twice. Listing a disabled URL again
    * re-enables it: PUT says "deliver here".
    */
   async putTargetUrls(scope: TenantScope, urls: readonly string[]): Promise<string[]> {
@@ -66,7 +66,7 @@ export class WebhookService {
     urls.forEach((url, i) => {
       const problem = targetUrlProblem(url, { allowLoopback: this.deps.allowLoopback });
       if (problem) return details.push({ path: `urls.${i}`, message: problem });
-      const href = new URL(url).href;
+      const href = normaliseTargetUrl(url);
       if (normalised.includes(href)) return details.push({ path: `urls.${i}`, message: 'duplicate URL' });
       normalised.push(href);
     });
@@ -154,8 +154,26 @@ export class WebhookService {
       throw new ConflictError('The delivery URL is no longer an active webhook target of this wallet', 'target_inactive');
     }
     const at = this.now();
+    const freshId = freshDeliveryId(original.url, at);
+    if (original.status === 'pending' || original.status === 'retrying') {
+      // A stalled original is closed first, so a later DLQ redrive of its job sends nothing.
+      try {
+        await this.deps.store.write([
+          {
+            type: 'update',
+            key: keys.webhookDelivery(scope, original.delivery_id),
+            set: { status: 'failed', final_reason: `stalled; redelivered as ${freshId}`, updated_at: at.toISOString() },
+            remove: ['next_attempt_at', 'next_enqueued'],
+            condition: { equals: { attempt_count: original.attempt_count, status: original.status } },
+          },
+        ]);
+      } catch (err) {
+        if (err instanceof ConditionFailedError) throw new ConflictError('This delivery is still in progress', 'delivery_in_progress');
+        throw err;
+      }
+    }
     const delivery: DeliveryRecord = {
-      delivery_id: freshDeliveryId(original.url, at),
+      delivery_id: freshId,
       event_id: original.event_id,
       event_type: original.event_type,
       url: original.url,

@@ -19,7 +19,7 @@ export function targetUrlProblem(raw: string, opts: { allowLoopback: boolean }):
     return 'not an absolute URL';
   }
   if (url.username || url.password) return 'must not carry credentials';
-  if (url.hash) return 'must not have a fragment';
+  if (url.hash || url.href.includes('#')) return 'must not have a fragment';
   // A trailing dot names the same host (localhost. is localhost).
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
   const literal = isIP(host) !== 0;
@@ -32,4 +32,11 @@ export function targetUrlProblem(raw: string, opts: { allowLoopback: boolean }):
   if (loopbackHost && !opts.allowLoopback) return 'must not point at a loopback host';
   if (literal && !addressAllowed(host, opts)) return 'must not point at a private, link-local or reserved address';
   return null;
+}
+
+/** The stored form of a valid target URL: `new URL(u).href` with a host's trailing dot dropped (same host). */
+export function normaliseTargetUrl(raw: string): string {
+  const url = new URL(raw);
+  if (url.hostname.endsWith('.')) url.hostname = url.hostname.slice(0, -1);
+  return url.href;
 }

@@ -147,7 +147,8 @@ export class WebhookDispatcher {
       if (delivery.status === 'retrying' && item.next_enqueued === false && delivery.next_attempt_at) {
         await this.queueNext(scope, job, Date.parse(delivery.next_attempt_at));
       } else if (delivery.status === 'failed' && delivery.attempts.at(-1)?.status_code === 410) {
-        await this.disableTarget(scope, delivery.url, `410 Gone on delivery ${delivery.delivery_id}`);
+        // Only if the settings did not change since the 410: a tenant who listed the URL again meant it.
+        await this.disableTarget(scope, delivery.url, `410 Gone on delivery ${delivery.delivery_id}`, delivery.attempts.at(-1)!.at);
       }
       return;
     }
@@ -249,10 +250,11 @@ export class WebhookDispatcher {
     }
   }
 
-  private async disableTarget(scope: TenantScope, url: string, reason: string): Promise<void> {
+  private async disableTarget(scope: TenantScope, url: string, reason: string, unlessChangedAfter?: string): Promise<void> {
     const at = this.now().toISOString();
     const current = await this.settings.load(scope);
     if (!current.targets.some((t) => t.url === url && t.state === 'active')) return;
+    if (unlessChangedAfter && current.updated_at && current.updated_at > unlessChangedAfter) return;
     await this.settings.mutate(scope, (s) => ({
       ...s,
       targets: s.targets.map((t) => (t.url === url && t.state === 'active' ? { ...t, state: 'disabled', disabled_at: at, disabled_reason: reason } : t)),

@@ -94,9 +94,13 @@ export class NodeWebhookTransport implements WebhookTransport {
           'user-agent': this.opts.userAgent ?? 'credential-service-webhooks/1',
         },
       });
+      // Once the status line is in, the receiver has answered: a body still trickling at the deadline
+      // does not turn a 2xx into a timeout (and a retry, a duplicate).
+      let answered: (() => void) | undefined;
       const timer = setTimeout(() => {
+        if (answered) answered();
+        else finish({ outcome: { kind: 'timeout' } });
         client.destroy();
-        finish({ outcome: { kind: 'timeout' } });
       }, timeoutMs);
       client.on('socket', (socket) => socket.once('connect', () => (connected = true)));
       client.on('error', (err: NodeJS.ErrnoException) => finish({ outcome: { kind: 'network', detail: err.code ?? err.message } }, !connected));
@@ -108,6 +112,7 @@ export class NodeWebhookTransport implements WebhookTransport {
           finish({ outcome: { kind: 'response', status: res.statusCode ?? 0 }, ...(snippet ? { responseSnippet: snippet } : {}) });
           res.destroy();
         };
+        answered = done;
         res.on('data', (c: Buffer) => {
           if (size < SNIPPET_BYTES) chunks.push(c);
           size += c.length;

@@ -1,4 +1,3 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent, DynamoDBBatchResponse } from 'aws-lambda';
 import { newImageOf } from '../../lib/adapters/stream-records';
 import { eventFromItem } from '../../lib/events/publisher';
@@ -6,16 +5,15 @@ import { buildDeps, buildDispatcher, createLogger, type WebhookOverrides } from 
 
 /**
  * The outbox relay: the table's stream (filtered to new outbox items) → one delivery per active
- * target of the event's wallet, each queued as its own job. A failed record is reported so Lambda
- * retries from it; fan-out is idempotent, so retries never duplicate a delivery.
+ * target of the event's wallet, each queued as its own job. The first failed record is reported and
+ * nothing after it runs, so Lambda retries from it; fan-out is idempotent, so retries never duplicate a delivery.
  */
 export function createHandler(overrides: WebhookOverrides = {}) {
   const deps = buildDeps();
   const logger = createLogger(deps.config.serviceName);
   const dispatcher = buildDispatcher(deps, logger, overrides);
-  const processor = new BatchProcessor(EventType.DynamoDBStreams);
 
-  const record = async (r: DynamoDBRecord) => {
+  const relay = async (r: DynamoDBRecord) => {
     const item = newImageOf(r);
     if (!item || item.type !== 'event') return;
     const event = eventFromItem(item);
@@ -25,8 +23,18 @@ export function createHandler(overrides: WebhookOverrides = {}) {
 
   return async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
     logger.addContext(context);
-    // Stream order matters little here, but failures must stop at the failed record: sequential.
-    return processPartialResponse(event, record, processor, { context, processInParallel: false });
+    // By hand rather than Powertools' batch processor, which goes on past a failure: Lambda retries a
+    // stream from the first failed record, so the records after it must not run now (their first
+    // jobs would be queued twice).
+    for (const r of event.Records) {
+      try {
+        await relay(r);
+      } catch (err) {
+        logger.error('relay failed; the stream retries from this record', { error: err as Error, sequence_number: r.dynamodb?.SequenceNumber });
+        return { batchItemFailures: [{ itemIdentifier: r.dynamodb?.SequenceNumber ?? '' }] };
+      }
+    }
+    return { batchItemFailures: [] };
   };
 }
 

@@ -189,6 +189,14 @@ describe('WebhookService', () => {
       details: [{ path: 'urls.1', message: 'duplicate URL' }],
     });
     expect(await s.service.getTargetUrls(s.scope)).toEqual(['https://hooks.example.com/in', 'https://hooks.example.com/other?x=1']);
+    // A trailing dot names the same host; an empty fragment is still a fragment.
+    await expect(s.service.putTargetUrls(s.scope, ['https://hooks.example.com/in', 'https://hooks.example.com./in'])).rejects.toMatchObject({
+      details: [{ path: 'urls.1', message: 'duplicate URL' }],
+    });
+    expect(await s.service.putTargetUrls(s.scope, ['https://hooks.example.com./in'])).toEqual(['https://hooks.example.com/in']);
+    await expect(s.service.putTargetUrls(s.scope, ['https://hooks.example.com/in#'])).rejects.toMatchObject({
+      details: [{ path: 'urls.0', message: 'must not have a fragment' }],
+    });
   });
 
   test('a retrying delivery cannot be redelivered while its job is due, but can once it has stalled (job dead-lettered)', async () => {
@@ -203,6 +211,25 @@ describe('WebhookService', () => {
     const again = await s.service.redeliver(s.scope, job.delivery_id);
     expect(again).toMatchObject({ status: 'pending', redelivery_of: job.delivery_id, url: 'https://a.example/in' });
     expect(s.sent.map((m) => m.job.delivery_id)).toEqual([again.delivery_id]);
+    // The original is closed: an operator's DLQ redrive of its lost job later sends nothing.
+    expect(await s.service.getDelivery(s.scope, job.delivery_id)).toMatchObject({ status: 'failed', final_reason: `stalled; redelivered as ${again.delivery_id}` });
+    const before = s.requests.length;
+    await s.dispatcher.runJob({ ...job, attempt: 2 });
+    expect(s.requests).toHaveLength(before);
+  });
+
+  test('a late copy of a 410 job does not disable a URL the tenant listed again since', async () => {
+    const s = setup([{ kind: 'response', status: 410 }]);
+    await s.service.putTargetUrls(s.scope, ['https://gone.example/in']);
+    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
+    const job = s.sent.shift()!.job;
+    await s.dispatcher.runJob(job);
+    expect((await s.settings.load(s.scope)).targets[0]).toMatchObject({ state: 'disabled' });
+    s.advance(60_000);
+    await s.service.putTargetUrls(s.scope, ['https://gone.example/in']); // "deliver here again"
+    s.advance(60_000);
+    await s.dispatcher.runJob(job); // SQS hands the old job over once more
+    expect((await s.settings.load(s.scope)).targets[0]).toMatchObject({ state: 'active' });
   });
 });
 

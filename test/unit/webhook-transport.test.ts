@@ -132,6 +132,22 @@ describe('HTTP exchange (loopback receiver)', () => {
     expect(rx.received('/once')).toHaveLength(1);
   });
 
+  test('a 2xx whose body is still trickling at the deadline counts as the answer, not a timeout', async () => {
+    const slowBody = createServer((_req, res) => {
+      res.writeHead(200);
+      res.write('ok so far'); // and never ends
+    });
+    slowBody.listen(0, '127.0.0.1');
+    await once(slowBody, 'listening');
+    try {
+      const res = await local.post({ url: `http://127.0.0.1:${(slowBody.address() as { port: number }).port}/`, headers, body, timeoutMs: 300 });
+      expect(res).toMatchObject({ outcome: { kind: 'response', status: 200 }, responseSnippet: 'ok so far' });
+    } finally {
+      slowBody.closeAllConnections();
+      slowBody.close();
+    }
+  });
+
   test('keeps a snippet of the response body', async () => {
     rx.on('/bad', 422);
     const res = await local.post({ url: `${rx.url}/bad`, headers, body, timeoutMs: 2000 });

@@ -1,5 +1,5 @@
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent, DynamoDBBatchResponse } from 'aws-lambda';
-import { newImageOf } from '../../lib/adapters/stream-records';
+import { newImageOf, processStreamInOrder } from '../../lib/adapters/stream-records';
 import { eventFromItem } from '../../lib/events/publisher';
 import { buildDeps, buildDispatcher, createLogger, type WebhookOverrides } from '../shared/deps';
 
@@ -23,18 +23,9 @@ export function createHandler(overrides: WebhookOverrides = {}) {
 
   return async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
     logger.addContext(context);
-    // By hand rather than Powertools' batch processor, which goes on past a failure: Lambda retries a
-    // stream from the first failed record, so the records after it must not run now (their first
-    // jobs would be queued twice).
-    for (const r of event.Records) {
-      try {
-        await relay(r);
-      } catch (err) {
-        logger.error('relay failed; the stream retries from this record', { error: err as Error, sequence_number: r.dynamodb?.SequenceNumber });
-        return { batchItemFailures: [{ itemIdentifier: r.dynamodb?.SequenceNumber ?? '' }] };
-      }
-    }
-    return { batchItemFailures: [] };
+    return processStreamInOrder(event.Records, relay, (r, err) =>
+      logger.error('relay failed; the stream retries from this record', { error: err as Error, sequence_number: r.dynamodb?.SequenceNumber }),
+    );
   };
 }
 

@@ -7,6 +7,7 @@ import {
 import { DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
+import { processStreamInOrder } from '../../lib/adapters/stream-records';
 import { ConditionFailedError, WriteConflictError } from '../../lib/store/port';
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -100,5 +101,29 @@ describe('DynamoDbStore', () => {
     ddb.on(QueryCommand).resolves({ Items: [] });
     await store().query('W#1', { skBeginsWith: 'DLV#', descending: true, limit: 5 });
     expect(ddb.commandCalls(QueryCommand)[0]!.args[0].input).toMatchObject({ ScanIndexForward: false, Limit: 5 });
+  });
+});
+
+describe('processStreamInOrder', () => {
+  const records = ['1', '2', '3'].map((n) => ({ dynamodb: { SequenceNumber: n } }));
+
+  test('stops at the first failed record and reports only it, so Lambda retries from there', async () => {
+    const ran: string[] = [];
+    const failed: string[] = [];
+    const res = await processStreamInOrder(
+      records,
+      async (r) => {
+        ran.push(r.dynamodb!.SequenceNumber!);
+        if (r.dynamodb!.SequenceNumber === '2') throw new Error('throttled');
+      },
+      (r) => failed.push(r.dynamodb!.SequenceNumber!),
+    );
+    expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: '2' }] });
+    expect(ran).toEqual(['1', '2']); // record 3 waits for the retry
+    expect(failed).toEqual(['2']);
+  });
+
+  test('a clean batch reports no failures', async () => {
+    await expect(processStreamInOrder(records, async () => undefined, () => undefined)).resolves.toEqual({ batchItemFailures: [] });
   });
 });

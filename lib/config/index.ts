@@ -65,7 +65,7 @@ function taaFromEnv(env: NodeJS.ProcessEnv): unknown {
     try {
       return JSON.parse(readFileSync(path, 'utf8'));
     } catch (err) {
-      return `TAA_FILE ${path} cannot be read as JSON: ${(err as Error).message}`;
+      throw new Error(`Invalid configuration: taa: TAA_FILE ${path} cannot be read as JSON: ${(err as Error).message}`);
     }
   }
   const text = env[ENV.taaText];
@@ -74,7 +74,7 @@ function taaFromEnv(env: NodeJS.ProcessEnv): unknown {
   try {
     aml = aml ? JSON.parse(String(aml)) : undefined;
   } catch {
-    aml = 'TAA_AML is not JSON';
+    throw new Error('Invalid configuration: taa: TAA_AML is not JSON');
   }
   return { text, version: env[ENV.taaVersion], aml, amlVersion: env[ENV.taaAmlVersion] ?? '1.0' };
 }

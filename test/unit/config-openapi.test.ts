@@ -17,9 +17,11 @@ describe('config', () => {
     const local = { TABLE_NAME: 't', KEY_BACKEND: 'local', LOCAL_MASTER_KEY: 'ab'.repeat(32) };
     expect(loadConfig(local).taa).toBeUndefined();
     expect(loadConfig({ ...local, TAA_TEXT: 'x', TAA_VERSION: '2', TAA_AML: '{"click":"clicked"}' }).taa).toEqual({ text: 'x', version: '2', aml: { click: 'clicked' }, amlVersion: '1.0' });
-    expect(() => loadConfig({ ...local, TAA_TEXT: 'x', TAA_VERSION: '2', TAA_AML: '{' })).toThrow(/taa/);
+    expect(() => loadConfig({ ...local, TAA_TEXT: 'x', TAA_VERSION: '2', TAA_AML: '{' })).toThrow(/TAA_AML is not JSON/);
     expect(() => loadConfig({ ...local, TAA_TEXT: 'x', TAA_VERSION: '2', TAA_AML: '{}' })).toThrow(/mechanism/);
     expect(() => loadConfig({ ...local, INDY_NAMESPACE: 'bad ns' })).toThrow(/INDY_NAMESPACE/);
+    // The deployed form: a bundled file; a missing or broken one stops the function at cold start.
+    expect(() => loadConfig({ ...local, TAA_FILE: 'no-such-taa.json', LAMBDA_TASK_ROOT: '/nonexistent' })).toThrow(/TAA_FILE \/nonexistent\/no-such-taa.json cannot be read/);
   });
 });
 

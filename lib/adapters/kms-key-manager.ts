@@ -9,6 +9,7 @@ import {
   type KMSClient,
 } from '@aws-sdk/client-kms';
 import { createHash } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import formatter from 'ecdsa-sig-formatter';
 import { spkiDerToJwk } from '../keys/jwk';
 import { KeyDisabledError, KeyQuotaExceededError, KeyServiceUnavailableError, MessageTooLargeError, type CreatedKey, type KeyAlg, type KeyManager, type PublicJwk } from '../keys/port';
@@ -45,7 +46,7 @@ export class KmsKeyManager implements KeyManager {
   constructor(
     private readonly kms: KMSClient,
     private readonly serviceTag: string,
-    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+    private readonly sleep: (ms: number) => Promise<unknown> = delay,
   ) {}
 
   private async call<T>(fn: () => Promise<T>): Promise<T> {

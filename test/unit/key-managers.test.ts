@@ -99,24 +99,25 @@ describe('KmsKeyManager (aws-sdk-client-mock answering with real keys)', () => {
     await expect(manager.sign(scope, key.ref, 'EdDSA', Buffer.from('x'))).rejects.toMatchObject({ name: 'AccessDeniedException' });
   });
 
-  test('a new key that KMS does not show yet (NotFound, AccessDenied while its tag propagates) is waited for, then a 503', async () => {
+  test('a new key that KMS does not show yet (NotFound, AccessDenied while its tag propagates, an unsettled state) is waited for, then a 503', async () => {
     const waits: number[] = [];
     const manager = new KmsKeyManager(new KMSClient({ region: 'eu-west-1' }), 'my-stack', async (ms) => {
       waits.push(ms);
     });
     const real = kms.commandCalls(GetPublicKeyCommand).length;
-    const failures = 2;
+    const failures = 3;
     kms
       .on(GetPublicKeyCommand)
       .rejectsOnce(Object.assign(new Error('no such key'), { name: 'NotFoundException' }))
       .rejectsOnce(Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }))
+      .rejectsOnce(new KMSInvalidStateException({ message: 'still creating', $metadata: {} }))
       .callsFake((input) => {
         const k = keysByArn.get(input.KeyId)!;
         return { PublicKey: new Uint8Array(createPublicKey(k.priv).export({ format: 'der', type: 'spki' })), KeySpec: k.spec as never };
       });
     const key = await manager.create(scope, 'EdDSA');
     expect(key.publicJwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
-    expect(waits).toEqual([100, 200]);
+    expect(waits).toEqual([100, 200, 400]);
     expect(kms.commandCalls(GetPublicKeyCommand).length - real).toBe(failures + 1);
 
     waits.length = 0;

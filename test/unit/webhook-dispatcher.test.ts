@@ -49,6 +49,12 @@ function setup(responses: WebhookResult['outcome'][] = []) {
     advance: (ms: number) => (now += ms),
     setTargets: (urls: string[]) =>
       settings.mutate(scope, (s) => ({ ...s, targets: urls.map((url) => ({ url, state: 'active' as const, added_at: new Date(T0 - 1000).toISOString() })) })),
+    /** Targets, one ping event fanned out to them; returns the first job (taken off the queue). */
+    async firstJob(urls: string[]): Promise<DeliveryJob> {
+      await this.setTargets(urls);
+      await dispatcher.fanOut(await publisher.publish(scope, 'ping', {}));
+      return sent.shift()!.job;
+    },
   };
 }
 
@@ -107,9 +113,7 @@ describe('WebhookDispatcher', () => {
 
   test('a duplicate job makes no request and queues nothing: duplicates never multiply', async () => {
     const s = setup([{ kind: 'response', status: 500 }]);
-    await s.setTargets(['https://a.example/in']);
-    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
-    const first = s.sent.shift()!.job;
+    const first = await s.firstJob(['https://a.example/in']);
     await s.dispatcher.runJob(first);
     expect(s.sent).toHaveLength(1);
     // SQS hands the first job over again, twice.
@@ -121,9 +125,7 @@ describe('WebhookDispatcher', () => {
 
   test('a run that recorded its retry but died before queueing it is finished by the redelivered job, once', async () => {
     const s = setup([{ kind: 'response', status: 500 }]);
-    await s.setTargets(['https://a.example/in']);
-    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
-    const first = s.sent.shift()!.job;
+    const first = await s.firstJob(['https://a.example/in']);
     await s.dispatcher.runJob(first);
     const next = s.sent.shift()!;
     // Undo the "queued" mark, as if the worker had died between recording and queueing.
@@ -137,9 +139,7 @@ describe('WebhookDispatcher', () => {
 
   test('a 410 whose target was not yet disabled is disabled when the job comes back', async () => {
     const s = setup([{ kind: 'response', status: 410 }]);
-    await s.setTargets(['https://gone.example/in']);
-    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
-    const job = s.sent.shift()!.job;
+    const job = await s.firstJob(['https://gone.example/in']);
     // The first run records the 410 but loses the settings write.
     const proto = WebhookSettingsRepo.prototype;
     const original = proto.mutate;

@@ -2,7 +2,7 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { API_DEFAULTS } from './api-settings';
+import { API_DEFAULTS } from '../lib/service/api-settings';
 import { ServiceStack } from './stacks/service-stack';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));

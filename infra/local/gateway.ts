@@ -7,8 +7,8 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { GATEWAY_ERRORS, GATEWAY_MAX_PAYLOAD_BYTES, type GatewayError } from '../gateway-responses';
-import { ROUTES, type Route, type RouteGroup } from '../routes';
+import { GATEWAY_ERRORS, GATEWAY_MAX_PAYLOAD_BYTES, type GatewayError } from '../../lib/service/gateway-responses';
+import { ROUTES, type Route, type RouteGroup } from '../../lib/service/routes';
 import { policyResourceMatches } from '../../lib/http/caller';
 import { lambdaContext, LOCAL_ACCOUNT } from './lambda-context';
 

@@ -13,10 +13,10 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { API_DEFAULTS } from '../api-settings';
-import { ENV } from '../env-names';
-import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../resources';
-import { ROUTE_GROUPS, type RouteGroup } from '../routes';
+import { API_DEFAULTS } from '../../lib/service/api-settings';
+import { ENV } from '../../lib/service/env-names';
+import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
+import { ROUTE_GROUPS, type RouteGroup } from '../../lib/service/routes';
 import { createGateway, type AuthorizerHandler, type GroupHandler } from './gateway';
 import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
 import { pollQueue, pollStream, type Poller, type SqsWorker, type StreamWorker } from './pollers';

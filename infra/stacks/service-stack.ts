@@ -9,10 +9,10 @@ import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambd
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { ENV } from '../env-names';
-import { GATEWAY_ERRORS } from '../gateway-responses';
-import { DLQ_RETENTION_DAYS, OUTBOX_STREAM_FILTER, QUEUES, TABLE, queueUrlEnvName } from '../resources';
-import { ROUTE_GROUPS, ROUTES, type RouteGroup } from '../routes';
+import { ENV } from '../../lib/service/env-names';
+import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
+import { DLQ_RETENTION_DAYS, OUTBOX_STREAM_FILTER, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
+import { ROUTE_GROUPS, ROUTES, type RouteGroup } from '../../lib/service/routes';
 import { ServiceFunction } from '../constructs/service-function';
 
 export interface ServiceStackProps extends StackProps {

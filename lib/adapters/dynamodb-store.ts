@@ -13,7 +13,7 @@ import {
   UpdateCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { TABLE } from '../../infra/resources';
+import { TABLE } from '../service/resources';
 import {
   ConditionFailedError,
   WriteConflictError,

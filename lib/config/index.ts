@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ENV } from '../../infra/env-names';
+import { ENV } from '../service/env-names';
 
 /** The one place that reads process.env: parsed once, typed, frozen. */
 const DEFAULT_RETRY_DELAYS = '15,45,135,405,1215,3645,10935,28800,28800';

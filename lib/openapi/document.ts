@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROUTES, type Route } from '../../infra/routes';
+import { ROUTES, type Route } from '../service/routes';
 import type { OperationContract, OperationContracts } from '../http/contract';
 
 const STATUS_TEXT: Record<number, string> = {

@@ -1,4 +1,4 @@
-import { OUTBOX_SK_PREFIX } from '../../infra/resources';
+import { OUTBOX_SK_PREFIX } from '../service/resources';
 import type { ItemKey } from './port';
 
 /**

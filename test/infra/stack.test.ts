@@ -5,9 +5,9 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GATEWAY_ERRORS } from '../../infra/gateway-responses';
-import { OUTBOX_STREAM_FILTER, QUEUES, TABLE } from '../../infra/resources';
-import { ROUTES } from '../../infra/routes';
+import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
+import { OUTBOX_STREAM_FILTER, QUEUES, TABLE } from '../../lib/service/resources';
+import { ROUTES } from '../../lib/service/routes';
 import { createServiceApp } from '../../infra/service-app';
 import { loadConfig } from '../../lib/config';
 

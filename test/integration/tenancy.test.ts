@@ -266,7 +266,7 @@ describe('HTTP edges', () => {
 
 describe('OpenAPI', () => {
   test('GET /openapi.json needs no key and describes every route', async () => {
-    const { ROUTES } = await import('../../infra/routes');
+    const { ROUTES } = await import('../../lib/service/routes');
     const res = await api.call('GET', '/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');

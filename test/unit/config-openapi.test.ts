@@ -1,7 +1,7 @@
 import { loadConfig } from '../../lib/config';
 import { ALL_CONTRACTS } from '../../lib/openapi/all-contracts';
 import { buildOpenApiDocument } from '../../lib/openapi/document';
-import { ROUTES } from '../../infra/routes';
+import { ROUTES } from '../../lib/service/routes';
 
 describe('config', () => {
   test('parses the deployed and local shapes and names what is wrong', () => {

@@ -23,21 +23,46 @@ function taaContext(value: unknown, file: unknown) {
 }
 
 /** The CDK app: the service stack, configured from CDK context, checked by cdk-nag's AwsSolutions pack. */
-export function createServiceApp(context: Record<string, unknown> = {}, outdir?: string) {
+export function createServiceApp(context: Record<string, unknown> = {}, outdir?: string, env: NodeJS.ProcessEnv = process.env) {
   const app = new App({ context, ...(outdir ? { outdir } : {}) });
   const ctx = (key: string, fallback: number | string) => app.node.tryGetContext(key) ?? fallback;
   const serviceName = String(ctx('serviceName', 'credential-service'));
+  const num = (key: string, fallback: number) => {
+    const value = Number(ctx(key, fallback));
+    if (!Number.isFinite(value) || value < 0) throw new Error(`context ${key} must be a non-negative number`);
+    return value;
+  };
   const publicBaseUrl = app.node.tryGetContext('publicBaseUrl') as string | undefined;
+  const alarmEmail = app.node.tryGetContext('alarmEmail') as string | undefined;
   const stack = new ServiceStack(app, 'CredentialService', {
     root: REPO_ROOT,
     serviceName,
-    authorizerCacheTtlSeconds: Number(ctx('authorizerCacheTtlSeconds', API_DEFAULTS.authorizerCacheTtlSeconds)),
-    throttleRateLimit: Number(ctx('throttleRateLimit', API_DEFAULTS.throttleRateLimit)),
-    throttleBurstLimit: Number(ctx('throttleBurstLimit', API_DEFAULTS.throttleBurstLimit)),
+    authorizerCacheTtlSeconds: num('authorizerCacheTtlSeconds', API_DEFAULTS.authorizerCacheTtlSeconds),
+    throttles: {
+      stage: { rateLimit: num('throttleRateLimit', API_DEFAULTS.throttleRateLimit), burstLimit: num('throttleBurstLimit', API_DEFAULTS.throttleBurstLimit) },
+      tenant: {
+        rateLimit: num('tenantThrottleRateLimit', API_DEFAULTS.tenantThrottleRateLimit),
+        burstLimit: num('tenantThrottleBurstLimit', API_DEFAULTS.tenantThrottleBurstLimit),
+      },
+      platform: {
+        rateLimit: num('platformThrottleRateLimit', API_DEFAULTS.platformThrottleRateLimit),
+        burstLimit: num('platformThrottleBurstLimit', API_DEFAULTS.platformThrottleBurstLimit),
+      },
+      publicRoute: {
+        rateLimit: num('publicThrottleRateLimit', API_DEFAULTS.publicThrottleRateLimit),
+        burstLimit: num('publicThrottleBurstLimit', API_DEFAULTS.publicThrottleBurstLimit),
+      },
+    },
+    limits: {
+      maxDidsPerWallet: num('maxDidsPerWallet', API_DEFAULTS.maxDidsPerWallet),
+      maxDidCreationsPerMinute: num('maxDidCreationsPerMinute', API_DEFAULTS.maxDidCreationsPerMinute),
+    },
+    ...(alarmEmail ? { alarmEmail } : {}),
     indyNamespace: String(ctx('indyNamespace', serviceName)),
     ...(publicBaseUrl ? { publicBaseUrl } : {}),
     ...taaContext(app.node.tryGetContext('taa'), app.node.tryGetContext('taaFile')),
-    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+    // What the CDK CLI sets (from the profile, or us-east-1 without one): the app must synthesize either way.
+    env: { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, stack };

@@ -1,19 +1,21 @@
-import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { principalToContext, wholeStageResource } from '../../lib/http/caller';
 import { Authenticator } from '../../lib/tenancy/authenticate';
+import { platformUsageKey, walletUsageKey } from '../../lib/tenancy/usage-keys';
 import { buildDeps, createLogger } from '../shared/deps';
 
-const deps = buildDeps();
+const deps = buildDeps('authorizer');
 const logger = createLogger(deps.config.serviceName);
 const authenticator = new Authenticator(deps.store, deps.secrets);
 
-
 /**
  * TOKEN authorizer on x-api-key. Throwing "Unauthorized" is API Gateway's signal for a 401. The policy
- * covers the whole stage so the cached decision serves every route; roles are enforced by the
- * functions from the context (403).
+ * covers the whole stage so the cached decision serves every route; roles and expiry are enforced by
+ * the functions from the context (403, 401). A TOKEN event carries no API request id: the stage's
+ * access log records `authorizer.requestId`, this invocation's Lambda request id, to join the two.
  */
-export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+export const handler = async (event: APIGatewayTokenAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> => {
+  if (context) logger.addContext(context);
   const principal = await authenticator.authenticate(event.authorizationToken);
   if (!principal) {
     logger.info('authorization refused');
@@ -26,5 +28,8 @@ export const handler = async (event: APIGatewayTokenAuthorizerEvent): Promise<AP
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeStageResource(event.methodArn) }],
     },
     context: principalToContext(principal),
+    // The caller's per-tenant throttling bucket (the API's key source is AUTHORIZER).
+    usageIdentifierKey:
+      principal.kind === 'superadmin' ? platformUsageKey(deps.config.usageKeyPrefix) : walletUsageKey(deps.config.usageKeyPrefix, principal.walletId),
   };
 };

@@ -1,7 +1,8 @@
+import type { Context } from 'aws-lambda';
 import { BaseKeys } from '../../lib/tenancy/base-key';
 import { buildDeps, createLogger } from '../shared/deps';
 
-const deps = buildDeps();
+const deps = buildDeps('bootstrap');
 const logger = createLogger(deps.config.serviceName);
 const baseKeys = new BaseKeys(deps.store, deps.secrets);
 
@@ -10,7 +11,8 @@ const baseKeys = new BaseKeys(deps.store, deps.secrets);
  * deploy to obtain the base key once. `{"rotate": true}` replaces the base key (the old one stops
  * working at once, up to the authorizer cache TTL).
  */
-export const handler = async (event: { rotate?: unknown } | null) => {
+export const handler = async (event: { rotate?: unknown } | null, context?: Context) => {
+  if (context) logger.addContext(context);
   if (event?.rotate === true) {
     logger.warn('base key rotated');
     return { created: true, rotated: true, api_key: await baseKeys.rotate() };

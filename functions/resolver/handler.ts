@@ -1,10 +1,10 @@
-import { resolverContracts } from '../../lib/dids/contract';
-import { resolverOperations } from '../../lib/dids/operations';
-import { DidResolver } from '../../lib/dids/resolver';
 import { createGroupHandler } from '../../lib/http/router';
+import { resolverContracts } from '../../lib/resolver/contract';
+import { resolverOperations } from '../../lib/resolver/operations';
+import { DidResolver } from '../../lib/resolver/resolver';
 import { buildDeps, createLogger } from '../shared/deps';
 
-const deps = buildDeps();
+const deps = buildDeps('resolver');
 
 export const handler = createGroupHandler({
   group: 'resolver',

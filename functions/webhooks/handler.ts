@@ -2,22 +2,15 @@ import { createGroupHandler } from '../../lib/http/router';
 import { webhookContracts } from '../../lib/webhooks/contract';
 import { webhookOperations } from '../../lib/webhooks/operations';
 import { WebhookService } from '../../lib/webhooks/service';
-import { buildDeps, buildDispatcher, createLogger } from '../shared/deps';
+import { buildDeps, createLogger } from '../shared/deps';
 
-const deps = buildDeps();
-const logger = createLogger(deps.config.serviceName);
+const deps = buildDeps('webhooks');
 
 export const handler = createGroupHandler({
   group: 'webhooks',
   contracts: webhookContracts,
   impls: webhookOperations(
-    new WebhookService({
-      store: deps.store,
-      secrets: deps.secrets,
-      events: deps.events,
-      dispatcher: buildDispatcher(deps, logger),
-      allowLoopback: deps.config.webhookAllowLoopback,
-    }),
+    new WebhookService({ store: deps.store, secrets: deps.secrets, events: deps.events, allowLoopback: deps.config.webhookAllowLoopback }),
   ),
-  logger,
+  logger: createLogger(deps.config.serviceName),
 });

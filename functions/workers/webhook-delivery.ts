@@ -1,15 +1,19 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { tenantScope } from '../../lib/store/keys';
+import { inSession } from '../../lib/store/session';
 import { parseJob } from '../../lib/webhooks/records';
-import { buildDeps, buildDispatcher, createLogger, type WebhookOverrides } from '../shared/deps';
+import { buildDeps, createLogger } from '../shared/deps';
+import { buildDispatcher, type WebhookOverrides } from '../shared/webhook-dispatcher';
 
 /**
- * The webhook worker: each SQS message is one attempt of one delivery. Receiver failures are
- * recorded and retried through new delayed messages (so the schedule is ours, not the visibility
- * timeout's); only our own faults fail a message, which SQS redrives to the DLQ after 5 receives.
+ * The webhook worker: each SQS message is one attempt of one delivery, run in its wallet's session.
+ * Receiver failures are recorded and retried through new delayed messages (so the schedule is ours,
+ * not the visibility timeout's); only our own faults fail a message, which SQS redrives to the DLQ
+ * after 5 receives.
  */
 export function createHandler(overrides: WebhookOverrides = {}) {
-  const deps = buildDeps();
+  const deps = buildDeps('webhook-delivery');
   const logger = createLogger(deps.config.serviceName);
   const dispatcher = buildDispatcher(deps, logger, overrides);
   const processor = new BatchProcessor(EventType.SQS);
@@ -17,7 +21,7 @@ export function createHandler(overrides: WebhookOverrides = {}) {
   const record = async (r: SQSRecord) => {
     const job = parseJob(r.body);
     if (!job) throw new Error(`message ${r.messageId} is not a delivery job`);
-    await dispatcher.runJob(job);
+    await inSession(tenantScope(job.wallet_id), () => dispatcher.runJob(job));
   };
 
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {

@@ -1,24 +1,37 @@
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent, DynamoDBBatchResponse } from 'aws-lambda';
 import { newImageOf, processStreamInOrder } from '../../lib/adapters/stream-records';
 import { eventFromItem } from '../../lib/events/publisher';
-import { buildDeps, buildDispatcher, createLogger, type WebhookOverrides } from '../shared/deps';
+import { tenantScope } from '../../lib/store/keys';
+import { inSession } from '../../lib/store/session';
+import { jobFromOutboxItem } from '../../lib/webhooks/records';
+import { buildDeps, createLogger } from '../shared/deps';
+import { buildDispatcher, type WebhookOverrides } from '../shared/webhook-dispatcher';
 
 /**
  * The outbox relay: the table's stream (filtered to new outbox items) → one delivery per active
- * target of the event's wallet, each queued as its own job. The first failed record is reported and
- * nothing after it runs, so Lambda retries from it; fan-out is idempotent, so retries never duplicate a delivery.
+ * target of an event's wallet, each queued as its own job, and staged jobs (redeliveries) queued as
+ * they are. Each record is handled in its wallet's session. The first failed record is reported and
+ * nothing after it runs, so Lambda retries from it; both paths are idempotent.
  */
 export function createHandler(overrides: WebhookOverrides = {}) {
-  const deps = buildDeps();
+  const deps = buildDeps('webhook-relay');
   const logger = createLogger(deps.config.serviceName);
   const dispatcher = buildDispatcher(deps, logger, overrides);
 
   const relay = async (r: DynamoDBRecord) => {
     const item = newImageOf(r);
-    if (!item || item.type !== 'event') return;
-    const event = eventFromItem(item);
-    const jobs = await dispatcher.fanOut(event);
-    logger.info('event relayed', { event_id: event.id, event_type: event.type, wallet_id: event.wallet_id, deliveries: jobs });
+    if (!item) return;
+    if (item.type === 'event') {
+      const event = eventFromItem(item);
+      const jobs = await inSession(tenantScope(event.wallet_id), () => dispatcher.fanOut(event));
+      logger.info('event relayed', { event_id: event.id, event_type: event.type, wallet_id: event.wallet_id, deliveries: jobs });
+      return;
+    }
+    const job = jobFromOutboxItem(item);
+    if (job) {
+      await inSession(tenantScope(job.wallet_id), () => dispatcher.enqueueStaged(job));
+      logger.info('staged job queued', { delivery_id: job.delivery_id, wallet_id: job.wallet_id });
+    }
   };
 
   return async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {

@@ -7,9 +7,17 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { GATEWAY_ERRORS, GATEWAY_MAX_PAYLOAD_BYTES, type GatewayError } from '../../lib/service/gateway-responses';
-import { ROUTES, type Route, type RouteGroup } from '../../lib/service/routes';
+import { localUsageKeys, type LocalUsageKeyRegistry } from '../../lib/adapters/local-usage-keys';
 import { policyResourceMatches } from '../../lib/http/caller';
+import { API_DEFAULTS, type ThrottleLimits } from '../../lib/service/api-settings';
+import {
+  GATEWAY_ERRORS,
+  GATEWAY_INTEGRATION_TIMEOUT_MS,
+  GATEWAY_MAX_PAYLOAD_BYTES,
+  gatewayStatus,
+  type GatewayError,
+} from '../../lib/service/gateway-responses';
+import { ROUTES, type Route, type RouteGroup } from '../../lib/service/routes';
 import { lambdaContext, LOCAL_ACCOUNT } from './lambda-context';
 
 export type GroupHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -21,8 +29,49 @@ export interface GatewayOptions {
   readonly stage?: string;
   /** Like the deployed TOKEN authorizer's result cache: Allow decisions are reused per key this long. */
   readonly authorizerCacheTtlSeconds: number;
+  /** As the stack sets them (default: the stack's defaults). */
+  readonly throttles?: LocalThrottles;
+  /** API Gateway's API keys: the usage identifiers it knows, and their plans. */
+  readonly usageKeys?: LocalUsageKeyRegistry;
+  /** How long a function may take before the gateway answers 504 (API Gateway: 29 s). */
+  readonly integrationTimeoutMs?: number;
   readonly onError?: (err: unknown) => void;
 }
+
+export interface LocalThrottles {
+  readonly stage: ThrottleLimits;
+  readonly tenant: ThrottleLimits;
+  readonly platform: ThrottleLimits;
+  readonly publicRoute: ThrottleLimits;
+}
+
+export const DEFAULT_THROTTLES: LocalThrottles = {
+  stage: { rateLimit: API_DEFAULTS.throttleRateLimit, burstLimit: API_DEFAULTS.throttleBurstLimit },
+  tenant: { rateLimit: API_DEFAULTS.tenantThrottleRateLimit, burstLimit: API_DEFAULTS.tenantThrottleBurstLimit },
+  platform: { rateLimit: API_DEFAULTS.platformThrottleRateLimit, burstLimit: API_DEFAULTS.platformThrottleBurstLimit },
+  publicRoute: { rateLimit: API_DEFAULTS.publicThrottleRateLimit, burstLimit: API_DEFAULTS.publicThrottleBurstLimit },
+};
+
+/** API Gateway's throttle: a token bucket of `burstLimit` tokens refilled at `rateLimit` per second. */
+class TokenBucket {
+  private tokens: number;
+  private at = Date.now();
+
+  constructor(private readonly limits: ThrottleLimits) {
+    this.tokens = limits.burstLimit;
+  }
+
+  take(): boolean {
+    const now = Date.now();
+    this.tokens = Math.min(this.limits.burstLimit, this.tokens + ((now - this.at) / 1000) * this.limits.rateLimit);
+    this.at = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+class IntegrationTimeout extends Error {}
 
 const API_ID = 'local';
 
@@ -46,8 +95,9 @@ function send(res: ServerResponse, status: number, headers: Record<string, strin
   res.end(body);
 }
 
-function sendGatewayError(res: ServerResponse, e: GatewayError): void {
-  send(res, e.status, { 'content-type': 'application/json' }, JSON.stringify({ error: e.error, code: e.code }));
+/** A gateway response: the type's status (or the situation's, for the DEFAULT_* types) and the stack's body. */
+function sendGatewayError(res: ServerResponse, e: GatewayError, situation?: number): void {
+  send(res, gatewayStatus(e, situation), { 'content-type': 'application/json' }, JSON.stringify({ error: e.error, code: e.code }));
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
@@ -75,6 +125,26 @@ function singleValued(multi: Record<string, string[]>): Record<string, string> {
 export function createGateway(opts: GatewayOptions): Server {
   const stage = opts.stage ?? 'local';
   const compiled = ROUTES.map(compile);
+  const throttles = opts.throttles ?? DEFAULT_THROTTLES;
+  const usageKeys = opts.usageKeys ?? localUsageKeys;
+  const timeoutMs = opts.integrationTimeoutMs ?? GATEWAY_INTEGRATION_TIMEOUT_MS;
+  const stageBucket = new TokenBucket(throttles.stage);
+  const routeBuckets = new Map<Route, TokenBucket>();
+  const planBuckets = new Map<string, TokenBucket>();
+  // API Gateway's order: the usage plan's limit for the caller, then the method's, then the stage's.
+  const throttled = (route: Route, usageKey: string | null, plan: 'tenants' | 'platform' | null): boolean => {
+    if (usageKey !== null && plan !== null) {
+      let b = planBuckets.get(usageKey);
+      if (!b) planBuckets.set(usageKey, (b = new TokenBucket(plan === 'platform' ? throttles.platform : throttles.tenant)));
+      if (!b.take()) return true;
+    }
+    if (route.auth === 'public') {
+      let b = routeBuckets.get(route);
+      if (!b) routeBuckets.set(route, (b = new TokenBucket(throttles.publicRoute)));
+      if (!b.take()) return true;
+    }
+    return !stageBucket.take();
+  };
   const ttlMs = opts.authorizerCacheTtlSeconds * 1000;
   const cache = new Map<string, { decision: APIGatewayAuthorizerResult; until: number }>();
   const authorize = async (token: string, methodArn: string): Promise<APIGatewayAuthorizerResult> => {
@@ -112,7 +182,7 @@ export function createGateway(opts: GatewayOptions): Server {
     try {
       pathParameters = Object.fromEntries(match.c.names.map((n, i) => [n, decodeURIComponent(match.values[i]!)]));
     } catch {
-      return sendGatewayError(res, GATEWAY_ERRORS.DEFAULT_4XX);
+      return sendGatewayError(res, GATEWAY_ERRORS.DEFAULT_4XX, 400);
     }
 
     const multiHeaders: Record<string, string[]> = {};
@@ -120,6 +190,8 @@ export function createGateway(opts: GatewayOptions): Server {
     const headers = singleValued(multiHeaders);
 
     let authorizer: Record<string, unknown> | null = null;
+    let usageKey: string | null = null;
+    let plan: 'tenants' | 'platform' | null = null;
     if (route.auth !== 'public') {
       const token = headers['x-api-key'];
       if (!token) return sendGatewayError(res, GATEWAY_ERRORS.UNAUTHORIZED);
@@ -130,7 +202,7 @@ export function createGateway(opts: GatewayOptions): Server {
       } catch (err) {
         if (err instanceof Error && err.message === 'Unauthorized') return sendGatewayError(res, GATEWAY_ERRORS.UNAUTHORIZED);
         opts.onError?.(err);
-        return sendGatewayError(res, GATEWAY_ERRORS.DEFAULT_5XX);
+        return sendGatewayError(res, GATEWAY_ERRORS.DEFAULT_5XX, 500); // AUTHORIZER_FAILURE
       }
       // Like API Gateway, evaluate the (possibly cached) policy against this request's method ARN.
       const covers = (st: (typeof decision.policyDocument.Statement)[number]) =>
@@ -139,7 +211,12 @@ export function createGateway(opts: GatewayOptions): Server {
       const allowed = statements.some((st) => st.Effect === 'Allow' && covers(st)) && !statements.some((st) => st.Effect === 'Deny' && covers(st));
       if (!allowed) return sendGatewayError(res, GATEWAY_ERRORS.ACCESS_DENIED);
       authorizer = { principalId: decision.principalId, ...decision.context };
+      // Authenticated methods require an API key, here the usage identifier the authorizer names.
+      usageKey = typeof decision.usageIdentifierKey === 'string' ? decision.usageIdentifierKey : null;
+      plan = usageKey === null ? null : usageKeys.planOf(usageKey);
+      if (plan === null) return sendGatewayError(res, GATEWAY_ERRORS.INVALID_API_KEY);
     }
+    if (throttled(route, usageKey, plan)) return sendGatewayError(res, GATEWAY_ERRORS.THROTTLED);
 
     const multiQuery: Record<string, string[]> = {};
     for (const [k, v] of url.searchParams) (multiQuery[k] ??= []).push(v);
@@ -173,7 +250,21 @@ export function createGateway(opts: GatewayOptions): Server {
     };
     const handler = opts.groups.get(route.group);
     if (!handler) throw new Error(`no handler loaded for group ${route.group}`);
-    const result = await handler(event, lambdaContext(`local-${route.group}`, 29000));
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new IntegrationTimeout()), timeoutMs);
+    });
+    let result: APIGatewayProxyResult;
+    try {
+      result = await Promise.race([handler(event, lambdaContext(`local-${route.group}`, timeoutMs)), deadline]);
+    } catch (err) {
+      if (err instanceof IntegrationTimeout) return sendGatewayError(res, GATEWAY_ERRORS.INTEGRATION_TIMEOUT);
+      // A function that throws instead of answering: API Gateway's 502 with the DEFAULT_5XX body.
+      opts.onError?.(err);
+      return sendGatewayError(res, GATEWAY_ERRORS.DEFAULT_5XX, 502);
+    } finally {
+      clearTimeout(timer);
+    }
     const outHeaders: Record<string, string | number | boolean> = { ...(result.headers ?? {}) };
     for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) outHeaders[k] = v.join(', ');
     outHeaders['x-amzn-requestid'] = requestId;
@@ -183,7 +274,7 @@ export function createGateway(opts: GatewayOptions): Server {
   return createServer((req, res) => {
     handle(req, res).catch((err) => {
       opts.onError?.(err);
-      if (!res.headersSent) sendGatewayError(res, GATEWAY_ERRORS.DEFAULT_5XX);
+      if (!res.headersSent) sendGatewayError(res, GATEWAY_ERRORS.DEFAULT_5XX, 500);
       else res.destroy();
     });
   });

@@ -7,23 +7,30 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
+  QueryCommand,
   ResourceInUseException,
+  type AttributeValue,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { localUsageKeys } from '../../lib/adapters/local-usage-keys';
 import { API_DEFAULTS } from '../../lib/service/api-settings';
 import { ENV } from '../../lib/service/env-names';
 import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../../lib/service/routes';
-import { createGateway, type AuthorizerHandler, type GroupHandler } from './gateway';
+import { gsi1 } from '../../lib/store/keys';
+import { platformUsageKey, walletUsageKey } from '../../lib/tenancy/usage-keys';
+import { createGateway, DEFAULT_THROTTLES, type AuthorizerHandler, type GroupHandler, type LocalThrottles } from './gateway';
 import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
 import { pollQueue, pollStream, type Poller, type SqsWorker, type StreamWorker } from './pollers';
 import type { Resolver } from '../../lib/webhooks/transport';
 
 const LOCAL_TABLE_NAME = 'credential-service';
 const REGION = 'us-east-1';
+/** Plays the stack name's part: the prefix of usage-plan keys and the issuer-key tag. */
+const LOCAL_STACK_NAME = 'credential-service';
 
 export interface LocalRuntimeOptions {
   /** HTTP port of the API (0: any free port). */
@@ -43,6 +50,13 @@ export interface LocalRuntimeOptions {
   readonly webhookResolver?: Resolver;
   /** The publication agreement (default: {@link LOCAL_TAA} unless TAA_TEXT is set; null: none). */
   readonly taa?: { text: string; version: string; aml: Record<string, string> } | null;
+  /** Throttles of the local gateway (default: the stack's). */
+  readonly throttles?: Partial<LocalThrottles>;
+  /** How long a function may run before the gateway answers 504 (default: API Gateway's 29 s). */
+  readonly integrationTimeoutMs?: number;
+  /** Per-wallet DID limits (default: the stack's). */
+  readonly maxDidsPerWallet?: number;
+  readonly maxDidCreationsPerMinute?: number;
 }
 
 /** The agreement `npm start` asks wallets to accept before they publish a DID (set TAA_* to change it). */
@@ -82,7 +96,17 @@ async function masterKey(dataDir: string | null): Promise<string> {
   return key;
 }
 
-/** Creates the table as the stack defines it (infra/resources.ts), or adds the stream to an older one; returns the stream ARN. */
+const PUBLIC_DIDS_INDEX = {
+  IndexName: TABLE.publicDids.name,
+  KeySchema: [{ AttributeName: TABLE.publicDids.partitionKey, KeyType: 'HASH' as const }],
+  Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...TABLE.publicDids.projection] },
+};
+
+/**
+ * Creates the table as the stack defines it (lib/service/resources.ts), or brings an older data
+ * folder's table up to it (the stream, the PublicDids index, which is filled from the items holding
+ * its key: DIDs published before it existed are published again by set-public-did); returns the stream ARN.
+ */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<string> {
   const stream = { StreamEnabled: true, StreamViewType: TABLE.streamViewType };
   try {
@@ -95,6 +119,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
           { AttributeName: TABLE.sortKey, AttributeType: 'S' },
           { AttributeName: TABLE.gsi1.partitionKey, AttributeType: 'S' },
           { AttributeName: TABLE.gsi1.sortKey, AttributeType: 'S' },
+          { AttributeName: TABLE.publicDids.partitionKey, AttributeType: 'S' },
         ],
         KeySchema: [
           { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
@@ -109,6 +134,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
             ],
             Projection: { ProjectionType: 'ALL' },
           },
+          PUBLIC_DIDS_INDEX,
         ],
         StreamSpecification: stream,
       }),
@@ -119,7 +145,17 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   } catch (err) {
     if (!(err instanceof ResourceInUseException)) throw err;
   }
-  const table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+  let table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+  if (!table?.GlobalSecondaryIndexes?.some((i) => i.IndexName === TABLE.publicDids.name)) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [{ AttributeName: TABLE.publicDids.partitionKey, AttributeType: 'S' }],
+        GlobalSecondaryIndexUpdates: [{ Create: PUBLIC_DIDS_INDEX }],
+      }),
+    );
+    table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+  }
   if (table?.StreamSpecification?.StreamEnabled && table.LatestStreamArn) return table.LatestStreamArn;
   // A data folder from before the outbox: turn the stream on.
   const updated = await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: stream }));
@@ -150,6 +186,25 @@ export async function ensureQueues(client: SQSClient): Promise<Record<string, st
     urls[`${q.id}-dlq`] = dlq.QueueUrl!;
   }
   return urls;
+}
+
+/** Wallets of a data folder from before usage plans get their throttling bucket (an operator's backfill in AWS). */
+async function registerExistingWallets(client: DynamoDBClient): Promise<void> {
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const out = await client.send(
+      new QueryCommand({
+        TableName: LOCAL_TABLE_NAME,
+        IndexName: TABLE.gsi1.name,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': TABLE.gsi1.partitionKey },
+        ExpressionAttributeValues: { ':pk': { S: gsi1.walletListPk } },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of out.Items ?? []) if (item.wallet_id?.S) localUsageKeys.add(walletUsageKey(LOCAL_STACK_NAME, item.wallet_id.S), 'tenants');
+    start = out.LastEvaluatedKey;
+  } while (start);
 }
 
 /**
@@ -188,7 +243,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       [ENV.keyBackend]: 'local',
       [ENV.localMasterKey]: await masterKey(dataDir),
       [ENV.serviceName]: 'credential-service',
+      [ENV.usageKeyPrefix]: LOCAL_STACK_NAME,
       [ENV.logLevel]: opts.logLevel ?? process.env[ENV.logLevel] ?? 'INFO',
+      // CloudWatch reads the metrics deployed; locally they would only be noise on stdout.
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      ...(opts.maxDidsPerWallet ? { [ENV.maxDidsPerWallet]: String(opts.maxDidsPerWallet) } : {}),
+      ...(opts.maxDidCreationsPerMinute ? { [ENV.maxDidCreationsPerMinute]: String(opts.maxDidCreationsPerMinute) } : {}),
       // Local only: receivers on this machine are fine; private ranges stay refused.
       [ENV.webhookAllowLoopback]: 'true',
       ...(opts.webhookRetryDelaysSeconds ? { [ENV.webhookRetryDelays]: opts.webhookRetryDelaysSeconds.join(',') } : {}),
@@ -196,12 +256,18 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     });
     delete process.env.AWS_SESSION_TOKEN;
     delete process.env.AWS_PROFILE;
+    if (dataDir) process.env[ENV.localUsageKeysFile] = join(dataDir, 'usage-keys.json');
+    else delete process.env[ENV.localUsageKeysFile];
+    // API Gateway's API keys: the base key's bucket, as the stack creates it, and the wallets' ones.
+    localUsageKeys.open(dataDir ? join(dataDir, 'usage-keys.json') : null);
+    localUsageKeys.add(platformUsageKey(LOCAL_STACK_NAME), 'platform');
 
     const ddbClient = new DynamoDBClient({ endpoint: ddb.endpoint });
     const sqsClient = new SQSClient({ endpoint: sqs.endpoint });
     const streamArn = await ensureTable(ddbClient, LOCAL_TABLE_NAME);
     const queueUrls = await ensureQueues(sqsClient);
     for (const q of QUEUES) process.env[queueUrlEnvName(q.id)] = queueUrls[q.id];
+    await registerExistingWallets(ddbClient);
     ddbClient.destroy();
 
     // Handlers are imported only now: they build their adapters from the environment at load time.
@@ -247,7 +313,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     if (opts.baseApiKey) {
       const { BaseKeys } = await import('../../lib/tenancy/base-key');
       const { buildDeps } = await import('../../functions/shared/deps');
-      const deps = buildDeps();
+      const deps = buildDeps('bootstrap');
       await new BaseKeys(deps.store, deps.secrets).install(opts.baseApiKey);
       baseApiKey = opts.baseApiKey;
     } else {
@@ -261,6 +327,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const server: Server = createGateway({
       authorizer,
       authorizerCacheTtlSeconds: opts.authorizerCacheTtlSeconds ?? Number(process.env[ENV.authorizerCacheTtl] ?? API_DEFAULTS.authorizerCacheTtlSeconds),
+      throttles: { ...DEFAULT_THROTTLES, ...opts.throttles },
+      usageKeys: localUsageKeys,
+      ...(opts.integrationTimeoutMs ? { integrationTimeoutMs: opts.integrationTimeoutMs } : {}),
       groups,
       onError: (err) => console.error('[local gateway]', err),
     });

@@ -39,6 +39,23 @@ function conditionParts(condition: Condition | undefined, names: Record<string, 
   if (condition === undefined) return undefined;
   if (condition === 'exists') return `attribute_exists(${PK})`;
   if (condition === 'not_exists') return `attribute_not_exists(${PK})`;
+  if ('missing' in condition) {
+    const terms = condition.missing.map((attr, i) => {
+      names[`#m${i}`] = attr;
+      return `attribute_not_exists(#m${i})`;
+    });
+    return [`attribute_exists(${PK})`, ...terms].join(' AND ');
+  }
+  if ('below' in condition || 'atLeast' in condition) {
+    const below = 'below' in condition;
+    return Object.entries(below ? condition.below : condition.atLeast)
+      .map(([attr, bound], i) => {
+        names[`#b${i}`] = attr;
+        values[`:b${i}`] = bound;
+        return below ? `(attribute_not_exists(#b${i}) OR #b${i} < :b${i})` : `#b${i} >= :b${i}`;
+      })
+      .join(' AND ');
+  }
   const terms = Object.entries(condition.equals).map(([attr, value], i) => {
     names[`#c${i}`] = attr;
     values[`:c${i}`] = value;
@@ -71,18 +88,46 @@ function updateParts(op: Extract<WriteOp, { type: 'update' }>, names: Record<str
     names[`#r${i}`] = attr;
     return `#r${i}`;
   });
-  return [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+  const adds = Object.entries(op.add ?? {}).map(([attr, value], i) => {
+    names[`#a${i}`] = attr;
+    values[`:a${i}`] = value;
+    return `#a${i} :a${i}`;
+  });
+  return [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '', adds.length ? `ADD ${adds.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
 }
 
-/** {@link ItemStore} on one DynamoDB table. Takes its client so tests can pass a mocked or local one. */
+function keyAttributes(index: QueryOptions['index']): { pkAttr: string; skAttr?: string } {
+  if (index === TABLE.gsi1.name) return { pkAttr: TABLE.gsi1.partitionKey, skAttr: TABLE.gsi1.sortKey };
+  if (index === TABLE.publicDids.name) return { pkAttr: TABLE.publicDids.partitionKey };
+  return { pkAttr: TABLE.partitionKey, skAttr: TABLE.sortKey };
+}
+
+/**
+ * {@link ItemStore} on one DynamoDB table. Takes its client (tests pass a mocked or local one), or a
+ * getter that returns the client of the session under way: a wallet's scoped credentials inside its
+ * session, the function's own role outside one (lib/store/session.ts).
+ */
 export class DynamoDbStore implements ItemStore {
-  private readonly doc: DynamoDBDocumentClient;
+  private readonly client: () => DynamoDBClient;
+  private readonly docs = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();
 
   constructor(
-    client: DynamoDBClient,
+    client: DynamoDBClient | (() => DynamoDBClient),
     private readonly tableName: string,
   ) {
-    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    this.client = typeof client === 'function' ? client : () => client;
+  }
+
+  private get doc(): DynamoDBDocumentClient {
+    const client = this.client();
+    let doc = this.docs.get(client);
+    if (!doc) {
+      doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+      this.docs.set(client, doc);
+    }
+    return doc;
   }
 
   async get(key: ItemKey, opts?: { consistent?: boolean }): Promise<Item | undefined> {
@@ -93,8 +138,7 @@ export class DynamoDbStore implements ItemStore {
   }
 
   async query(pk: string, opts: QueryOptions = {}): Promise<Item[]> {
-    const pkAttr = opts.index ? TABLE.gsi1.partitionKey : TABLE.partitionKey;
-    const skAttr = opts.index ? TABLE.gsi1.sortKey : TABLE.sortKey;
+    const { pkAttr, skAttr } = keyAttributes(opts.index);
     const items: Item[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -103,9 +147,9 @@ export class DynamoDbStore implements ItemStore {
         new QueryCommand({
           TableName: this.tableName,
           IndexName: opts.index,
-          KeyConditionExpression: opts.skBeginsWith ? '#pk = :pk AND begins_with(#sk, :sk)' : '#pk = :pk',
-          ExpressionAttributeNames: opts.skBeginsWith ? { '#pk': pkAttr, '#sk': skAttr } : { '#pk': pkAttr },
-          ExpressionAttributeValues: opts.skBeginsWith ? { ':pk': pk, ':sk': opts.skBeginsWith } : { ':pk': pk },
+          KeyConditionExpression: opts.skBeginsWith && skAttr ? '#pk = :pk AND begins_with(#sk, :sk)' : '#pk = :pk',
+          ExpressionAttributeNames: opts.skBeginsWith && skAttr ? { '#pk': pkAttr, '#sk': skAttr } : { '#pk': pkAttr },
+          ExpressionAttributeValues: opts.skBeginsWith && skAttr ? { ':pk': pk, ':sk': opts.skBeginsWith } : { ':pk': pk },
           ExclusiveStartKey: start,
           Limit: remaining,
           ScanIndexForward: !opts.descending,

@@ -5,6 +5,7 @@ import {
   GetPublicKeyCommand,
   KMSInternalException,
   KMSInvalidStateException,
+  ScheduleKeyDeletionCommand,
   SignCommand,
   type KMSClient,
 } from '@aws-sdk/client-kms';
@@ -12,7 +13,17 @@ import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import formatter from 'ecdsa-sig-formatter';
 import { spkiDerToJwk } from '../keys/jwk';
-import { KeyDisabledError, KeyQuotaExceededError, KeyServiceUnavailableError, MessageTooLargeError, type CreatedKey, type KeyAlg, type KeyManager, type PublicJwk } from '../keys/port';
+import {
+  KEY_DELETION_WINDOW_DAYS,
+  KeyDisabledError,
+  KeyQuotaExceededError,
+  KeyServiceUnavailableError,
+  MessageTooLargeError,
+  type CreatedKey,
+  type KeyAlg,
+  type KeyManager,
+  type PublicJwk,
+} from '../keys/port';
 import type { TenantScope } from '../store/keys';
 
 const SPEC = {
@@ -40,14 +51,23 @@ const NEW_KEY_TRANSIENT = new Set(['NotFoundException', 'AccessDeniedException']
 /**
  * KMS adapter: asymmetric KMS keys (Ed25519 with ED25519_SHA_512 over the RAW message, which is
  * plain EdDSA; P-256 with ECDSA_SHA_256). Each key is tagged with the service tag its IAM policy
- * requires and with its wallet. The private key never leaves KMS.
+ * requires and with its wallet. The private key never leaves KMS. The client comes from a getter: the
+ * one of the wallet session under way, whose role reaches only keys tagged with that wallet.
  */
 export class KmsKeyManager implements KeyManager {
+  private readonly client: () => KMSClient;
+
   constructor(
-    private readonly kms: KMSClient,
+    kms: KMSClient | (() => KMSClient),
     private readonly serviceTag: string,
     private readonly sleep: (ms: number) => Promise<unknown> = delay,
-  ) {}
+  ) {
+    this.client = typeof kms === 'function' ? kms : () => kms;
+  }
+
+  private get kms(): KMSClient {
+    return this.client();
+  }
 
   private async call<T>(fn: () => Promise<T>): Promise<T> {
     try {
@@ -110,5 +130,10 @@ export class KmsKeyManager implements KeyManager {
     if (alg === 'EdDSA') return out.Signature;
     // KMS returns ECDSA signatures DER-encoded; JOSE wants r‖s (RFC 7518 §3.4).
     return Buffer.from(formatter.derToJose(Buffer.from(out.Signature), 'ES256'), 'base64url');
+  }
+
+  async scheduleDeletion(_scope: TenantScope, ref: string): Promise<{ deletion_date: string }> {
+    const out = await this.call(() => this.kms.send(new ScheduleKeyDeletionCommand({ KeyId: ref, PendingWindowInDays: KEY_DELETION_WINDOW_DAYS })));
+    return { deletion_date: (out.DeletionDate ?? new Date(Date.now() + KEY_DELETION_WINDOW_DAYS * 86400_000)).toISOString() };
   }
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { API_DEFAULTS } from '../service/api-settings';
 import { ENV } from '../service/env-names';
 
 /** The one place that reads process.env: parsed once, typed, frozen. */
@@ -23,6 +24,10 @@ const identity = {
     .string()
     .regex(/^[A-Za-z0-9_-]+(:[A-Za-z0-9_-]+)*$/, 'INDY_NAMESPACE: namespace identifiers separated by colons')
     .default('credential-service'),
+  usageKeyPrefix: z.string().min(1).max(100).default('credential-service'),
+  usagePlanName: z.string().min(1).optional(),
+  maxDidsPerWallet: z.coerce.number().int().min(1).max(100_000).default(API_DEFAULTS.maxDidsPerWallet),
+  maxDidCreationsPerMinute: z.coerce.number().int().min(1).max(10_000).default(API_DEFAULTS.maxDidCreationsPerMinute),
   taa: z
     .object({
       text: z.string().min(1),
@@ -39,6 +44,8 @@ const schema = z.discriminatedUnion('keyBackend', [
     tableName: z.string().min(1),
     macKmsKeyId: z.string().min(1),
     issuerKeyTag: z.string().min(1),
+    /** Absent for functions that never act in a wallet's session. */
+    tenantRoleArn: z.string().min(1).optional(),
     serviceName: z.string().default('credential-service'),
     ...webhooks,
     ...identity,
@@ -47,6 +54,7 @@ const schema = z.discriminatedUnion('keyBackend', [
     keyBackend: z.literal('local'),
     tableName: z.string().min(1),
     localMasterKey: z.string().regex(/^[0-9a-f]{64}$/, 'LOCAL_MASTER_KEY must be 32 bytes of hex'),
+    localUsageKeysFile: z.string().min(1).optional(),
     serviceName: z.string().default('credential-service'),
     ...webhooks,
     ...identity,
@@ -86,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tableName: env[ENV.tableName],
     macKmsKeyId: env[ENV.macKmsKeyId],
     localMasterKey: env[ENV.localMasterKey],
+    localUsageKeysFile: env[ENV.localUsageKeysFile] || undefined,
     serviceName: env[ENV.serviceName],
     webhookQueueUrl: env[ENV.webhookQueueUrl] || undefined,
     webhookAllowLoopback: env[ENV.webhookAllowLoopback] || undefined,
@@ -94,6 +103,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     issuerKeyTag: env[ENV.issuerKeyTag],
     publicBaseUrl: env[ENV.publicBaseUrl] || undefined,
     indyNamespace: env[ENV.indyNamespace] || undefined,
+    tenantRoleArn: env[ENV.tenantRoleArn] || undefined,
+    usageKeyPrefix: env[ENV.usageKeyPrefix] || undefined,
+    usagePlanName: env[ENV.usagePlanName] || undefined,
+    maxDidsPerWallet: env[ENV.maxDidsPerWallet] || undefined,
+    maxDidCreationsPerMinute: env[ENV.maxDidCreationsPerMinute] || undefined,
     taa: taaFromEnv(env),
   });
   if (!parsed.success) {

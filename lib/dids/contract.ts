@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { OperationContracts } from '../http/contract';
 import { DID_METHODS } from './methods';
+import { isDidSyntax, MAX_DID_LENGTH } from './records';
 
-/** Schemas of the DID (contract 4.9), resolver and TAA (contract 4.11) routes. */
+/** Schemas of the DID routes (contract 4.9 and the reads and deactivation beside it). */
 
 export const DidRecordView = z
   .object({
@@ -16,20 +17,17 @@ export const DidRecordView = z
       public_jwk: z.object({ kty: z.enum(['OKP', 'EC']), crv: z.enum(['Ed25519', 'P-256']), x: z.string(), y: z.string().optional() }),
       created_at: z.string(),
       published_at: z.string().optional(),
+      deactivated_at: z.string().optional().meta({ description: 'Set once deactivated: the DID resolves as deactivated' }),
+      key_deletion_date: z.string().optional().meta({ description: "When the DID's key is destroyed ('scheduled' if the key service did not say)" }),
     }),
   })
   .meta({ title: 'DidRecord' });
 
-const DidParam = z.string().min(7).max(2048).meta({ description: 'A DID (did:sov nyms also bare)' });
-
-const TaaView = z
-  .object({
-    taa_required: z.boolean(),
-    taa_record: z.object({ text: z.string(), version: z.string(), digest: z.string() }).nullable(),
-    aml_record: z.object({ version: z.string(), aml: z.record(z.string(), z.string()) }).nullable(),
-    taa_accepted: z.object({ mechanism: z.string(), time: z.number().int(), version: z.string(), digest: z.string() }).nullable(),
-  })
-  .meta({ title: 'Taa' });
+const DidParam = z
+  .string()
+  .max(MAX_DID_LENGTH, `at most ${MAX_DID_LENGTH} characters`)
+  .refine(isDidSyntax, 'not a DID (did:<method>:<id>, ASCII) or a did:sov nym')
+  .meta({ description: 'A DID (did:sov nyms also bare)' });
 
 export const didContracts = {
   createDid: {
@@ -37,10 +35,11 @@ export const didContracts = {
       method: z.enum(DID_METHODS as [string, ...string[]]).optional().meta({ description: 'Default sov' }),
       options: z.strictObject({ key_type: z.enum(['ed25519', 'p256']).optional() }).optional(),
     }),
+    bodyOptional: true,
     response: z.object({ did: DidRecordView }),
-    errors: [400, 401, 403, 503],
+    errors: [400, 401, 403, 409, 429, 503],
   },
-  createIndyDid: { body: z.strictObject({}), response: z.object({ did: z.string() }), errors: [401, 403, 503] },
+  createIndyDid: { body: z.strictObject({}), bodyOptional: true, response: z.object({ did: z.string() }), errors: [401, 403, 409, 429, 503] },
   setPublicDid: {
     query: z.object({ DID: DidParam }),
     response: z.object({ result: DidRecordView }),
@@ -53,30 +52,5 @@ export const didContracts = {
   },
   getPublicDid: { response: z.object({ result: DidRecordView.nullable() }), errors: [401, 403] },
   getDid: { params: z.strictObject({ did: DidParam }), response: DidRecordView, errors: [400, 401, 403, 404] },
-  fetchTaa: { response: z.object({ taa: TaaView }), errors: [401, 403] },
-  acceptTaa: {
-    body: z.strictObject({ mechanism: z.string().min(1).max(200), text: z.string().max(100_000).optional(), version: z.string().max(64).optional() }),
-    response: z.object({ taa: TaaView }),
-    errors: [400, 401, 403, 409],
-  },
-} satisfies OperationContracts;
-
-export const resolverContracts = {
-  resolveDid: {
-    params: z.strictObject({ did: DidParam }),
-    response: z
-      .object({
-        '@context': z.string(),
-        didDocument: z.record(z.string(), z.unknown()),
-        didResolutionMetadata: z.object({ contentType: z.string() }),
-        didDocumentMetadata: z.record(z.string(), z.unknown()),
-      })
-      .meta({ title: 'DidResolutionResult' }),
-    errors: [400, 404],
-  },
-  getDidWebDocument: {
-    params: z.strictObject({ id: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{16,32}$/, 'not a did:web id of this service') }),
-    response: z.record(z.string(), z.unknown()).meta({ title: 'DidDocument' }),
-    errors: [400, 404],
-  },
+  deactivateDid: { params: z.strictObject({ did: DidParam }), response: DidRecordView, errors: [400, 401, 403, 404, 409, 503] },
 } satisfies OperationContracts;

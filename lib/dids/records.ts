@@ -20,6 +20,24 @@ export interface DidRecord {
   readonly posture: Posture;
   readonly created_at: string;
   readonly published_at?: string;
+  /** Set by deactivation: the DID resolves as deactivated and its key is scheduled for deletion. */
+  readonly deactivated_at?: string;
+  readonly key_deletion_date?: string;
+}
+
+/** Longest DID accepted anywhere: keys are `DID#<did>` and a DynamoDB sort key holds 1024 bytes. */
+export const MAX_DID_LENGTH = 1000;
+
+/** DID syntax (W3C DID Core: ASCII method-specific id) or a bare did:sov nym; no longer than {@link MAX_DID_LENGTH}. */
+export function isDidSyntax(value: string): boolean {
+  return value.length <= MAX_DID_LENGTH && (/^did:[a-z0-9]+:[!-~]+$/.test(value) || BARE_NYM.test(value));
+}
+
+const BARE_NYM = /^[1-9A-HJ-NP-Za-km-z]{21,22}$/;
+
+/** A DID as callers may write it: did:sov nyms also bare, as the contract's create-did returns them. */
+export function qualify(did: string): string {
+  return BARE_NYM.test(did) ? `did:sov:${did}` : did;
 }
 
 export function didFromItem(item: Item): DidRecord {
@@ -36,6 +54,8 @@ export function didFromItem(item: Item): DidRecord {
     posture: item.posture as Posture,
     created_at: item.created_at as string,
     ...(item.published_at ? { published_at: item.published_at as string } : {}),
+    ...(item.deactivated_at ? { deactivated_at: item.deactivated_at as string } : {}),
+    ...(item.key_deletion_date ? { key_deletion_date: item.key_deletion_date as string } : {}),
   };
 }
 
@@ -52,11 +72,13 @@ export function didView(d: DidRecord) {
       public_jwk: d.public_jwk,
       created_at: d.created_at,
       ...(d.published_at ? { published_at: d.published_at } : {}),
+      ...(d.deactivated_at ? { deactivated_at: d.deactivated_at } : {}),
+      ...(d.key_deletion_date ? { key_deletion_date: d.key_deletion_date } : {}),
     },
   };
 }
 
-/** GSI1 value under which a published DID is found by the public resolver. */
+/** PublicDids index value under which a published DID is found by the public resolver. */
 export function publicLookup(qualified: string): string {
   if (qualified.startsWith('did:web:')) return `DIDWEB#${qualified.slice(qualified.lastIndexOf(':') + 1)}`;
   return `DID#${qualified}`;

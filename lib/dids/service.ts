@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
-import type { KeyManager } from '../keys/port';
+import { BadRequestError, ConflictError, NotFoundError, RateLimitedError } from '../http/errors';
+import { KeyDisabledError, type KeyManager } from '../keys/port';
 import type { TaaService } from '../taa/service';
-import { gsi1, keys, type TenantScope } from '../store/keys';
+import { keys, publishedDidIndex, type TenantScope } from '../store/keys';
 import { ConditionFailedError, WriteConflictError, type ItemStore, type WriteOp } from '../store/port';
 import {
   didJwk,
@@ -17,17 +17,30 @@ import {
   type DidMethod,
   type KeyType,
 } from './methods';
-import { didFromItem, didView, publicLookup, type DidRecord } from './records';
-import { qualify } from './resolver';
+import { didFromItem, didView, publicLookup, qualify, type DidRecord } from './records';
+
+export interface DidLimits {
+  /** Active (not deactivated) DIDs per wallet: each holds a KMS key. */
+  readonly maxDids: number;
+  /** DID creations per wallet per minute: KMS CreateKey's rate is shared by every tenant of the account. */
+  readonly maxCreationsPerMinute: number;
+}
 
 export interface DidServiceDeps {
   readonly store: ItemStore;
   readonly keyManager: KeyManager;
   readonly taa: TaaService;
   readonly indyNamespace: string;
+  readonly limits: DidLimits;
   readonly now?: () => Date;
 }
 
+function quotaExceeded(max: number): ConflictError {
+  return new ConflictError(
+    `This wallet has ${max} active DIDs, its limit; deactivate one (POST /api/v1/dids/{did}/deactivate) or ask the operator to raise it`,
+    'did_quota_exceeded',
+  );
+}
 
 export class DidService {
   private readonly now: () => Date;
@@ -46,6 +59,10 @@ export class DidService {
       ]);
     }
     const alg = KEY_TYPE_ALG[keyType];
+    await this.countCreation(scope);
+    const { maxDids } = this.deps.limits;
+    const quota = await this.deps.store.get(keys.didQuota(scope));
+    if (((quota?.active as number | undefined) ?? 0) >= maxDids) throw quotaExceeded(maxDids);
     const key = await this.deps.keyManager.create(scope, alg);
     const jwk = key.publicJwk;
     let did: string;
@@ -81,7 +98,85 @@ export class DidService {
       posture: 'wallet_only',
       created_at: this.now().toISOString(),
     };
-    await this.deps.store.write([{ type: 'put', condition: 'not_exists', item: { ...keys.did(scope, qualified), type: 'did', ...record } }]);
+    try {
+      // The quota is taken in the same transaction that records the DID, so it counts exactly.
+      await this.deps.store.write([
+        { type: 'put', condition: 'not_exists', item: { ...keys.did(scope, qualified), type: 'did', ...record } },
+        { type: 'update', key: keys.didQuota(scope), set: { type: 'quota' }, add: { active: 1 }, condition: { below: { active: maxDids } } },
+      ]);
+    } catch (err) {
+      // The key serves no DID: let it go rather than pay for it.
+      await this.deps.keyManager.scheduleDeletion(scope, key.ref).catch(() => undefined);
+      if (err instanceof ConditionFailedError && err.failedIndexes.includes(1)) throw quotaExceeded(maxDids);
+      throw err;
+    }
+    return record;
+  }
+
+  /** Counts a creation in this minute's window; past the limit, a 429 saying when to retry. */
+  private async countCreation(scope: TenantScope): Promise<void> {
+    const now = this.now().getTime();
+    const minute = Math.floor(now / 60_000);
+    try {
+      await this.deps.store.write([
+        {
+          type: 'update',
+          key: keys.didCreations(scope, minute),
+          set: { ttl: (minute + 2) * 60 },
+          add: { count: 1 },
+          condition: { below: { count: this.deps.limits.maxCreationsPerMinute } },
+        },
+      ]);
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError)) throw err;
+      throw new RateLimitedError(
+        `At most ${this.deps.limits.maxCreationsPerMinute} DIDs per minute per wallet`,
+        Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000)),
+      );
+    }
+  }
+
+  /**
+   * Deactivates a DID: it resolves as deactivated from now on (credentials it signed stop verifying,
+   * as a holder of a compromised key wants), stops counting against the quota, and its key is
+   * scheduled for deletion. Repeating it finishes what an earlier attempt left undone.
+   */
+  async deactivate(scope: TenantScope, didInput: string): Promise<DidRecord> {
+    let record = await this.get(scope, didInput);
+    for (let round = 0; !record.deactivated_at; round++) {
+      if (round === 3) throw new ConflictError('The DID is being changed by another request; retry', 'did_changed');
+      const [pointer, quota] = await Promise.all([this.deps.store.get(keys.publicDid(scope)), this.deps.store.get(keys.didQuota(scope))]);
+      if (pointer?.did === record.qualified) {
+        throw new ConflictError("This is the wallet's public DID: make another DID public first", 'did_is_public');
+      }
+      const at = this.now().toISOString();
+      const active = (quota?.active as number | undefined) ?? 0;
+      const ops: WriteOp[] = [
+        { type: 'update', key: keys.did(scope, record.qualified), set: { deactivated_at: at }, condition: { missing: ['deactivated_at'] } },
+        // The pointer must not move to this DID meanwhile.
+        { type: 'check', key: keys.publicDid(scope), condition: pointer ? { equals: { did: pointer.did } } : 'not_exists' },
+        ...(active > 0 ? [{ type: 'update', key: keys.didQuota(scope), set: {}, add: { active: -1 }, condition: { atLeast: { active: 1 } } } as const] : []),
+      ];
+      try {
+        await this.deps.store.write(ops);
+        record = { ...record, deactivated_at: at };
+      } catch (err) {
+        if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+        record = await this.get(scope, didInput);
+      }
+    }
+    if (!record.key_deletion_date) {
+      let deletionDate: string;
+      try {
+        deletionDate = (await this.deps.keyManager.scheduleDeletion(scope, record.key_ref)).deletion_date;
+      } catch (err) {
+        // Already pending deletion (an earlier attempt scheduled it before recording the date).
+        if (!(err instanceof KeyDisabledError)) throw err;
+        deletionDate = 'scheduled';
+      }
+      await this.deps.store.write([{ type: 'update', key: keys.did(scope, record.qualified), set: { key_deletion_date: deletionDate }, condition: 'exists' }]);
+      record = { ...record, key_deletion_date: deletionDate };
+    }
     return record;
   }
 
@@ -108,6 +203,7 @@ export class DidService {
    */
   async setPublic(scope: TenantScope, didInput: string): Promise<DidRecord> {
     const record = await this.get(scope, didInput);
+    if (record.deactivated_at) throw new ConflictError('A deactivated DID cannot become the public DID', 'did_deactivated');
     // Two set-public-did calls at once (or a re-acceptance meanwhile): the loser reads again and retries.
     for (let round = 0; round < 3; round++) {
       const taaCheck = await this.deps.taa.requireAccepted(scope);
@@ -119,8 +215,8 @@ export class DidService {
         {
           type: 'update',
           key: keys.did(scope, record.qualified),
-          condition: 'exists',
-          set: { posture: 'public', published_at: publishedAt, ...gsi1.publishedDid(publicLookup(record.qualified)) },
+          condition: { missing: ['deactivated_at'] },
+          set: { posture: 'public', published_at: publishedAt, ...publishedDidIndex(publicLookup(record.qualified)) },
         },
         {
           type: 'put',
@@ -134,7 +230,10 @@ export class DidService {
         await this.deps.store.write(ops);
         return { ...record, posture: 'public', published_at: publishedAt };
       } catch (err) {
-        if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) throw new NotFoundError(`No DID ${didInput} in this wallet`, 'did_not_found');
+        if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) {
+          if ((await this.get(scope, didInput)).deactivated_at) throw new ConflictError('A deactivated DID cannot become the public DID', 'did_deactivated');
+          throw new NotFoundError(`No DID ${didInput} in this wallet`, 'did_not_found');
+        }
         // Otherwise the pointer or the acceptance changed meanwhile: the next round reads both again.
         if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
       }

@@ -10,7 +10,7 @@ export type AuthorizerContext = Record<string, string>;
 
 export function principalToContext(p: Principal): AuthorizerContext {
   if (p.kind === 'superadmin') return { principal: 'superadmin', key_id: p.keyId };
-  return { principal: 'wallet', wallet_id: p.walletId, key_id: p.keyId ?? '', via: p.via, roles: p.roles.join(',') };
+  return { principal: 'wallet', wallet_id: p.walletId, key_id: p.keyId ?? '', via: p.via, roles: p.roles.join(','), expires_at: p.expiresAt ?? '' };
 }
 
 export function callerFromContext(ctx: Record<string, unknown> | null | undefined): Caller {
@@ -22,6 +22,7 @@ export function callerFromContext(ctx: Record<string, unknown> | null | undefine
       scope: tenantScope(ctx.wallet_id),
       keyId: typeof ctx.key_id === 'string' && ctx.key_id !== '' ? ctx.key_id : null,
       via: ctx.via === 'token' ? 'token' : 'api_key',
+      expiresAt: typeof ctx.expires_at === 'string' && ctx.expires_at !== '' ? Date.parse(ctx.expires_at) : null,
     };
   }
   return { kind: 'anonymous' };

@@ -4,6 +4,8 @@ import type { TenantScope } from '../store/keys';
 /** What a route accepts and returns; the router validates with it and the OpenAPI document shows it. */
 export interface OperationContract {
   readonly body?: z.ZodType;
+  /** The body may be left out altogether (it then reads as `{}`). */
+  readonly bodyOptional?: true;
   readonly query?: z.ZodType;
   readonly params?: z.ZodType;
   readonly response: z.ZodType;
@@ -17,7 +19,14 @@ export type OperationContracts = Record<string, OperationContract>;
 
 export type Caller =
   | { readonly kind: 'superadmin'; readonly keyId: string }
-  | { readonly kind: 'wallet'; readonly scope: TenantScope; readonly keyId: string | null; readonly via: 'api_key' | 'token' }
+  | {
+      readonly kind: 'wallet';
+      readonly scope: TenantScope;
+      readonly keyId: string | null;
+      readonly via: 'api_key' | 'token';
+      /** Epoch ms after which the credential is refused, even while the gateway's cached decision lives. */
+      readonly expiresAt: number | null;
+    }
   | { readonly kind: 'anonymous' };
 
 type Out<T> = T extends z.ZodType ? z.output<T> : undefined;

@@ -8,6 +8,9 @@ export interface ErrorDetail {
 }
 
 export class AppError extends Error {
+  /** Headers the response carries besides the error body (Retry-After). */
+  readonly headers: Readonly<Record<string, string>> = {};
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -33,6 +36,12 @@ export class ValidationError extends AppError {
   }
 }
 
+export class UnauthorizedError extends AppError {
+  constructor(message: string) {
+    super(401, 'unauthorized', message);
+  }
+}
+
 export class ForbiddenError extends AppError {
   constructor(message: string) {
     super(403, 'forbidden', message);
@@ -48,6 +57,16 @@ export class NotFoundError extends AppError {
 export class ConflictError extends AppError {
   constructor(message: string, code = 'conflict') {
     super(409, code, message);
+  }
+}
+
+/** A per-wallet rate was exceeded: retry after the given number of seconds. */
+export class RateLimitedError extends AppError {
+  override readonly headers: Readonly<Record<string, string>>;
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, 'rate_limited', message);
+    this.headers = { 'retry-after': String(retryAfterSeconds) };
   }
 }
 

@@ -5,6 +5,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { DEFAULT_MAX_BODY_BYTES, routeKey, routesOf, type Route, type RouteGroup } from '../service/routes';
+import { inSession } from '../store/session';
 import { callerFromContext } from './caller';
 import { Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
 import {
@@ -14,6 +15,7 @@ import {
   INTERNAL_ERROR_BODY,
   NotFoundError,
   PayloadTooLargeError,
+  UnauthorizedError,
   ValidationError,
   errorBody,
   type ErrorDetail,
@@ -58,12 +60,16 @@ function parseBody(event: APIGatewayProxyEvent, route: Route): unknown {
   }
 }
 
-function authorize(route: Route, caller: Caller): void {
+function authorize(route: Route, caller: Caller, now: number): void {
   if (route.auth === 'superadmin' && caller.kind !== 'superadmin') {
     throw new ForbiddenError('This route needs the base (super-admin) API key');
   }
   if (route.auth === 'wallet' && caller.kind !== 'wallet') {
     throw new ForbiddenError('This route needs a wallet API key or subwallet token; the base key does not act as a wallet');
+  }
+  // The gateway may reuse an authorizer decision for its cache TTL; expiry is exact all the same.
+  if (caller.kind === 'wallet' && caller.expiresAt !== null && !(now < caller.expiresAt)) {
+    throw new UnauthorizedError('Missing, invalid, expired or revoked API key (x-api-key header)');
   }
 }
 
@@ -74,7 +80,7 @@ function errorMapper(logger: Logger, headersFor: (event: APIGatewayProxyEvent) =
       const err = request.error;
       if (err instanceof AppError) {
         if (err.status >= 500) logger.error('request failed', { error: err });
-        request.response = json(err.status, err.body ?? errorBody(err), headersFor(request.event));
+        request.response = json(err.status, err.body ?? errorBody(err), { ...headersFor(request.event), ...err.headers });
         return;
       }
       logger.error('unhandled error', { error: err as Error });
@@ -110,14 +116,18 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
     if (!entry) throw new NotFoundError(`No route for ${event.httpMethod} ${event.path}`, 'route_not_found');
     const { route, contract, impl } = entry;
     const caller = callerFromContext(event.requestContext?.authorizer);
+    logger.appendKeys({ api_request_id: event.requestContext?.requestId, operation: route.operationId });
     if (caller.kind === 'wallet') logger.appendKeys({ wallet_id: caller.scope.walletId });
-    authorize(route, caller);
+    authorize(route, caller, Date.now());
     const params = validate(contract.params, event.pathParameters ?? {}, 'path');
     const query = validate(contract.query, event.queryStringParameters ?? {}, 'query');
     const body = contract.body ? validate(contract.body, parseBody(event, route), '') : undefined;
     const baseUrl = (opts.publicBaseUrl ?? `https://${event.requestContext.domainName}/${event.requestContext.stage}`).replace(/\/+$/, '');
     const accept = Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === 'accept')?.[1] ?? '';
-    const result = await impl({ body, query, params, caller, baseUrl, accept } as never);
+    const run = () => impl({ body, query, params, caller, baseUrl, accept } as never);
+    // A wallet route runs entirely in the caller's session: its data and key calls carry credentials
+    // that reach only this wallet, whatever keys the code builds.
+    const result = caller.kind === 'wallet' ? await inSession(caller.scope, run) : await run();
     if (result instanceof Representation) return json(contract.status ?? 200, result.body, { ...headersFor(event), 'content-type': result.mediaType });
     return json(contract.status ?? 200, result, headersFor(event));
   };

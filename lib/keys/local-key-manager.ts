@@ -3,7 +3,7 @@ import type { SecretDeriver } from '../secrets/port';
 import { keys, type TenantScope } from '../store/keys';
 import type { ItemStore } from '../store/port';
 import { keyObjectToJwk } from './jwk';
-import type { CreatedKey, KeyAlg, KeyManager, PublicJwk } from './port';
+import { KEY_DELETION_WINDOW_DAYS, KeyDisabledError, type CreatedKey, type KeyAlg, type KeyManager, type PublicJwk } from './port';
 
 const REF = /^local:[0-9a-f-]{36}$/;
 
@@ -60,6 +60,7 @@ export class LocalKeyManager implements KeyManager {
     if (!REF.test(ref)) throw new Error('not a local key reference');
     const item = await this.store.get(keys.localKey(scope, ref));
     if (!item || item.alg !== alg) throw new Error(`no local ${alg} key ${ref} in wallet ${scope.walletId}`);
+    if (item.deletion_date) throw new KeyDisabledError();
     const blob = Buffer.from(item.sealed as string, 'base64');
     const decipher = createDecipheriv('aes-256-gcm', await this.kek(), blob.subarray(0, 12));
     decipher.setAAD(this.aad(scope, ref));
@@ -78,5 +79,16 @@ export class LocalKeyManager implements KeyManager {
 
   async publicJwk(scope: TenantScope, ref: string, alg: KeyAlg): Promise<PublicJwk> {
     return keyObjectToJwk(createPublicKey(await this.privateKey(scope, ref, alg)));
+  }
+
+  /** Like KMS: the key is unusable at once; the sealed copy is removed by the table's TTL after the window. */
+  async scheduleDeletion(scope: TenantScope, ref: string): Promise<{ deletion_date: string }> {
+    if (!REF.test(ref)) throw new Error('not a local key reference');
+    const at = new Date(Date.now() + KEY_DELETION_WINDOW_DAYS * 86400_000);
+    await this.store.write([
+      { type: 'update', key: keys.localKey(scope, ref), condition: 'exists', set: { deletion_date: at.toISOString(), ttl: Math.floor(at.getTime() / 1000) } },
+    ]);
+    this.cache.delete(`${scope.walletId}|${ref}`);
+    return { deletion_date: at.toISOString() };
   }
 }

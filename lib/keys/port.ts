@@ -26,7 +26,12 @@ export interface KeyManager {
   create(scope: TenantScope, alg: KeyAlg): Promise<CreatedKey>;
   sign(scope: TenantScope, ref: string, alg: KeyAlg, data: Uint8Array): Promise<Uint8Array>;
   publicJwk(scope: TenantScope, ref: string, alg: KeyAlg): Promise<PublicJwk>;
+  /** The key stops signing now and is destroyed after {@link KEY_DELETION_WINDOW_DAYS} (an operator can still cancel). */
+  scheduleDeletion(scope: TenantScope, ref: string): Promise<{ deletion_date: string }>;
 }
+
+/** KMS's longest waiting period before a scheduled key is destroyed: the time an operator has to undo a mistake. */
+export const KEY_DELETION_WINDOW_DAYS = 30;
 
 /** The key service is throttling or failing: retryable, shown as a 503. */
 export class KeyServiceUnavailableError extends AppError {

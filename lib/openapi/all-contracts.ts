@@ -1,8 +1,10 @@
 import type { OperationContracts } from '../http/contract';
 import { tenancyContracts } from '../tenancy/contract';
 import { webhookContracts } from '../webhooks/contract';
-import { didContracts, resolverContracts } from '../dids/contract';
+import { didContracts } from '../dids/contract';
+import { resolverContracts } from '../resolver/contract';
+import { taaContracts } from '../taa/contract';
 import { metaContracts } from './contract';
 
 /** Every feature's contracts, for the OpenAPI document. A feature adds its map here. */
-export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...didContracts, ...resolverContracts, ...metaContracts };
+export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...didContracts, ...taaContracts, ...resolverContracts, ...metaContracts };

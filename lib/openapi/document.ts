@@ -7,10 +7,13 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Missing, invalid, expired or revoked API key',
   403: 'The key is valid but may not call this route',
   404: 'Not found in this wallet',
-  409: 'Conflicts with an existing resource',
+  409: 'Conflicts with the current state (a duplicate name, a quota reached, a state change under way)',
+  410: 'Gone: the resource was deactivated',
   413: 'Request body too large',
-  429: 'Throttled',
+  422: 'Understood but cannot be processed (e.g. a message too large to sign)',
+  429: 'Throttled (stage, per-tenant or per-route limit); retry later, after Retry-After when given',
   500: 'Internal error (never with internal details)',
+  503: 'A dependency (the key service) is temporarily unavailable; retry',
 };
 
 const ERROR_SCHEMA = {
@@ -73,7 +76,7 @@ function operation(route: Route, contract: OperationContract) {
     'x-auth-kind': route.auth,
     parameters: parameters(route, contract),
     ...(contract.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(contract.body, 'input') } } } }
+      ? { requestBody: { required: !contract.bodyOptional, content: { 'application/json': { schema: jsonSchema(contract.body, 'input') } } } }
       : {}),
     responses,
   };

@@ -19,6 +19,16 @@ export const ENV = {
   /** Value of the `service` tag on issuer KMS keys; the functions' IAM is conditioned on it. */
   issuerKeyTag: 'ISSUER_KEY_TAG',
   indyNamespace: 'INDY_NAMESPACE',
+  /** The function's tenant role, assumed with the session tag wallet_id for wallet-scoped work (deployed only). */
+  tenantRoleArn: 'TENANT_ROLE_ARN',
+  /** Prefix of the usage-plan key values (per-tenant throttling); the tenants' plan name (tenancy only). */
+  usageKeyPrefix: 'USAGE_KEY_PREFIX',
+  usagePlanName: 'USAGE_PLAN_NAME',
+  /** Local runtime: where the local gateway's usage-key registry is kept (unset: in memory). */
+  localUsageKeysFile: 'LOCAL_USAGE_KEYS_FILE',
+  /** Per-wallet limits on DIDs (each is a KMS key: cost, and KMS's shared CreateKey rate). */
+  maxDidsPerWallet: 'MAX_DIDS_PER_WALLET',
+  maxDidCreationsPerMinute: 'MAX_DID_CREATIONS_PER_MINUTE',
   /**
    * The publication agreement (TAA). Deployed: TAA_FILE names a JSON file {text, version, aml, amlVersion}
    * bundled with the DID function (relative to the code root). Locally also as TAA_TEXT, TAA_VERSION,

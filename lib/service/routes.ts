@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'resolver' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'resolver' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -58,9 +58,10 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/api/v1/set-public-did', group: 'dids', auth: 'wallet', operationId: 'setPublicDid', tag: 'DIDs', summary: "Make a DID the wallet's public DID (published; needs the TAA accepted)" },
   { method: 'GET', path: '/api/v1/dids', group: 'dids', auth: 'wallet', operationId: 'listDids', tag: 'DIDs', summary: "This wallet's DIDs" },
   { method: 'GET', path: '/api/v1/dids/{did}', group: 'dids', auth: 'wallet', operationId: 'getDid', tag: 'DIDs', summary: 'One DID of this wallet' },
+  { method: 'POST', path: '/api/v1/dids/{did}/deactivate', group: 'dids', auth: 'wallet', operationId: 'deactivateDid', tag: 'DIDs', summary: 'Deactivate a DID: it resolves as deactivated and its key is scheduled for deletion' },
   { method: 'GET', path: '/api/v1/public-did', group: 'dids', auth: 'wallet', operationId: 'getPublicDid', tag: 'DIDs', summary: "This wallet's public DID (null if none)" },
-  { method: 'POST', path: '/api/v1/fetch-taa', group: 'dids', auth: 'wallet', operationId: 'fetchTaa', tag: 'TAA', summary: 'The publication agreement, its mechanisms and this wallet’s acceptance' },
-  { method: 'POST', path: '/api/v1/accept-taa', group: 'dids', auth: 'wallet', operationId: 'acceptTaa', tag: 'TAA', summary: 'Accept the publication agreement', maxBodyBytes: 256 * 1024 },
+  { method: 'POST', path: '/api/v1/fetch-taa', group: 'taa', auth: 'wallet', operationId: 'fetchTaa', tag: 'TAA', summary: 'The publication agreement, its mechanisms and this wallet’s acceptance' },
+  { method: 'POST', path: '/api/v1/accept-taa', group: 'taa', auth: 'wallet', operationId: 'acceptTaa', tag: 'TAA', summary: 'Accept the publication agreement', maxBodyBytes: 256 * 1024 },
   // Public: DID resolution (Universal Resolver style) and did:web documents.
   { method: 'GET', path: '/1.0/identifiers/{did}', group: 'resolver', auth: 'public', operationId: 'resolveDid', cors: true, tag: 'DID resolution', summary: 'Resolve a published DID (and any did:key / did:jwk)' },
   { method: 'GET', path: '/dids/{id}/did.json', group: 'resolver', auth: 'public', operationId: 'getDidWebDocument', cors: true, tag: 'DID resolution', summary: 'The DID document of a published did:web DID' },

@@ -1,4 +1,4 @@
-import { OUTBOX_SK_PREFIX } from '../service/resources';
+import { OUTBOX_JOB_SK_PREFIX, OUTBOX_SK_PREFIX } from '../service/resources';
 import type { ItemKey } from './port';
 
 /**
@@ -32,12 +32,17 @@ export const keys = {
   apiKeyPrefix: 'KEY#',
   /** Outbox item of an event; the table's stream relays it to the webhook queue. */
   event: (s: TenantScope, eventId: string): ItemKey => ({ PK: walletPk(s), SK: `${OUTBOX_SK_PREFIX}${eventId}` }),
+  /** Outbox item of a webhook job the relay queues (a redelivery's first attempt). */
+  outboxJob: (s: TenantScope, deliveryId: string, attempt: number): ItemKey => ({ PK: walletPk(s), SK: `${OUTBOX_JOB_SK_PREFIX}${deliveryId}#${attempt}` }),
   webhookSettings: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'SETTINGS#WEBHOOK' }),
   /** Delivery ids are time-ordered, so a descending query lists the newest first. */
   webhookDelivery: (s: TenantScope, deliveryId: string): ItemKey => ({ PK: walletPk(s), SK: `DLV#${deliveryId}` }),
   webhookDeliveryPrefix: 'DLV#',
   did: (s: TenantScope, did: string): ItemKey => ({ PK: walletPk(s), SK: `DID#${comparableDid(did)}` }),
   didPrefix: 'DID#',
+  /** The wallet's count of active DIDs (its quota), and its DID creations in one minute (rate). */
+  didQuota: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'QUOTA#DIDS' }),
+  didCreations: (s: TenantScope, minute: number): ItemKey => ({ PK: walletPk(s), SK: `RATE#DIDS#${minute}` }),
   /** The wallet's current public DID, and its acceptance of the publication agreement (TAA). */
   publicDid: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'PUBLICDID' }),
   taaAcceptance: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'TAA#ACCEPTANCE' }),
@@ -56,9 +61,10 @@ export const gsi1 = {
   apiKeyPk: (macHex: string) => `AK#${macHex}`,
   walletList: (walletId: string) => ({ GSI1PK: 'SYS#WALLETS', GSI1SK: `W#${walletId.padStart(16, '0')}` }),
   walletListPk: 'SYS#WALLETS',
-  /** Published DIDs, for public resolution: did:web by its path id, the others by the DID. */
-  publishedDid: (lookup: string) => ({ GSI1PK: lookup, GSI1SK: 'DID' }),
 } as const;
+
+/** The PublicDids index value of a published DID (lib/dids/records.ts `publicLookup` builds it). */
+export const publishedDidIndex = (lookup: string) => ({ PDID: lookup });
 
 /**
  * The form DIDs are keyed and compared in: did:web percent-decoded, because a port's `%3A` arrives

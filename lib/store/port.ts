@@ -1,3 +1,5 @@
+import type { IndexName } from '../service/resources';
+
 /**
  * The single-table store port. Features build keys with lib/store/keys.ts (never from caller input)
  * and speak only this interface; lib/adapters/dynamodb-store.ts implements it on DynamoDB.
@@ -11,9 +13,18 @@ export type Item = ItemKey & Record<string, unknown>;
 
 /**
  * `exists` / `not_exists` test the item; `{ equals }` requires the item to exist with each named
- * attribute equal to the given value (optimistic concurrency on a counter or state).
+ * attribute equal to the given value (optimistic concurrency on a counter or state); `{ missing }`
+ * requires the item to exist without the named attributes (a state not reached yet); `{ below }`
+ * requires each named number to be absent or less than the bound, `{ atLeast }` present and at least
+ * the bound (a quota before an `add` of +1 / -1).
  */
-export type Condition = 'exists' | 'not_exists' | { readonly equals: Readonly<Record<string, unknown>> };
+export type Condition =
+  | 'exists'
+  | 'not_exists'
+  | { readonly equals: Readonly<Record<string, unknown>> }
+  | { readonly missing: readonly string[] }
+  | { readonly below: Readonly<Record<string, number>> }
+  | { readonly atLeast: Readonly<Record<string, number>> };
 
 export type WriteOp =
   | { readonly type: 'put'; readonly item: Item; readonly condition?: Condition }
@@ -22,14 +33,16 @@ export type WriteOp =
       readonly type: 'update';
       readonly key: ItemKey;
       readonly set: Readonly<Record<string, unknown>>;
+      /** Atomic additions to numeric attributes (absent counts as 0). */
+      readonly add?: Readonly<Record<string, number>>;
       readonly remove?: readonly string[];
       readonly condition?: Condition;
     }
   | { readonly type: 'check'; readonly key: ItemKey; readonly condition: Condition };
 
 export interface QueryOptions {
-  /** Query the sparse lookup index instead of the base table. */
-  readonly index?: 'GSI1';
+  /** Query a sparse lookup index instead of the base table. */
+  readonly index?: IndexName;
   readonly skBeginsWith?: string;
   readonly limit?: number;
   readonly consistent?: boolean;

@@ -10,7 +10,15 @@ export const SUPERADMIN_ROLE = 'super-admin';
 /** Who presented a credential: what the authorizer hands to the functions as its context. */
 export type Principal =
   | { readonly kind: 'superadmin'; readonly keyId: string }
-  | { readonly kind: 'wallet'; readonly walletId: string; readonly keyId: string | null; readonly via: 'api_key' | 'token'; readonly roles: readonly string[] };
+  | {
+      readonly kind: 'wallet';
+      readonly walletId: string;
+      readonly keyId: string | null;
+      readonly via: 'api_key' | 'token';
+      readonly roles: readonly string[];
+      /** When the credential stops working (ISO 8601); checked on every request, not only when the decision is made. */
+      readonly expiresAt: string | null;
+    };
 
 /**
  * Decides who an x-api-key value belongs to, or null (→ 401). Malformed values are refused before any
@@ -33,8 +41,8 @@ export class Authenticator {
     if (!presented) return null;
     const value = presented.trim();
     if (JWT_SHAPE.test(value)) {
-      const walletId = await this.tokens.verify(value);
-      return walletId === null ? null : { kind: 'wallet', walletId, keyId: null, via: 'token', roles: ['admin'] };
+      const token = await this.tokens.verify(value);
+      return token === null ? null : { kind: 'wallet', walletId: token.walletId, keyId: null, via: 'token', roles: ['admin'], expiresAt: token.expiresAt };
     }
     return isLookupCandidate(value) ? this.byApiKey(value) : null;
   }
@@ -47,6 +55,6 @@ export class Authenticator {
     if (item.type !== 'api_key') return null;
     const key = apiKeyFromItem(item);
     if (keyStatus(key, this.now()) !== 'active') return null;
-    return { kind: 'wallet', walletId: key.walletId, keyId: key.keyId, via: 'api_key', roles: key.roles };
+    return { kind: 'wallet', walletId: key.walletId, keyId: key.keyId, via: 'api_key', roles: key.roles, expiresAt: key.expiresAt };
   }
 }

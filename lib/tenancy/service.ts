@@ -1,30 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { gsi1, keys, tenantScope, type TenantScope } from '../store/keys';
+import { inSession } from '../store/session';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
 import type { SecretDeriver } from '../secrets/port';
 import type { EventPublisher } from '../events/publisher';
 import { generateApiKey, macApiKey } from './api-key-format';
 import { SubwalletTokens } from './subwallet-token';
+import type { UsageKeys } from './usage-keys';
 import { apiKeyFromItem, apiKeyView, walletFromItem, type ApiKeyRecord, type WalletRecord } from './records';
 
 export interface TenancyDeps {
   readonly store: ItemStore;
   readonly secrets: SecretDeriver;
   readonly events: EventPublisher;
+  /** Per-tenant throttling buckets (API Gateway usage-plan keys). */
+  readonly usage: UsageKeys;
   readonly now?: () => Date;
 }
 
-/** Use cases of subwallets and API keys. Super-admin ones take the target wallet id; wallet ones a scope. */
+/**
+ * Use cases of subwallets and API keys. Super-admin ones take the target wallet id and do their work
+ * inside that wallet's session (lib/store/session.ts); wallet ones run in the caller's session already.
+ */
 export class TenancyService {
   private readonly store: ItemStore;
   private readonly secrets: SecretDeriver;
   private readonly events: EventPublisher;
+  private readonly usage: UsageKeys;
   private readonly now: () => Date;
   readonly tokens: SubwalletTokens;
 
   constructor(deps: TenancyDeps) {
     this.store = deps.store;
+    this.usage = deps.usage;
     this.secrets = deps.secrets;
     this.events = deps.events;
     this.now = deps.now ?? (() => new Date());
@@ -36,8 +45,10 @@ export class TenancyService {
     const walletId = String(await this.store.increment(keys.walletCounter, 'value'));
     const scope = tenantScope(walletId);
     const createdAt = this.now().toISOString();
+    // Before the wallet exists: a wallet without its throttling bucket would be refused at the gateway.
+    await this.usage.register(walletId);
     try {
-      await this.store.write([
+      await inSession(scope, () => this.store.write([
         { type: 'put', condition: 'not_exists', item: { ...keys.walletName(input.wallet_name), wallet_id: walletId } },
         {
           type: 'put',
@@ -52,7 +63,7 @@ export class TenancyService {
             created_at: createdAt,
           },
         },
-      ]);
+      ]));
     } catch (err) {
       if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) {
         throw new ConflictError(`A subwallet named "${input.wallet_name}" already exists`, 'wallet_name_taken');
@@ -68,7 +79,8 @@ export class TenancyService {
   }
 
   async getSubwallet(walletId: string) {
-    return this.subwalletView(await this.requireWallet(tenantScope(walletId)));
+    const scope = tenantScope(walletId);
+    return this.subwalletView(await inSession(scope, () => this.requireWallet(scope)));
   }
 
   async getOwnWallet(scope: TenantScope) {
@@ -78,6 +90,10 @@ export class TenancyService {
 
   async createApiKey(input: { wallet_id: string; roles: readonly string[]; name?: string | undefined; expires_at?: string | null | undefined }) {
     const scope = tenantScope(input.wallet_id);
+    return inSession(scope, () => this.createApiKeyIn(scope, input));
+  }
+
+  private async createApiKeyIn(scope: TenantScope, input: { wallet_id: string; roles: readonly string[]; name?: string | undefined; expires_at?: string | null | undefined }) {
     const now = this.now();
     const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
     if (expiresAt && expiresAt.getTime() <= now.getTime()) {
@@ -124,6 +140,10 @@ export class TenancyService {
   /** Contract variant 1: wallet_id + name deletes the key (and frees the name). */
   async deleteApiKeyByName(walletId: string, name: string) {
     const scope = tenantScope(walletId);
+    return inSession(scope, () => this.deleteApiKeyByNameIn(scope, name));
+  }
+
+  private async deleteApiKeyByNameIn(scope: TenantScope, name: string) {
     const nameItem = await this.store.get(keys.apiKeyName(scope, name));
     if (!nameItem) throw keyNotFound();
     const key = await this.requireKey(scope, String(nameItem.key_id));
@@ -145,6 +165,10 @@ export class TenancyService {
 
   /** Contract variant 2: key_id + wallet_id marks the key revoked (kept for audit; idempotent). */
   async revokeApiKey(scope: TenantScope, keyId: string): Promise<ApiKeyRecord> {
+    return inSession(scope, () => this.revokeApiKeyIn(scope, keyId));
+  }
+
+  private async revokeApiKeyIn(scope: TenantScope, keyId: string): Promise<ApiKeyRecord> {
     const now = this.now().toISOString();
     const existing = await this.requireKey(scope, keyId);
     if (existing.revoked) return existing;

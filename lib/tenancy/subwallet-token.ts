@@ -32,8 +32,8 @@ export class SubwalletTokens {
       .sign(key);
   }
 
-  /** The wallet id the token acts for, or null when it is not a valid, unexpired token. */
-  async verify(token: string): Promise<string | null> {
+  /** The wallet the token acts for and when it expires, or null when it is not a valid, unexpired token. */
+  async verify(token: string): Promise<{ walletId: string; expiresAt: string } | null> {
     if (!JWT_SHAPE.test(token)) return null;
     const key = await this.secrets.derive('subwallet-token/v1');
     try {
@@ -44,7 +44,8 @@ export class SubwalletTokens {
         typ: TYP,
         currentDate: this.now(),
       });
-      return typeof payload.wallet_id === 'string' ? payload.wallet_id : null;
+      if (typeof payload.wallet_id !== 'string' || typeof payload.exp !== 'number') return null;
+      return { walletId: payload.wallet_id, expiresAt: new Date(payload.exp * 1000).toISOString() };
     } catch (err) {
       if (err instanceof errors.JOSEError) return null;
       throw err;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OperationContracts } from '../http/contract';
 import { eventEnvelopeSchema } from '../events/envelope';
 import { Timestamp } from '../tenancy/contract';
-import { DELIVERY_ID } from './records';
+import { DELIVERY_ID, DELIVERY_STATUSES } from './records';
 import { MAX_TARGET_URLS } from './target-url';
 
 /** Request and response schemas of the webhook settings and delivery routes. */
@@ -43,7 +43,7 @@ export const DeliveryView = z
     event_id: z.string(),
     event_type: z.string(),
     url: z.string(),
-    status: z.enum(['pending', 'retrying', 'delivered', 'failed', 'cancelled']),
+    status: z.enum(DELIVERY_STATUSES),
     attempt_count: z.number().int(),
     attempts: z.array(AttemptView),
     next_attempt_at: Timestamp.optional(),
@@ -86,13 +86,14 @@ export const webhookContracts = {
         .optional()
         .meta({ description: 'How long the previous secret keeps signing too (default 86400, max 7 days)' }),
     }),
+    bodyOptional: true,
     response: SecretView,
     errors: [400, 401, 403],
   },
   listWebhookDeliveries: {
     query: z.object({
       limit: z.coerce.number().int().min(1).max(100).optional(),
-      status: z.enum(['pending', 'retrying', 'delivered', 'failed', 'cancelled']).optional(),
+      status: z.enum(DELIVERY_STATUSES).optional(),
       event_id: z.string().max(40).optional(),
     }),
     response: z.array(DeliveryView),

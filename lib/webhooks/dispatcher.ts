@@ -8,7 +8,8 @@ import {
   deliveryFromItem,
   deliveryIdFor,
   deliveryItem,
-  DELIVERY_RETENTION_DAYS,
+  deliveryTtl,
+  signingGenerations,
   type AttemptRecord,
   type DeliveryJob,
   type DeliveryRecord,
@@ -34,12 +35,8 @@ export interface DispatcherDeps {
 }
 
 /** Keys that sign now: the current generation, and the previous one while its rotation grace lasts. */
-export async function signingKeys(secrets: SecretDeriver, walletId: string, s: WebhookSettings, now: Date): Promise<Uint8Array[]> {
-  const out = [await signingKey(secrets, walletId, s.secret_generation)];
-  if (s.previous_generation !== undefined && s.previous_expires_at && Date.parse(s.previous_expires_at) > now.getTime()) {
-    out.push(await signingKey(secrets, walletId, s.previous_generation));
-  }
-  return out;
+export function signingKeys(secrets: SecretDeriver, walletId: string, s: WebhookSettings, now: Date): Promise<Uint8Array[]> {
+  return Promise.all(signingGenerations(s, now).map((g) => signingKey(secrets, walletId, g)));
 }
 
 function outcomeFields(outcome: AttemptOutcome): Pick<AttemptRecord, 'outcome' | 'status_code' | 'error'> {
@@ -77,10 +74,6 @@ export class WebhookDispatcher {
     this.settings = new WebhookSettingsRepo(deps.store, this.now);
   }
 
-  private ttl(at: Date): number {
-    return Math.floor(at.getTime() / 1000) + DELIVERY_RETENTION_DAYS * 86400;
-  }
-
   private async enqueue(jobs: readonly DeliveryJob[]): Promise<void> {
     const now = this.now().getTime();
     await this.deps.queue.send(
@@ -110,7 +103,7 @@ export class WebhookDispatcher {
         updated_at: at.toISOString(),
       };
       try {
-        await this.deps.store.write([{ type: 'put', item: deliveryItem(scope, delivery, this.ttl(at)), condition: 'not_exists' }]);
+        await this.deps.store.write([{ type: 'put', item: deliveryItem(scope, delivery, deliveryTtl(at)), condition: 'not_exists' }]);
       } catch (err) {
         if (!(err instanceof ConditionFailedError)) throw err;
         // Relayed before: only re-send the first job if no attempt ran yet.
@@ -123,9 +116,9 @@ export class WebhookDispatcher {
     return jobs.length;
   }
 
-  /** Starts a delivery that already has its record (redelivery). */
-  async start(scope: TenantScope, deliveryId: string): Promise<void> {
-    await this.enqueue([{ v: 1, wallet_id: scope.walletId, delivery_id: deliveryId, attempt: 1 }]);
+  /** Relay: queues a job a use case staged in its transaction (records.ts `stagedJob`). */
+  async enqueueStaged(job: DeliveryJob): Promise<void> {
+    await this.enqueue([job]);
   }
 
   /** Worker: runs one job. Throws only for faults of our own infrastructure (the message is retried). */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import { keys, type TenantScope } from '../store/keys';
-import { ConditionFailedError, type Item, type ItemStore } from '../store/port';
+import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
 
 export type TargetState = 'active' | 'disabled';
 
@@ -81,7 +81,8 @@ export function activeTargets(settings: WebhookSettings, since?: string): Webhoo
 
 // ---- deliveries ----
 
-export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export interface AttemptRecord {
   readonly attempt: number;
@@ -110,6 +111,17 @@ export interface DeliveryRecord {
 
 export const DELIVERY_ID = /^dlv_[0-9A-HJKMNP-TV-Z]{26}_[0-9a-f]{8}$/;
 export const DELIVERY_RETENTION_DAYS = 30;
+
+/** The TTL (epoch seconds) of a delivery record written at `at`. */
+export function deliveryTtl(at: Date): number {
+  return Math.floor(at.getTime() / 1000) + DELIVERY_RETENTION_DAYS * 86400;
+}
+
+/** Secret generations that sign at `now`: the current one, and the previous one while its rotation grace lasts. */
+export function signingGenerations(s: WebhookSettings, now: Date): number[] {
+  const inGrace = s.previous_generation !== undefined && s.previous_expires_at !== undefined && Date.parse(s.previous_expires_at) > now.getTime();
+  return inGrace ? [s.secret_generation, s.previous_generation!] : [s.secret_generation];
+}
 
 function urlTag(url: string): string {
   return createHash('sha256').update(url).digest('hex').slice(0, 8);
@@ -169,6 +181,26 @@ export function parseJob(body: string): DeliveryJob | null {
   } catch {
     return null;
   }
+}
+
+/** How long a staged job waits in the outbox for the relay (which picks it up within seconds). */
+const STAGED_JOB_TTL_SECONDS = 86400;
+
+/**
+ * A delivery's first attempt as an outbox item, written in the same transaction as the delivery
+ * record; the stream relay queues it (at least once — the worker drops duplicates by attempt count).
+ */
+export function stagedJob(scope: TenantScope, deliveryId: string, at: Date): WriteOp {
+  const job: DeliveryJob = { v: 1, wallet_id: scope.walletId, delivery_id: deliveryId, attempt: 1 };
+  return {
+    type: 'put',
+    condition: 'not_exists',
+    item: { ...keys.outboxJob(scope, deliveryId, 1), type: 'delivery_job', job, ttl: Math.floor(at.getTime() / 1000) + STAGED_JOB_TTL_SECONDS },
+  };
+}
+
+export function jobFromOutboxItem(item: Item): DeliveryJob | null {
+  return item.type === 'delivery_job' ? parseJob(JSON.stringify(item.job)) : null;
 }
 
 /** The webhook queue port (SQS in AWS and in the local runtime). */

@@ -3,14 +3,16 @@ import type { EventEnvelope } from '../events/envelope';
 import type { EventPublisher } from '../events/publisher';
 import type { SecretDeriver } from '../secrets/port';
 import { keys, type TenantScope } from '../store/keys';
-import { ConditionFailedError, type ItemStore } from '../store/port';
-import type { WebhookDispatcher } from './dispatcher';
+import { ConditionFailedError, type ItemStore, type WriteOp } from '../store/port';
 import {
   activeTargets,
   deliveryFromItem,
   deliveryItem,
+  deliveryTtl,
   DELIVERY_RETENTION_DAYS,
   freshDeliveryId,
+  signingGenerations,
+  stagedJob,
   type DeliveryRecord,
   type DeliveryStatus,
   type WebhookSettings,
@@ -36,7 +38,6 @@ export interface WebhookServiceDeps {
   readonly store: ItemStore;
   readonly secrets: SecretDeriver;
   readonly events: EventPublisher;
-  readonly dispatcher: WebhookDispatcher;
   readonly allowLoopback: boolean;
   readonly now?: () => Date;
 }
@@ -93,12 +94,13 @@ export class WebhookService {
   }
 
   private async secretView(scope: TenantScope, s: WebhookSettings) {
+    const [current, previous] = signingGenerations(s, this.now());
     const view: { secret: string; previous_secret?: string; previous_secret_expires_at?: string } = {
-      secret: formatSecret(await signingKey(this.deps.secrets, scope.walletId, s.secret_generation)),
+      secret: formatSecret(await signingKey(this.deps.secrets, scope.walletId, current!)),
     };
-    if (s.previous_generation !== undefined && s.previous_expires_at && Date.parse(s.previous_expires_at) > this.now().getTime()) {
-      view.previous_secret = formatSecret(await signingKey(this.deps.secrets, scope.walletId, s.previous_generation));
-      view.previous_secret_expires_at = s.previous_expires_at;
+    if (previous !== undefined) {
+      view.previous_secret = formatSecret(await signingKey(this.deps.secrets, scope.walletId, previous));
+      view.previous_secret_expires_at = s.previous_expires_at!;
     }
     return view;
   }
@@ -155,23 +157,6 @@ export class WebhookService {
     }
     const at = this.now();
     const freshId = freshDeliveryId(original.url, at);
-    if (original.status === 'pending' || original.status === 'retrying') {
-      // A stalled original is closed first, so a later DLQ redrive of its job sends nothing.
-      try {
-        await this.deps.store.write([
-          {
-            type: 'update',
-            key: keys.webhookDelivery(scope, original.delivery_id),
-            set: { status: 'failed', final_reason: `stalled; redelivered as ${freshId}`, updated_at: at.toISOString() },
-            remove: ['next_attempt_at', 'next_enqueued'],
-            condition: { equals: { attempt_count: original.attempt_count, status: original.status } },
-          },
-        ]);
-      } catch (err) {
-        if (err instanceof ConditionFailedError) throw new ConflictError('This delivery is still in progress', 'delivery_in_progress');
-        throw err;
-      }
-    }
     const delivery: DeliveryRecord = {
       delivery_id: freshId,
       event_id: original.event_id,
@@ -184,9 +169,32 @@ export class WebhookService {
       created_at: at.toISOString(),
       updated_at: at.toISOString(),
     };
-    const ttl = Math.floor(at.getTime() / 1000) + DELIVERY_RETENTION_DAYS * 86400;
-    await this.deps.store.write([{ type: 'put', item: deliveryItem(scope, delivery, ttl), condition: 'not_exists' }]);
-    await this.deps.dispatcher.start(scope, delivery.delivery_id);
+    // One transaction: a stalled original is closed (so a later DLQ redrive of its job sends nothing),
+    // the new delivery is recorded, and its first job is staged for the relay to queue.
+    const stalled = original.status === 'pending' || original.status === 'retrying';
+    const ops: WriteOp[] = [
+      ...(stalled
+        ? [
+            {
+              type: 'update',
+              key: keys.webhookDelivery(scope, original.delivery_id),
+              set: { status: 'failed', final_reason: `stalled; redelivered as ${freshId}`, updated_at: at.toISOString() },
+              remove: ['next_attempt_at', 'next_enqueued'],
+              condition: { equals: { attempt_count: original.attempt_count, status: original.status } },
+            } as const,
+          ]
+        : []),
+      { type: 'put', item: deliveryItem(scope, delivery, deliveryTtl(at)), condition: 'not_exists' },
+      stagedJob(scope, freshId, at),
+    ];
+    try {
+      await this.deps.store.write(ops);
+    } catch (err) {
+      if (stalled && err instanceof ConditionFailedError && err.failedIndexes.includes(0)) {
+        throw new ConflictError('This delivery is still in progress', 'delivery_in_progress');
+      }
+      throw err;
+    }
     return delivery;
   }
 }

@@ -12,7 +12,7 @@ export class MemoryStore implements ItemStore {
   }
 
   async query(pk: string, opts: QueryOptions = {}): Promise<Item[]> {
-    const [pkAttr, skAttr] = opts.index === 'GSI1' ? ['GSI1PK', 'GSI1SK'] : ['PK', 'SK'];
+    const [pkAttr, skAttr] = opts.index === 'GSI1' ? ['GSI1PK', 'GSI1SK'] : opts.index === 'PublicDids' ? ['PDID', 'SK'] : ['PK', 'SK'];
     const out = [...this.items.values()]
       .filter((i) => i[pkAttr] === pk && (!opts.skBeginsWith || String(i[skAttr]).startsWith(opts.skBeginsWith)))
       .sort((a, b) => (String(a[skAttr]) < String(b[skAttr]) ? -1 : 1));
@@ -25,6 +25,9 @@ export class MemoryStore implements ItemStore {
     if (c === undefined) return true;
     if (c === 'exists') return !!it;
     if (c === 'not_exists') return !it;
+    if ('missing' in c) return !!it && c.missing.every((k) => it[k] === undefined);
+    if ('below' in c) return Object.entries(c.below).every(([k, bound]) => typeof it?.[k] !== 'number' || (it[k] as number) < bound);
+    if ('atLeast' in c) return Object.entries(c.atLeast).every(([k, bound]) => typeof it?.[k] === 'number' && (it[k] as number) >= bound);
     return !!it && Object.entries(c.equals).every(([k, v]) => JSON.stringify(it[k]) === JSON.stringify(v));
   }
 
@@ -38,6 +41,7 @@ export class MemoryStore implements ItemStore {
         const cur = this.items.get(id(op.key)) ?? { PK: op.key.PK, SK: op.key.SK };
         const next: Item = { ...cur, ...structuredClone(op.set) } as Item;
         for (const r of op.remove ?? []) delete next[r];
+        for (const [k, v] of Object.entries(op.add ?? {})) next[k] = ((cur[k] as number | undefined) ?? 0) + v;
         this.items.set(id(op.key), next);
       }
     }

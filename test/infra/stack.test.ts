@@ -5,8 +5,12 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { API_DEFAULTS } from '../../lib/service/api-settings';
+import { FUNCTION_NAMES } from '../../lib/service/access';
+import { ENV } from '../../lib/service/env-names';
 import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
-import { OUTBOX_STREAM_FILTER, QUEUES, TABLE } from '../../lib/service/resources';
+import { OUTBOX_STREAM_FILTERS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
 import { ROUTES } from '../../lib/service/routes';
 import { createServiceApp } from '../../infra/service-app';
 import { loadConfig } from '../../lib/config';
@@ -20,7 +24,9 @@ let template: Template;
 let resources: Resources;
 
 beforeAll(() => {
-  const { app, stack } = createServiceApp({ authorizerCacheTtlSeconds: 30, throttleRateLimit: 100, throttleBurstLimit: 200 }, outdir);
+  // Environment-agnostic (no account or region), as `cdk synth` without a profile behaves in some
+  // setups; test/infra/declared-access.test.ts synthesizes with a concrete account and region.
+  const { app, stack } = createServiceApp({ authorizerCacheTtlSeconds: 30, alarmEmail: 'ops@example.com' }, outdir, {});
   // Synthesizes with local esbuild bundling and runs cdk-nag: throws on any unacknowledged finding.
   app.synth();
   template = Template.fromStack(stack);
@@ -42,8 +48,11 @@ describe('cdk-nag', () => {
     expect(() => app.synth()).toThrow(/AwsSolutions-IAM4/);
   });
 
-  test('the service stack synthesized with no unacknowledged finding', () => {
+  test('the service stack synthesized with no unacknowledged finding and no circular dependency', () => {
     expect(resources).toBeDefined();
+    // CloudFormation's own validation reports (as warnings) what a deploy would refuse.
+    const report = join(outdir, 'validation-report.json');
+    if (existsSync(report)) expect(readFileSync(report, 'utf8')).not.toMatch(/Circular/);
   });
 });
 
@@ -58,9 +67,12 @@ describe('API routes', () => {
       if (route.auth === 'public') {
         expect(found[0]!.AuthorizationType).toBe('NONE');
         expect(found[0]!.AuthorizerId).toBeUndefined();
+        expect(found[0]!.ApiKeyRequired ?? false).toBe(false);
       } else {
         expect(found[0]!.AuthorizationType).toBe('CUSTOM');
         expect(found[0]!.AuthorizerId).toBeDefined();
+        // The caller's usage-plan key (from the authorizer) is what per-tenant throttling counts.
+        expect(found[0]!.ApiKeyRequired).toBe(true);
       }
     }
     expect(methods()).toHaveLength(ROUTES.length);
@@ -88,23 +100,44 @@ describe('API routes', () => {
     });
   });
 
-  test('stage throttling, access logs and error logging are on', () => {
-    template.hasResourceProperties('AWS::ApiGateway::Stage', {
-      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
-      MethodSettings: Match.arrayWith([
-        Match.objectLike({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200, LoggingLevel: 'ERROR', HttpMethod: '*', ResourcePath: '/*' }),
-      ]),
-    });
+  test('stage throttling, access logs and error logging are on; every public route has its own, lower limit', () => {
+    const stage = ofType('AWS::ApiGateway::Stage')[0]![1].Properties;
+    expect(stage.AccessLogSetting).toMatchObject({ DestinationArn: expect.anything() });
+    const settings = stage.MethodSettings as Record<string, any>[];
+    expect(settings).toContainEqual(
+      expect.objectContaining({ ThrottlingRateLimit: API_DEFAULTS.throttleRateLimit, ThrottlingBurstLimit: API_DEFAULTS.throttleBurstLimit, LoggingLevel: 'ERROR', HttpMethod: '*', ResourcePath: '/*' }),
+    );
+    const publicRoutes = ROUTES.filter((r) => r.auth === 'public');
+    for (const r of publicRoutes) {
+      // CloudFormation's path form: a leading '/', then the path with each '/' as '~1'.
+      expect(settings).toContainEqual(
+        expect.objectContaining({ HttpMethod: r.method, ResourcePath: `/${r.path.replace(/\//g, '~1')}`, ThrottlingRateLimit: API_DEFAULTS.publicThrottleRateLimit }),
+      );
+    }
+    // Anonymous traffic together cannot take the stage that tenants share.
+    expect(publicRoutes.length * API_DEFAULTS.publicThrottleRateLimit).toBeLessThan(API_DEFAULTS.throttleRateLimit);
   });
 
-  test('gateway-generated errors use the service error shape', () => {
+  test('per-tenant throttling: usage plans keyed by the authorizer, the base key in its own plan', () => {
+    expect(ofType('AWS::ApiGateway::RestApi')[0]![1].Properties.ApiKeySourceType).toBe('AUTHORIZER');
+    const plans = ofType('AWS::ApiGateway::UsagePlan').map(([, p]) => p.Properties);
+    expect(plans.map((p) => [p.UsagePlanName, p.Throttle]).sort()).toEqual([
+      ['CredentialService-platform', { RateLimit: API_DEFAULTS.platformThrottleRateLimit, BurstLimit: API_DEFAULTS.platformThrottleBurstLimit }],
+      ['CredentialService-tenants', { RateLimit: API_DEFAULTS.tenantThrottleRateLimit, BurstLimit: API_DEFAULTS.tenantThrottleBurstLimit }],
+    ]);
+    expect(ofType('AWS::ApiGateway::UsagePlanKey')).toHaveLength(1); // the base key's; wallets' keys are added at run time
+  });
+
+  test('gateway-generated errors use the service error shape and keep API Gateway\'s status unless we mean to change it', () => {
+    const responses = ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => r.Properties);
     for (const [type, e] of Object.entries(GATEWAY_ERRORS)) {
-      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
-        ResponseType: type,
-        StatusCode: String(e.status),
-        ResponseTemplates: { 'application/json': JSON.stringify({ error: e.error, code: e.code }) },
-      });
+      const r = responses.find((p) => p.ResponseType === type)!;
+      expect(r.ResponseTemplates).toEqual({ 'application/json': JSON.stringify({ error: e.error, code: e.code }) });
+      expect(r.StatusCode).toBe('status' in e ? String(e.status) : undefined);
     }
+    // A status on a DEFAULT_* response would rewrite every untyped 4xx/5xx (WAF 403, 415, 429, 502, 504).
+    expect(responses.find((p) => p.ResponseType === 'DEFAULT_4XX')!.StatusCode).toBeUndefined();
+    expect(responses.find((p) => p.ResponseType === 'DEFAULT_5XX')!.StatusCode).toBeUndefined();
   });
 });
 
@@ -122,21 +155,31 @@ describe('data and keys', () => {
     });
     expect(table.Properties.GlobalSecondaryIndexes).toEqual([
       expect.objectContaining({ IndexName: TABLE.gsi1.name, Projection: { ProjectionType: 'ALL' } }),
+      // The public resolver's index: published DIDs only, and only what a document needs.
+      expect.objectContaining({
+        IndexName: TABLE.publicDids.name,
+        KeySchema: [{ AttributeName: TABLE.publicDids.partitionKey, KeyType: 'HASH' }],
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...TABLE.publicDids.projection] },
+      }),
     ]);
   });
 
   test('the HMAC master is a KMS HMAC key, retained; no secret sits in any environment', () => {
+    const keyId = ofType('AWS::KMS::Key').find(([, k]) => k.Properties.KeySpec === 'HMAC_256')![0];
     template.hasResource('AWS::KMS::Key', {
       DeletionPolicy: 'Retain',
       Properties: Match.objectLike({ KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' }),
     });
-    const [keyId] = ofType('AWS::KMS::Key')[0]!;
+    // Only the configuration the service reads (lib/service/env-names.ts), nothing else.
+    const known = new Set<string>([...Object.values(ENV), ...QUEUES.map((q) => queueUrlEnvName(q.id)), 'NODE_OPTIONS']);
+    const keyBackendLocalOnly = [ENV.localMasterKey, ENV.localUsageKeysFile];
     for (const [, fn] of ofType('AWS::Lambda::Function')) {
       if (fn.Properties.Handler !== 'index.handler') continue;
       const vars = fn.Properties.Environment.Variables as Record<string, unknown>;
-      expect(Object.keys(vars).sort()).toEqual(
-        ['INDY_NAMESPACE', 'ISSUER_KEY_TAG', 'KEY_BACKEND', 'MAC_KMS_KEY_ID', 'NODE_OPTIONS', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_SERVICE_NAME', 'TABLE_NAME', 'WEBHOOK_QUEUE_URL'].sort(),
-      );
+      for (const name of Object.keys(vars)) {
+        expect(known.has(name)).toBe(true);
+        expect(keyBackendLocalOnly).not.toContain(name);
+      }
       expect(vars.KEY_BACKEND).toBe('kms');
       expect(vars.MAC_KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
     }
@@ -181,17 +224,13 @@ describe('functions and IAM', () => {
     }
   });
 
-  test('the authorizer may only query the lookup index and derive its MAC secret', () => {
-    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('authorizerfunction'));
-    expect(policy).toBeDefined();
-    const actions = (policy![1].Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => asArray(s.Action));
-    expect(new Set(actions)).toEqual(new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'dynamodb:Query', 'kms:GenerateMac']));
+  test('no statement denies: every permission is an Allow built from a declaration (the evaluator relies on it)', () => {
+    for (const st of statements()) expect(st.Effect).toBe('Allow');
   });
 
-  test('the OpenAPI function has no data or key access', () => {
-    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('metafunction'));
-    const actions = (policy![1].Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => asArray(s.Action));
-    expect(actions.every((a) => a.startsWith('logs:'))).toBe(true);
+  test('one function per route group and worker, as lib/service/access.ts names them', () => {
+    const ids = ofType('AWS::Lambda::Function').map(([id]) => id).filter((id) => /functionFn/.test(id));
+    expect(ids.map((id) => id.replace(/functionFn.*/, '')).sort()).toEqual(FUNCTION_NAMES.map((n) => n.replace(/-/g, '')).sort());
   });
 });
 
@@ -214,7 +253,7 @@ describe('events and webhooks', () => {
     });
     expect(m.MaximumRetryAttempts ?? -1).toBe(-1); // retried until the record's age limit, not a count
     expect(JSON.stringify(m.EventSourceArn)).toContain('StreamArn');
-    expect(m.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual([OUTBOX_STREAM_FILTER]);
+    expect(m.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual(OUTBOX_STREAM_FILTERS);
   });
 
   test('the delivery worker consumes the webhook queue with partial batch responses', () => {
@@ -228,67 +267,42 @@ describe('events and webhooks', () => {
 
   test('every dead-letter store has an alarm on its first message', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-    expect(alarms).toHaveLength(QUEUES.length + 1);
-    for (const a of alarms) expect(a).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
-  });
-
-  test('only the webhook functions may send to the webhook queue', () => {
-    const senders = ofType('AWS::IAM::Policy')
-      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('sqs:SendMessage'))
-      .map(([id]) => id.replace(/function.*/, ''));
-    expect(senders.sort()).toEqual(['webhookdelivery', 'webhookrelay', 'webhooks']);
-  });
-
-  test('the delivery worker may read and update the table and derive signing secrets, nothing else on data', () => {
-    const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('webhookdeliveryfunction'))!;
-    const actions = (policy[1].Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => asArray(s.Action));
-    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    expect(actions).toContain('kms:GenerateMac');
+    const dlq = alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(dlq).toHaveLength(QUEUES.length + 1);
+    for (const a of dlq) expect(a).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
   });
 });
 
-describe('issuer keys and DIDs', () => {
-  const statementsOf = (prefix: string) =>
-    ofType('AWS::IAM::Policy')
-      .filter(([id]) => id.startsWith(prefix))
-      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Record<string, any>[]);
+describe('alarms reach a person', () => {
+  const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+  const topicId = () => ofType('AWS::SNS::Topic')[0]![0];
 
-  test('only the DID function may create issuer keys, and only tagged for this stack, SIGN_VERIFY, Ed25519 or P-256', () => {
-    const creators = ofType('AWS::IAM::Policy')
-      .filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('kms:CreateKey'))
-      .map(([id]) => id.replace(/function.*/, ''));
-    expect(creators).toEqual(['dids']);
-    const create = statementsOf('didsfunction').find((s) => s.Action === 'kms:CreateKey')!;
-    expect(create.Condition).toEqual({
-      StringEquals: { 'aws:RequestTag/service': 'CredentialService', 'kms:KeyUsage': 'SIGN_VERIFY' },
-      'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', 'wallet_id'] },
-      'ForAnyValue:StringEquals': { 'kms:KeySpec': ['ECC_NIST_EDWARDS25519', 'ECC_NIST_P256'] },
-    });
+  test('every alarm notifies the alarm topic when it fires and when it clears; the topic mails the configured address', () => {
+    expect(alarms().length).toBeGreaterThan(0);
+    for (const a of alarms()) {
+      expect(a.AlarmActions).toEqual([{ Ref: topicId() }]);
+      expect(a.OKActions).toEqual([{ Ref: topicId() }]);
+    }
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: topicId() } });
+    // CloudWatch can publish only to a topic under a key whose policy lets it.
+    const keyRef = ofType('AWS::SNS::Topic')[0]![1].Properties.KmsMasterKeyId;
+    const key = resources[keyRef['Fn::GetAtt'][0]]!;
+    expect(JSON.stringify(key.Properties.KeyPolicy)).toContain('cloudwatch.amazonaws.com');
   });
 
-  test('tagging is limited to the key being created (no service tag yet), with our tag keys and this stack as service', () => {
-    const tag = statementsOf('didsfunction').find((s) => s.Action === 'kms:TagResource')!;
-    expect(tag.Condition).toEqual({
-      StringEquals: { 'aws:RequestTag/service': 'CredentialService' },
-      'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', 'wallet_id'] },
-      Null: { 'aws:ResourceTag/service': 'true' },
-    });
-    expect(statementsOf('didsfunction').flatMap((s) => asArray(s.Action))).not.toContain('kms:UntagResource');
+  test("the relay's iterator age, each function's errors and throttles, API 5xx and authorizer failures are watched", () => {
+    const by = (name: string, ns?: string) => alarms().filter((a) => a.MetricName === name && (!ns || a.Namespace === ns));
+    expect(by('IteratorAge', 'AWS/Lambda')).toHaveLength(1);
+    expect(by('Throttles', 'AWS/Lambda')).toHaveLength(FUNCTION_NAMES.length);
+    // The authorizer's refusals are Lambda errors by design; its real failures have their own metric.
+    expect(by('Errors', 'AWS/Lambda')).toHaveLength(FUNCTION_NAMES.length - 1);
+    expect(by('5XXError', 'AWS/ApiGateway')).toHaveLength(1);
+    expect(by('AuthorizerFailures')).toHaveLength(1);
   });
+});
 
-  test("signing and public-key reads are limited to this stack's keys by their tag", () => {
-    const use = statementsOf('didsfunction').find((s) => asArray(s.Action).includes('kms:Sign'))!;
-    expect(asArray(use.Action).sort()).toEqual(['kms:GetPublicKey', 'kms:Sign']);
-    expect(use.Condition).toEqual({ StringEquals: { 'aws:ResourceTag/service': 'CredentialService' } });
-    expect(JSON.stringify(use.Resource)).toContain(':key/*');
-  });
-
-  test('the public resolver may only query the lookup index', () => {
-    const actions = statementsOf('resolverfunction').flatMap((s) => asArray(s.Action));
-    expect(new Set(actions)).toEqual(new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'dynamodb:Query']));
-  });
-
-  test('the TAA (a real-length text from a file) ships bundled with the DID function only; no environment outgrows Lambda\'s 4 KB', () => {
+describe('the publication agreement', () => {
+  test('the TAA (a real-length text from a file) ships bundled with the functions that read it only; no environment outgrows Lambda\'s 4 KB', () => {
     const outdir2 = mkdtempSync(join(tmpdir(), 'cdk-taa-'));
     try {
       const taa = { text: 'Publish responsibly. '.repeat(1000), version: '3', aml: { click: 'clicked' }, amlVersion: '2' };
@@ -304,7 +318,7 @@ describe('issuer keys and DIDs', () => {
         expect(Object.keys(vars).filter((k) => k.startsWith('TAA_') && k !== 'TAA_FILE')).toEqual([]);
       }
       const withTaa = fns.filter(([, fn]) => fn.Properties.Environment?.Variables?.TAA_FILE);
-      expect(withTaa.map(([id]) => id.replace(/function.*/, ''))).toEqual(['dids']);
+      expect(withTaa.map(([id]) => id.replace(/function.*/, '')).sort()).toEqual(['dids', 'taa']);
       expect(withTaa[0]![1].Properties.Environment.Variables).toMatchObject({ TAA_FILE: 'taa.json', INDY_NAMESPACE: 'acme:test' });
       // The bundled asset holds the file; the function's config loader reads it from its code root.
       const assetDir = join(assembly.directory, `asset.${withTaa[0]![1].Properties.Code.S3Key.replace(/\.zip$/, '')}`);

@@ -4,7 +4,7 @@ import { Resolver } from 'did-resolver';
 import { getResolver as keyDidResolver } from 'key-did-resolver';
 import { importJWK, jwtVerify } from 'jose';
 import { didWeb, didJwk, indyIdentifier, multibaseKey } from '../../lib/dids/methods';
-import { DidResolver, selfResolve } from '../../lib/dids/resolver';
+import { DidResolver, selfResolve } from '../../lib/resolver/resolver';
 import { DidService } from '../../lib/dids/service';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import { issuerSigner, signCompactJws } from '../../lib/keys/signer';
@@ -13,6 +13,8 @@ import { keys, tenantScope } from '../../lib/store/keys';
 import { ConditionFailedError, WriteConflictError } from '../../lib/store/port';
 import { TaaService } from '../../lib/taa/service';
 import { MemoryStore } from '../helpers/memory-store';
+
+const LIMITS = { maxDids: 100, maxCreationsPerMinute: 1000 };
 
 const jwkOfRaw = (raw: Uint8Array) => ({ kty: 'OKP' as const, crv: 'Ed25519' as const, x: Buffer.from(raw).toString('base64url') });
 
@@ -81,7 +83,7 @@ describe('DidService', () => {
     const store = new MemoryStore();
     const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
     const taaService = new TaaService(store, taa);
-    const dids = new DidService({ store, keyManager, taa: taaService, indyNamespace: 'test' });
+    const dids = new DidService({ store, keyManager, taa: taaService, indyNamespace: 'test', limits: LIMITS });
     return { store, keyManager, taaService, dids, resolver: new DidResolver(store) };
   };
   const scope = tenantScope('9');
@@ -95,7 +97,7 @@ describe('DidService', () => {
       const jws = await signCompactJws(issuerSigner(s.keyManager, scope, { ref: d.key_ref, alg: d.alg }, d.kid), { typ: 'JWT' }, { iss: d.qualified });
       // A verifier: resolve the kid's DID, find the method by id, verify with its JWK.
       const [didPart] = d.kid.split('#');
-      const doc = (await s.resolver.resolve(didPart!))!;
+      const doc = (await s.resolver.resolve(didPart!))!.document;
       const vm = (doc.verificationMethod as { id: string; publicKeyJwk?: object }[]).find((m) => m.id === d.kid)!;
       await expect(jwtVerify(jws, await importJWK(vm.publicKeyJwk as never, d.alg))).resolves.toBeDefined();
     }
@@ -108,7 +110,7 @@ describe('DidService', () => {
     expect(await s.resolver.resolve(d.did)).toBeNull();
     await s.taaService.accept(scope, { mechanism: 'click', version: '2.0' });
     await expect(s.dids.setPublic(scope, d.did)).resolves.toMatchObject({ posture: 'public' });
-    const next = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement v3', version: '3.0', aml: { click: 'c' }, amlVersion: '1.0' }), indyNamespace: 'test' });
+    const next = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement v3', version: '3.0', aml: { click: 'c' }, amlVersion: '1.0' }), indyNamespace: 'test', limits: LIMITS });
     const d2 = await next.create(scope, { method: 'sov', baseUrl: 'https://x' });
     await expect(next.setPublic(scope, d2.did)).rejects.toMatchObject({ code: 'taa_not_accepted', message: expect.stringContaining('3.0') });
   });
@@ -166,7 +168,7 @@ describe('DidService', () => {
     const s = setup({ text: 'Agreement', version: '2.0', aml: { click: 'clicked accept', wallet: 'in wallet' }, amlVersion: '1.0' } as never);
     await s.taaService.accept(scope, { mechanism: 'wallet' });
     const d = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
-    const narrowed = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement', version: '2.0', aml: { click: 'c' }, amlVersion: '1.1' }), indyNamespace: 'test' });
+    const narrowed = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement', version: '2.0', aml: { click: 'c' }, amlVersion: '1.1' }), indyNamespace: 'test', limits: LIMITS });
     await expect(narrowed.setPublic(scope, d.did)).rejects.toMatchObject({ status: 409, code: 'taa_not_accepted', message: expect.stringContaining('wallet') });
   });
 
@@ -203,7 +205,7 @@ describe('DidService', () => {
 
   test('without a configured agreement, publishing needs no acceptance and accepting is a 409', async () => {
     const s = setup(undefined as never);
-    const plain = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, undefined), indyNamespace: 't' });
+    const plain = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, undefined), indyNamespace: 't', limits: LIMITS });
     const d = await plain.create(scope, { method: 'sov', baseUrl: 'https://x' });
     await expect(plain.setPublic(scope, d.did)).resolves.toMatchObject({ posture: 'public' });
     await expect(new TaaService(s.store, undefined).accept(scope, { mechanism: 'x' })).rejects.toMatchObject({ status: 409, code: 'taa_not_configured' });

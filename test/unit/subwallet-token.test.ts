@@ -9,7 +9,7 @@ describe('subwallet tokens', () => {
     let now = new Date('2026-01-01T00:00:00Z');
     const tokens = new SubwalletTokens(secrets, () => now);
     const t = await tokens.mint('42');
-    expect(await tokens.verify(t)).toBe('42');
+    expect(await tokens.verify(t)).toEqual({ walletId: '42', expiresAt: new Date(now.getTime() + TOKEN_TTL_SECONDS * 1000).toISOString() });
     now = new Date(now.getTime() + (TOKEN_TTL_SECONDS + 1) * 1000);
     expect(await tokens.verify(t)).toBeNull();
   });

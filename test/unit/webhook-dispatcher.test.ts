@@ -5,7 +5,7 @@ import { OutboxPublisher } from '../../lib/events/publisher';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope } from '../../lib/store/keys';
 import { WebhookDispatcher } from '../../lib/webhooks/dispatcher';
-import { WebhookSettingsRepo, type DeliveryJob, type JobQueue } from '../../lib/webhooks/records';
+import { jobFromOutboxItem, WebhookSettingsRepo, type DeliveryJob, type JobQueue } from '../../lib/webhooks/records';
 import { STALLED_AFTER_MS, WebhookService } from '../../lib/webhooks/service';
 import type { WebhookRequest, WebhookResult, WebhookTransport } from '../../lib/webhooks/transport';
 import { MemoryStore } from '../helpers/memory-store';
@@ -43,9 +43,18 @@ function setup(responses: WebhookResult['outcome'][] = []) {
   const scope = tenantScope('7');
   const settings = new WebhookSettingsRepo(store, clock);
   const publisher = new OutboxPublisher(store, clock);
-  const service = new WebhookService({ store, secrets, events: publisher, dispatcher, allowLoopback: false, now: clock });
+  const service = new WebhookService({ store, secrets, events: publisher, allowLoopback: false, now: clock });
+  /** What the stream relay does with the staged jobs (outbox items) written since the last call. */
+  const relayStaged = async () => {
+    const staged = [...store.items.values()].filter((i) => String(i.SK).startsWith('JOBQ#') && !i.relayed);
+    for (const item of staged) {
+      item.relayed = true;
+      await dispatcher.enqueueStaged(jobFromOutboxItem(item)!);
+    }
+    return staged.length;
+  };
   return {
-    store, sent, requests, dispatcher, scope, settings, publisher, service,
+    store, sent, requests, dispatcher, scope, settings, publisher, service, relayStaged,
     advance: (ms: number) => (now += ms),
     setTargets: (urls: string[]) =>
       settings.mutate(scope, (s) => ({ ...s, targets: urls.map((url) => ({ url, state: 'active' as const, added_at: new Date(T0 - 1000).toISOString() })) })),
@@ -210,12 +219,35 @@ describe('WebhookService', () => {
     s.advance(10_000 + STALLED_AFTER_MS);
     const again = await s.service.redeliver(s.scope, job.delivery_id);
     expect(again).toMatchObject({ status: 'pending', redelivery_of: job.delivery_id, url: 'https://a.example/in' });
-    expect(s.sent.map((m) => m.job.delivery_id)).toEqual([again.delivery_id]);
+    // Its first job was staged in the same transaction; the relay queues it.
+    expect(s.sent).toEqual([]);
+    expect(await s.relayStaged()).toBe(1);
+    expect(s.sent.map((m) => m.job)).toEqual([{ v: 1, wallet_id: '7', delivery_id: again.delivery_id, attempt: 1 }]);
     // The original is closed: an operator's DLQ redrive of its lost job later sends nothing.
     expect(await s.service.getDelivery(s.scope, job.delivery_id)).toMatchObject({ status: 'failed', final_reason: `stalled; redelivered as ${again.delivery_id}` });
     const before = s.requests.length;
     await s.dispatcher.runJob({ ...job, attempt: 2 });
     expect(s.requests).toHaveLength(before);
+  });
+
+  test('redelivery is one transaction: when closing the stalled original fails, no delivery and no job exist', async () => {
+    const s = setup([{ kind: 'response', status: 500 }]);
+    await s.service.putTargetUrls(s.scope, ['https://a.example/in']);
+    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
+    const job = s.sent.shift()!.job;
+    await s.dispatcher.runJob(job);
+    s.advance(10_000 + STALLED_AFTER_MS);
+    // The worker records a late attempt between the redeliver's read and its write.
+    const write = s.store.write.bind(s.store);
+    s.store.write = async (ops) => {
+      s.store.write = write;
+      const item = (await s.store.get(keys.webhookDelivery(s.scope, job.delivery_id)))!;
+      await write([{ type: 'put', item: { ...item, attempt_count: 2 } }]);
+      return write(ops);
+    };
+    await expect(s.service.redeliver(s.scope, job.delivery_id)).rejects.toMatchObject({ status: 409, code: 'delivery_in_progress' });
+    expect((await s.service.listDeliveries(s.scope, {})).map((d) => d.delivery_id)).toEqual([job.delivery_id]);
+    expect(await s.relayStaged()).toBe(0);
   });
 
   test('a late copy of a 410 job does not disable a URL the tenant listed again since', async () => {

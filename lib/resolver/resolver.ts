@@ -1,30 +1,37 @@
 import { createPublicKey, ECDH, type JsonWebKey } from 'node:crypto';
 import bs58 from 'bs58';
-import { comparableDid } from '../store/keys';
+import { didDocument } from '../dids/document';
+import type { DidMethod } from '../dids/methods';
+import { publicLookup, qualify } from '../dids/records';
 import type { PublicJwk } from '../keys/port';
+import { TABLE } from '../service/resources';
+import { comparableDid } from '../store/keys';
 import type { ItemStore } from '../store/port';
-import { didDocument } from './document';
-import { didFromItem, publicLookup } from './records';
 
-/** A DID as callers may write it: did:sov nyms also bare, as the contract's create-did returns them. */
-export function qualify(did: string): string {
-  return /^[1-9A-HJ-NP-Za-km-z]{21,22}$/.test(did) ? `did:sov:${did}` : did;
+export interface Resolved {
+  readonly document: Record<string, unknown>;
+  /** Set when the DID was deactivated (DID Core: `deactivated: true` in the document metadata). */
+  readonly deactivatedAt?: string;
 }
 
-/** Public resolution: published DIDs of any wallet (by the public index only), and did:key / did:jwk. */
+/**
+ * Public resolution: published DIDs of any wallet — read through the PublicDids index only, which
+ * projects nothing but what a document needs — and did:key / did:jwk, which carry their key.
+ */
 export class DidResolver {
   constructor(private readonly store: ItemStore) {}
 
-  async resolve(did: string): Promise<Record<string, unknown> | null> {
+  async resolve(did: string): Promise<Resolved | null> {
     const qualified = qualify(did);
-    const items = await this.store.query(publicLookup(qualified), { index: 'GSI1', limit: 2 });
+    const items = await this.store.query(publicLookup(qualified), { index: TABLE.publicDids.name, limit: 2 });
     // did:web arrives with its port's %3A decoded when it came through a URL path: compare decoded forms.
     const item = items.find((i) => comparableDid(i.qualified as string) === comparableDid(qualified));
     if (item) {
-      const d = didFromItem(item);
-      return didDocument(d.qualified, d.method, d.public_jwk);
+      const document = didDocument(item.qualified as string, item.method as DidMethod, item.public_jwk as PublicJwk);
+      return item.deactivated_at ? { document, deactivatedAt: item.deactivated_at as string } : { document };
     }
-    return selfResolve(qualified);
+    const document = selfResolve(qualified);
+    return document ? { document } : null;
   }
 }
 

@@ -1,0 +1,14 @@
+import { createGroupHandler } from '../../lib/http/router';
+import { taaContracts } from '../../lib/taa/contract';
+import { taaOperations } from '../../lib/taa/operations';
+import { TaaService } from '../../lib/taa/service';
+import { buildDeps, createLogger } from '../shared/deps';
+
+const deps = buildDeps('taa');
+
+export const handler = createGroupHandler({
+  group: 'taa',
+  contracts: taaContracts,
+  impls: taaOperations(new TaaService(deps.store, deps.config.taa)),
+  logger: createLogger(deps.config.serviceName),
+});

@@ -1,0 +1,148 @@
+import { Stack, Token, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { FUNCTION_ACCESS, type DataGrant, type FunctionName } from '../../lib/service/access';
+import type { QueueId } from '../../lib/service/resources';
+
+/** The tag a wallet's session carries, and the one its issuer keys carry. */
+export const WALLET_TAG = 'wallet_id';
+const PRINCIPAL_WALLET = '${aws:PrincipalTag/wallet_id}';
+const ISSUER_KEY_SPECS = ['ECC_NIST_EDWARDS25519', 'ECC_NIST_P256'];
+
+export interface DeclaredAccessProps {
+  readonly fn: FunctionName;
+  /** The function's execution role: its own (shared) grants go here. */
+  readonly role: iam.Role;
+  readonly table: dynamodb.ITable;
+  readonly macKey: kms.IKey;
+  readonly queues: Readonly<Record<QueueId, sqs.IQueue>>;
+  /** Value of the `service` tag on this stack's issuer keys. */
+  readonly issuerKeyTag: string;
+  /** The usage plan wallets' throttling keys join. */
+  readonly tenantUsagePlanId: string;
+}
+
+function dataStatement(table: dynamodb.ITable, grant: DataGrant, partitions?: readonly string[]): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    actions: grant.actions.map((a) => `dynamodb:${a}`),
+    resources: [grant.on === 'table' ? table.tableArn : `${table.tableArn}/index/${grant.on}`],
+    // On the table, the partitions the grant names; an index holds one kind of lookup and is itself the bound.
+    ...(grant.on === 'table' ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...(partitions ?? grant.partitions)] } } } : {}),
+  });
+}
+
+/**
+ * A function's permissions, built from its declaration in lib/service/access.ts and nothing else: the
+ * shared grants on its execution role, and — when it acts for wallets — a tenant role that only this
+ * execution role may assume, only with a `wallet_id` session tag, whose grants reach only that
+ * wallet's partitions and issuer keys.
+ */
+export class DeclaredAccess extends Construct {
+  readonly tenantRole?: iam.Role;
+
+  constructor(scope: Construct, id: string, props: DeclaredAccessProps) {
+    super(scope, id);
+    const access = FUNCTION_ACCESS[props.fn];
+    const { role, table } = props;
+
+    for (const grant of access.shared?.data ?? []) role.addToPolicy(dataStatement(table, grant));
+    if (access.shared?.mac) role.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [props.macKey.keyArn] }));
+    for (const q of access.shared?.sendTo ?? []) {
+      role.addToPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.queues[q].queueArn] }));
+    }
+    if (access.shared?.usageKeys) {
+      const stack = Stack.of(this);
+      const arn = (resource: string) => stack.formatArn({ service: 'apigateway', account: '', resource });
+      // A policy of its own, not the role's default one: the plan depends on the API's deployment, which
+      // depends on this function, which depends on its default policy — a reference there is a cycle.
+      new iam.Policy(this, 'UsageKeys', {
+        roles: [role],
+        statements: [
+          // Find the tenants' plan by its name; create or find a wallet's key; add it to that plan only.
+          new iam.PolicyStatement({ actions: ['apigateway:GET'], resources: [arn('/usageplans')] }),
+          new iam.PolicyStatement({ actions: ['apigateway:POST', 'apigateway:GET'], resources: [arn('/apikeys')] }),
+          new iam.PolicyStatement({ actions: ['apigateway:POST'], resources: [arn(`/usageplans/${props.tenantUsagePlanId}/keys`)] }),
+        ],
+      });
+    }
+
+    const tenant = access.tenant;
+    if (!tenant) return;
+    const tenantRole = new iam.Role(this, 'TenantRole', {
+      description: `Sessions of the ${props.fn} function for one wallet (session tag ${WALLET_TAG})`,
+      assumedBy: new iam.PrincipalWithConditions(new iam.SessionTagsPrincipal(new iam.ArnPrincipal(role.roleArn)), {
+        // A session must name its wallet, and carry no other tag.
+        StringLike: { [`aws:RequestTag/${WALLET_TAG}`]: '?*' },
+        'ForAllValues:StringEquals': { 'aws:TagKeys': [WALLET_TAG] },
+      }),
+    });
+    this.tenantRole = tenantRole;
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [tenantRole.roleArn] }));
+
+    if (tenant.data.length) {
+      tenantRole.addToPolicy(
+        dataStatement(table, { actions: tenant.data, on: 'table', partitions: [] }, [`W#${PRINCIPAL_WALLET}`, `W#${PRINCIPAL_WALLET}#*`]),
+      );
+    }
+    for (const grant of tenant.also ?? []) tenantRole.addToPolicy(dataStatement(table, grant));
+
+    const keyActions = tenant.issuerKeys ?? [];
+    if (keyActions.length === 0) return;
+    const stack = Stack.of(this);
+    const issuerKeyArns = stack.formatArn({ service: 'kms', resource: 'key', resourceName: '*' });
+    if (keyActions.includes('CreateKey')) {
+      tenantRole.addToPolicy(
+        new iam.PolicyStatement({
+          actions: ['kms:CreateKey'],
+          resources: ['*'],
+          conditions: {
+            StringEquals: {
+              'aws:RequestTag/service': props.issuerKeyTag,
+              [`aws:RequestTag/${WALLET_TAG}`]: PRINCIPAL_WALLET,
+              'kms:KeyUsage': 'SIGN_VERIFY',
+              'kms:KeySpec': ISSUER_KEY_SPECS,
+            },
+            'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', WALLET_TAG] },
+          },
+        }),
+      );
+      tenantRole.addToPolicy(
+        new iam.PolicyStatement({
+          // CreateKey's Tags need TagResource: only on a key without a service tag yet (the one being
+          // created), only with our two tag keys, and only for the session's own wallet.
+          actions: ['kms:TagResource'],
+          resources: [issuerKeyArns],
+          conditions: {
+            StringEquals: { 'aws:RequestTag/service': props.issuerKeyTag, [`aws:RequestTag/${WALLET_TAG}`]: PRINCIPAL_WALLET },
+            'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', WALLET_TAG] },
+            Null: { 'aws:ResourceTag/service': 'true' },
+          },
+        }),
+      );
+    }
+    const onKeys = keyActions.filter((a) => a !== 'CreateKey');
+    if (onKeys.length) {
+      tenantRole.addToPolicy(
+        new iam.PolicyStatement({
+          actions: onKeys.map((a) => `kms:${a}`),
+          resources: [issuerKeyArns],
+          conditions: { StringEquals: { 'aws:ResourceTag/service': props.issuerKeyTag, [`aws:ResourceTag/${WALLET_TAG}`]: PRINCIPAL_WALLET } },
+        }),
+      );
+    }
+    // cdk-nag names a finding by the resolved resource: concrete when the stack has an account and region.
+    const nag = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<${pseudo}>` : value);
+    for (const f of [
+      { id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]', reason: 'kms:CreateKey has no resource to scope; it is conditioned on the service and wallet tags, key usage and key specs.' },
+      {
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${nag(stack.region, 'AWS::Region')}:${nag(stack.account, 'AWS::AccountId')}:key/*]`,
+        reason: "Issuer keys are created at run time; the session reaches only keys tagged with this stack and its own wallet.",
+      },
+    ]) {
+      Validations.of(tenantRole).acknowledge(f);
+    }
+  }
+}

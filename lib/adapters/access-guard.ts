@@ -1,0 +1,136 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { AccessDeniedError, allows, type AccessRequest, type DataAction, type Principal } from '../service/access';
+import { TABLE, type IndexName, type QueueId } from '../service/resources';
+import type { KeyManager } from '../keys/port';
+import type { SecretDeriver } from '../secrets/port';
+import type { UsageKeys } from '../tenancy/usage-keys';
+import { sessionWallet } from '../store/session';
+
+/**
+ * The local runtime's IAM: every SDK call and key operation a function makes is checked against its
+ * declaration (lib/service/access.ts) before it runs, with the principal AWS would see — the
+ * function's own role, or its session for one wallet. Deployed, IAM does this from roles the stack
+ * builds out of the same declaration.
+ */
+
+type Input = Record<string, unknown>;
+type Value = string | { S?: string } | undefined;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : (v as { S?: string } | undefined)?.S);
+
+const INDEX_PARTITION_KEY: Record<IndexName, string> = {
+  [TABLE.gsi1.name]: TABLE.gsi1.partitionKey,
+  [TABLE.publicDids.name]: TABLE.publicDids.partitionKey,
+};
+
+function itemRequest(action: DataAction, keyOrItem: unknown): AccessRequest {
+  const partition = str((keyOrItem as Record<string, Value> | undefined)?.[TABLE.partitionKey]) ?? '';
+  return { service: 'dynamodb', action, on: 'table', partition };
+}
+
+/** The partition value a Query's key condition names (`<pk> = :v`), or '' when it names none. */
+function queryPartition(input: Input, on: 'table' | IndexName): string {
+  const pkAttr = on === 'table' ? TABLE.partitionKey : INDEX_PARTITION_KEY[on];
+  const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
+  for (const term of String(input.KeyConditionExpression ?? '').split(/\s+AND\s+/i)) {
+    const m = /^\s*\(?\s*(#?[A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)\s*\)?\s*$/.exec(term);
+    if (m && (names[m[1]!] ?? m[1]) === pkAttr) return str(values[m[2]!]) ?? '';
+  }
+  return '';
+}
+
+/** The requests IAM would authorize for one DynamoDB API call; null for calls no function declares. */
+export function dynamoRequests(command: string, input: Input): AccessRequest[] | null {
+  switch (command) {
+    case 'GetItemCommand':
+      return [itemRequest('GetItem', input.Key)];
+    case 'PutItemCommand':
+      return [itemRequest('PutItem', input.Item)];
+    case 'UpdateItemCommand':
+      return [itemRequest('UpdateItem', input.Key)];
+    case 'DeleteItemCommand':
+      return [itemRequest('DeleteItem', input.Key)];
+    case 'QueryCommand': {
+      const on = (input.IndexName as IndexName | undefined) ?? 'table';
+      return [{ service: 'dynamodb', action: 'Query', on, partition: queryPartition(input, on) }];
+    }
+    case 'TransactWriteItemsCommand':
+      return ((input.TransactItems ?? []) as Record<string, Input>[]).map((t) => {
+        if (t.Put) return itemRequest('PutItem', t.Put.Item);
+        if (t.Update) return itemRequest('UpdateItem', t.Update.Key);
+        if (t.Delete) return itemRequest('DeleteItem', t.Delete.Key);
+        return itemRequest('ConditionCheckItem', t.ConditionCheck?.Key);
+      });
+    default:
+      return null;
+  }
+}
+
+function deny(p: Principal, r: AccessRequest): never {
+  throw new AccessDeniedError(p, r);
+}
+
+export function guardDynamoDb(client: DynamoDBClient, principal: Principal): DynamoDBClient {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const requests = dynamoRequests(context.commandName ?? '', args.input as Input);
+      if (requests === null) deny(principal, { service: 'dynamodb', action: 'Query', on: 'table', partition: `(${context.commandName})` });
+      for (const r of requests) if (!allows(principal, r)) deny(principal, r);
+      return next(args);
+    },
+    { step: 'initialize', name: 'localAccessGuard', priority: 'high' },
+  );
+  return client;
+}
+
+/** Send calls are checked against the queue they address; other SQS calls are not made by functions. */
+export function guardSqs(client: SQSClient, principal: Principal, queueOfUrl: (url: string) => QueueId | undefined): SQSClient {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const queue = queueOfUrl(String((args.input as Input).QueueUrl ?? ''));
+      const sending = context.commandName === 'SendMessageCommand' || context.commandName === 'SendMessageBatchCommand';
+      if (!sending || !queue || !allows(principal, { service: 'sqs', queue })) deny(principal, { service: 'sqs', queue: queue ?? ('unknown' as QueueId) });
+      return next(args);
+    },
+    { step: 'initialize', name: 'localAccessGuard', priority: 'high' },
+  );
+  return client;
+}
+
+export function guardSecrets(inner: SecretDeriver, principal: Principal): SecretDeriver {
+  return {
+    derive(purpose) {
+      if (!allows(principal, { service: 'kms-mac' })) deny(principal, { service: 'kms-mac' });
+      return inner.derive(purpose);
+    },
+  };
+}
+
+export function guardUsageKeys(inner: UsageKeys, principal: Principal): UsageKeys {
+  return {
+    register(walletId) {
+      if (!allows(principal, { service: 'usage-keys' })) deny(principal, { service: 'usage-keys' });
+      return inner.register(walletId);
+    },
+  };
+}
+
+/**
+ * Key operations checked like KMS's IAM conditions: the caller's session must belong to the wallet the
+ * key is tagged with (here: the scope the key was created in), and the operation must be declared.
+ */
+export function guardKeyManager(inner: KeyManager, fn: Principal['fn']): KeyManager {
+  const check = (action: 'CreateKey' | 'GetPublicKey' | 'Sign' | 'ScheduleKeyDeletion', keyWallet: string) => {
+    const p: Principal = { fn, wallet: sessionWallet() };
+    const r: AccessRequest = { service: 'kms', action, keyWallet };
+    if (!allows(p, r)) deny(p, r);
+  };
+  return {
+    create: async (scope, alg) => (check('CreateKey', scope.walletId), inner.create(scope, alg)),
+    sign: async (scope, ref, alg, data) => (check('Sign', scope.walletId), inner.sign(scope, ref, alg, data)),
+    publicJwk: async (scope, ref, alg) => (check('GetPublicKey', scope.walletId), inner.publicJwk(scope, ref, alg)),
+    scheduleDeletion: async (scope, ref) => (check('ScheduleKeyDeletion', scope.walletId), inner.scheduleDeletion(scope, ref)),
+  };
+}

@@ -1,0 +1,165 @@
+import { TABLE, type IndexName, type QueueId } from './resources';
+import type { RouteGroup } from './routes';
+
+/**
+ * What each function may do to data, keys and queues: declared once here. The stack builds every
+ * IAM role from it (infra/stacks/access-policies.ts) and the local runtime refuses whatever it does
+ * not allow ({@link allows}, applied to every SDK call and key operation), so a missing permission
+ * fails `npm test` instead of production.
+ *
+ * Two principals per function:
+ * - its own role (`shared`): service-level lookups only — named partitions, a lookup index, the MAC
+ *   key, the queues. Used outside any wallet's session (authorizer, public routes, super-admin).
+ * - a wallet's session (`tenant`): the function's tenant role assumed with the session tag
+ *   `wallet_id`. Its data grants reach only partitions `W#<wallet>` and `W#<wallet>#…` (IAM
+ *   `dynamodb:LeadingKeys`), its key grants only KMS keys tagged with that wallet.
+ */
+export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery';
+
+export const DATA_ACTIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
+export type DataAction = (typeof DATA_ACTIONS)[number];
+
+export const ISSUER_KEY_ACTIONS = ['CreateKey', 'GetPublicKey', 'Sign', 'ScheduleKeyDeletion'] as const;
+export type IssuerKeyAction = (typeof ISSUER_KEY_ACTIONS)[number];
+
+/**
+ * A grant on the base table for the partitions listed (exact values, or a prefix ending in `*`), or
+ * on a whole index: an index holds only one kind of lookup, so the index itself is the boundary.
+ */
+export type DataGrant =
+  | { readonly actions: readonly DataAction[]; readonly on: 'table'; readonly partitions: readonly string[] }
+  | { readonly actions: readonly ['Query']; readonly on: IndexName };
+
+export interface FunctionAccess {
+  readonly shared?: {
+    readonly data?: readonly DataGrant[];
+    /** GenerateMac with the service's HMAC key (API-key MACs, subwallet tokens, webhook secrets). */
+    readonly mac?: true;
+    readonly sendTo?: readonly QueueId[];
+    /** Add wallets' keys to the tenants' usage plan (API Gateway: create API key, add to plan). */
+    readonly usageKeys?: true;
+  };
+  readonly tenant?: {
+    /** Actions on the wallet's own partitions of the base table. */
+    readonly data: readonly DataAction[];
+    /** Further table grants of the wallet session (beyond its own partitions); each one justified. */
+    readonly also?: readonly DataGrant[];
+    readonly issuerKeys?: readonly IssuerKeyAction[];
+  };
+}
+
+/** Partitions of service-level items (lib/store/keys.ts builds them). */
+export const SYSTEM_PARTITIONS = {
+  walletCounter: 'SYS#COUNTER',
+  walletNames: 'SYS#WNAME#*',
+  baseKey: 'SYS#ADMIN',
+} as const;
+
+const OWN_DATA_ALL: readonly DataAction[] = DATA_ACTIONS;
+
+export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
+  authorizer: { shared: { data: [{ actions: ['Query'], on: TABLE.gsi1.name }], mac: true } },
+  bootstrap: { shared: { data: [{ actions: ['PutItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.baseKey] }], mac: true } },
+  tenancy: {
+    shared: {
+      data: [
+        { actions: ['UpdateItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] },
+        { actions: ['Query'], on: TABLE.gsi1.name },
+      ],
+      mac: true,
+      usageKeys: true,
+    },
+    tenant: {
+      data: OWN_DATA_ALL,
+      // A new wallet's name is reserved in the same transaction that creates the wallet, inside the new
+      // wallet's session: the reservation item holds only {wallet_id}.
+      also: [{ actions: ['PutItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletNames] }],
+    },
+  },
+  webhooks: { shared: { mac: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
+  dids: {
+    tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['CreateKey', 'GetPublicKey', 'ScheduleKeyDeletion'] },
+  },
+  taa: { tenant: { data: ['GetItem', 'PutItem'] } },
+  resolver: { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] } },
+  meta: {},
+  'webhook-relay': { shared: { sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem'] } },
+  'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
+};
+
+export const FUNCTION_NAMES = Object.keys(FUNCTION_ACCESS) as FunctionName[];
+
+/** The wallet partitions a session of `walletId` reaches (what the tenant role's LeadingKeys allow). */
+export function walletPartitionPatterns(walletId: string): [string, string] {
+  return [`W#${walletId}`, `W#${walletId}#*`];
+}
+
+/** IAM StringLike semantics for the patterns used here: `*` matches any run of characters. */
+export function likeMatches(pattern: string, value: string): boolean {
+  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+  return re.test(value);
+}
+
+/** Who makes a call: a function's own role (`wallet` null), or its session for one wallet. */
+export interface Principal {
+  readonly fn: FunctionName;
+  readonly wallet: string | null;
+}
+
+export type AccessRequest =
+  | { readonly service: 'dynamodb'; readonly action: DataAction; readonly on: 'table' | IndexName; readonly partition: string }
+  | { readonly service: 'kms-mac' }
+  | { readonly service: 'kms'; readonly action: IssuerKeyAction; /** The wallet the key is (or is being) tagged with. */ readonly keyWallet: string }
+  | { readonly service: 'sqs'; readonly queue: QueueId }
+  | { readonly service: 'usage-keys' };
+
+function grantAllows(grant: DataGrant, r: Extract<AccessRequest, { service: 'dynamodb' }>): boolean {
+  if (!(grant.actions as readonly string[]).includes(r.action) || grant.on !== r.on) return false;
+  return grant.on !== 'table' || grant.partitions.some((p) => likeMatches(p, r.partition));
+}
+
+/** Whether the declaration lets `p` make request `r`: what IAM decides in AWS, decided here locally. */
+export function allows(p: Principal, r: AccessRequest): boolean {
+  const access = FUNCTION_ACCESS[p.fn];
+  if (p.wallet === null) {
+    const shared = access.shared ?? {};
+    switch (r.service) {
+      case 'dynamodb':
+        return (shared.data ?? []).some((g) => grantAllows(g, r));
+      case 'kms-mac':
+        return shared.mac === true;
+      case 'sqs':
+        return (shared.sendTo ?? []).includes(r.queue);
+      case 'usage-keys':
+        return shared.usageKeys === true;
+      case 'kms':
+        return false; // issuer keys only ever through a wallet's session
+    }
+  }
+  const tenant = access.tenant;
+  if (!tenant) return false;
+  switch (r.service) {
+    case 'dynamodb': {
+      const own = r.on === 'table' && tenant.data.includes(r.action) && walletPartitionPatterns(p.wallet).some((pat) => likeMatches(pat, r.partition));
+      return own || (tenant.also ?? []).some((g) => grantAllows(g, r));
+    }
+    case 'kms':
+      return (tenant.issuerKeys ?? []).includes(r.action) && r.keyWallet === p.wallet;
+    case 'kms-mac':
+    case 'sqs':
+    case 'usage-keys':
+      return false; // service-level resources are used with the function's own role
+  }
+}
+
+/** What AWS answers when IAM refuses a call; the local runtime throws the same. */
+export class AccessDeniedError extends Error {
+  readonly $fault = 'client';
+  readonly $metadata = { httpStatusCode: 400 };
+  constructor(p: Principal, r: AccessRequest) {
+    const who = p.wallet === null ? `${p.fn} (own role)` : `${p.fn} (session of wallet ${p.wallet})`;
+    const what = r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : 'kms:GenerateMac';
+    super(`${who} is not authorized to perform ${what}: not declared in lib/service/access.ts`);
+    this.name = 'AccessDeniedException';
+  }
+}

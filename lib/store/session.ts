@@ -1,0 +1,38 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { TenantScope } from './keys';
+
+/**
+ * Which credentials the adapters use for the work under way. Inside a wallet's session every data
+ * and issuer-key call goes out with credentials scoped to that wallet (a role session tagged with its
+ * id): a key built for another wallet is refused by IAM — or, locally, by the access guard — whatever
+ * the handler code does. Outside one (authorizer, public lookups, super-admin, workers between
+ * records) calls use the function's own narrow role.
+ */
+const current = new AsyncLocalStorage<TenantScope>();
+
+/** The wallet whose session is active, if any. */
+export function sessionWallet(): string | null {
+  return current.getStore()?.walletId ?? null;
+}
+
+export class SessionSwitchError extends Error {
+  constructor(from: string, to: string) {
+    super(`a session of wallet ${from} cannot act for wallet ${to}`);
+    this.name = 'SessionSwitchError';
+  }
+}
+
+/**
+ * Runs `fn` in `scope`'s session. Entering the same wallet again is a no-op; entering another wallet
+ * from inside a session throws, so code serving one wallet can never borrow another's credentials.
+ * The router enters the caller's session for every wallet route; super-admin use cases, public
+ * protocol endpoints and workers enter the session of the wallet they found.
+ */
+export function inSession<T>(scope: TenantScope, fn: () => Promise<T>): Promise<T> {
+  const active = current.getStore();
+  if (active) {
+    if (active.walletId !== scope.walletId) return Promise.reject(new SessionSwitchError(active.walletId, scope.walletId));
+    return fn();
+  }
+  return current.run(scope, fn);
+}

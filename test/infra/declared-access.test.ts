@@ -1,0 +1,179 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServiceApp } from '../../infra/service-app';
+import {
+  allows,
+  DATA_ACTIONS,
+  FUNCTION_NAMES,
+  ISSUER_KEY_ACTIONS,
+  type AccessRequest,
+  type FunctionName,
+  type Principal,
+} from '../../lib/service/access';
+import { QUEUES, TABLE } from '../../lib/service/resources';
+import { ACCOUNT, PARTITION, REGION, TemplateIam, type RequestContext } from '../helpers/iam-eval';
+
+/**
+ * The roles the stack builds and the local runtime's access guard decide alike: every probe below is
+ * put both to `allows()` (what the guard enforces in `npm test` and `npm start`) and to the IAM
+ * policies of the synthesized template (what AWS enforces), and the answers must agree. Synthesized
+ * with a concrete account and region, as the CDK CLI does.
+ */
+const outdir = mkdtempSync(join(tmpdir(), 'cdk-access-'));
+let iam: TemplateIam;
+let template: any;
+const STACK = 'CredentialService';
+
+beforeAll(() => {
+  const { app, stack } = createServiceApp({}, outdir, { CDK_DEFAULT_ACCOUNT: ACCOUNT, CDK_DEFAULT_REGION: REGION });
+  const assembly = app.synth(); // cdk-nag throws on any unacknowledged finding
+  template = assembly.getStackByName(stack.stackName).template;
+  iam = new TemplateIam(template);
+});
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+const logicalIds = (type: string) => Object.entries(template.Resources as Record<string, any>).filter(([, r]) => r.Type === type);
+
+function roles(fn: FunctionName): { execution: string; tenant: string | null } {
+  const prefix = `${fn.replace(/-/g, '')}functionFn`;
+  const found = logicalIds('AWS::Lambda::Function').find(([id]) => id.startsWith(prefix));
+  if (!found) throw new Error(`no function ${fn}`);
+  const props = found[1].Properties;
+  const tenant = props.Environment.Variables.TENANT_ROLE_ARN;
+  return { execution: props.Role['Fn::GetAtt'][0], tenant: tenant ? tenant['Fn::GetAtt'][0] : null };
+}
+
+const tableId = () => logicalIds('AWS::DynamoDB::Table')[0]![0];
+const tableArn = () => `arn:${PARTITION}:dynamodb:${REGION}:${ACCOUNT}:table/${tableId()}`;
+const macKeyArn = () => {
+  const [id] = logicalIds('AWS::KMS::Key').find(([, r]) => r.Properties.KeySpec === 'HMAC_256')!;
+  return `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/${id}`;
+};
+const queueArn = (q: string) => {
+  const [id] = logicalIds('AWS::SQS::Queue').find(([id]) => id.startsWith(`${q}queue`))!;
+  return `arn:${PARTITION}:sqs:${REGION}:${ACCOUNT}:${id}`;
+};
+const tenantPlanId = () => logicalIds('AWS::ApiGateway::UsagePlan').find(([, r]) => r.Properties.UsagePlanName.endsWith('-tenants'))![0];
+
+/** The IAM request (or requests: CreateKey with tags also needs TagResource) AWS would authorize. */
+function iamRequests(r: AccessRequest): RequestContext[] {
+  switch (r.service) {
+    case 'dynamodb':
+      return [{ action: `dynamodb:${r.action}`, resource: r.on === 'table' ? tableArn() : `${tableArn()}/index/${r.on}`, keys: { 'dynamodb:LeadingKeys': [r.partition] } }];
+    case 'kms-mac':
+      return [{ action: 'kms:GenerateMac', resource: macKeyArn(), keys: {} }];
+    case 'sqs':
+      return [{ action: 'sqs:SendMessage', resource: queueArn(r.queue), keys: {} }];
+    case 'usage-keys':
+      return [
+        { action: 'apigateway:GET', resource: `arn:${PARTITION}:apigateway:${REGION}::/usageplans`, keys: {} },
+        { action: 'apigateway:POST', resource: `arn:${PARTITION}:apigateway:${REGION}::/apikeys`, keys: {} },
+        { action: 'apigateway:POST', resource: `arn:${PARTITION}:apigateway:${REGION}::/usageplans/${tenantPlanId()}/keys`, keys: {} },
+      ];
+    case 'kms': {
+      const keyArn = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/1234abcd-0000-0000-0000-000000000000`;
+      if (r.action === 'CreateKey') {
+        const tags = { 'aws:RequestTag/service': STACK, 'aws:RequestTag/wallet_id': r.keyWallet, 'aws:TagKeys': ['service', 'wallet_id'] };
+        return [
+          { action: 'kms:CreateKey', resource: '*', keys: { ...tags, 'kms:KeySpec': 'ECC_NIST_P256', 'kms:KeyUsage': 'SIGN_VERIFY' } },
+          { action: 'kms:TagResource', resource: keyArn, keys: tags },
+        ];
+      }
+      return [{ action: `kms:${r.action}`, resource: keyArn, keys: { 'aws:ResourceTag/service': STACK, 'aws:ResourceTag/wallet_id': r.keyWallet } }];
+    }
+  }
+}
+
+const PARTITIONS = ['W#42', 'W#42#SL#7', 'W#420', 'W#4', 'W#43', 'W#43#x', 'SYS#COUNTER', 'SYS#WNAME#acme', 'SYS#ADMIN', 'SYS#WALLETS', 'AK#ab', 'DID#did:key:z6Mk'];
+
+function probes(): AccessRequest[] {
+  const out: AccessRequest[] = [];
+  for (const action of DATA_ACTIONS) {
+    for (const on of ['table', TABLE.gsi1.name, TABLE.publicDids.name] as const) {
+      for (const partition of PARTITIONS) out.push({ service: 'dynamodb', action, on, partition });
+    }
+  }
+  for (const action of ISSUER_KEY_ACTIONS) for (const keyWallet of ['42', '43']) out.push({ service: 'kms', action, keyWallet });
+  out.push({ service: 'kms-mac' }, { service: 'usage-keys' }, ...QUEUES.map((q) => ({ service: 'sqs' as const, queue: q.id })));
+  return out;
+}
+
+/** What AWS decides for the principal: its execution role, or its tenant role's session tagged with the wallet. */
+function awsAllows(p: Principal, r: AccessRequest): boolean {
+  const { execution, tenant } = roles(p.fn);
+  const requests = iamRequests(r);
+  if (p.wallet === null) return requests.every((q) => iam.allows(execution, q));
+  if (!tenant) return false;
+  return requests.every((q) => iam.allows(tenant, { ...q, principalTags: { wallet_id: p.wallet! } }));
+}
+
+describe('every role is what its declaration says (lib/service/access.ts)', () => {
+  test.each(FUNCTION_NAMES)('%s: IAM and the local access guard agree on every probe, for its own role and for a wallet session', (fn) => {
+    const disagreements: string[] = [];
+    let allowed = 0;
+    for (const wallet of [null, '42']) {
+      for (const r of probes()) {
+        const p: Principal = { fn, wallet };
+        const local = allows(p, r);
+        if (local) allowed++;
+        if (local !== awsAllows(p, r)) disagreements.push(`${wallet ?? 'own role'} ${JSON.stringify(r)}: local ${local}, IAM ${!local}`);
+      }
+    }
+    expect(disagreements).toEqual([]);
+    // A function that may do nothing at all is only the public API description.
+    if (fn !== 'meta') expect(allowed).toBeGreaterThan(0);
+  });
+
+  test('only the function itself may start a session of its tenant role, only tagged with a wallet, only with that tag', () => {
+    for (const fn of FUNCTION_NAMES) {
+      const { execution, tenant } = roles(fn);
+      if (!tenant) continue;
+      const own = `arn:${PARTITION}:iam::${ACCOUNT}:role/${execution}`;
+      const other = `arn:${PARTITION}:iam::${ACCOUNT}:role/${roles(fn === 'dids' ? 'webhooks' : 'dids').execution}`;
+      const tenantArn = `arn:${PARTITION}:iam::${ACCOUNT}:role/${tenant}`;
+      expect(iam.allows(execution, { action: 'sts:AssumeRole', resource: tenantArn, keys: {} })).toBe(true);
+      expect(iam.allows(execution, { action: 'sts:TagSession', resource: tenantArn, keys: {} })).toBe(true);
+      expect(iam.trusts(tenant, own, 'sts:AssumeRole', { wallet_id: '42' })).toBe(true);
+      expect(iam.trusts(tenant, own, 'sts:TagSession', { wallet_id: '42' })).toBe(true);
+      expect(iam.trusts(tenant, own, 'sts:AssumeRole', {})).toBe(false);
+      expect(iam.trusts(tenant, own, 'sts:TagSession', { wallet_id: '42', role: 'admin' })).toBe(false);
+      expect(iam.trusts(tenant, other, 'sts:AssumeRole', { wallet_id: '42' })).toBe(false);
+    }
+  });
+
+  test("a wallet session's issuer keys are this stack's, SIGN_VERIFY, Ed25519 or P-256 only", () => {
+    const { tenant } = roles('dids');
+    const keyArn = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/abcd`;
+    const create = (keys: Record<string, string | string[]>) =>
+      iam.allows(tenant!, {
+        action: 'kms:CreateKey',
+        resource: '*',
+        keys: { 'aws:RequestTag/service': STACK, 'aws:RequestTag/wallet_id': '42', 'aws:TagKeys': ['service', 'wallet_id'], 'kms:KeySpec': 'ECC_NIST_EDWARDS25519', 'kms:KeyUsage': 'SIGN_VERIFY', ...keys },
+        principalTags: { wallet_id: '42' },
+      });
+    expect(create({})).toBe(true);
+    expect(create({ 'kms:KeySpec': 'RSA_2048' })).toBe(false);
+    expect(create({ 'kms:KeyUsage': 'ENCRYPT_DECRYPT' })).toBe(false);
+    expect(create({ 'aws:RequestTag/service': 'OtherStack' })).toBe(false);
+    expect(create({ 'aws:TagKeys': ['service', 'wallet_id', 'owner'] })).toBe(false);
+    // An existing key (it has a service tag) cannot be re-tagged to the session's wallet.
+    const retag = iam.allows(tenant!, {
+      action: 'kms:TagResource',
+      resource: keyArn,
+      keys: { 'aws:RequestTag/service': STACK, 'aws:RequestTag/wallet_id': '42', 'aws:TagKeys': ['service', 'wallet_id'], 'aws:ResourceTag/service': STACK },
+      principalTags: { wallet_id: '42' },
+    });
+    expect(retag).toBe(false);
+    // Another stack's key tagged with the same wallet id is out of reach.
+    expect(iam.allows(tenant!, { action: 'kms:GetPublicKey', resource: keyArn, keys: { 'aws:ResourceTag/service': 'Other', 'aws:ResourceTag/wallet_id': '42' }, principalTags: { wallet_id: '42' } })).toBe(false);
+  });
+
+  test('the evaluator can say no: a probe outside every declaration is refused by both', () => {
+    const r: AccessRequest = { service: 'dynamodb', action: 'DeleteItem', on: 'table', partition: 'SYS#ADMIN' };
+    for (const fn of FUNCTION_NAMES) {
+      expect(allows({ fn, wallet: null }, r)).toBe(false);
+      expect(awsAllows({ fn, wallet: null }, r)).toBe(false);
+    }
+  });
+});

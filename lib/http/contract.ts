@@ -41,6 +41,20 @@ export class Representation<T = unknown> {
   ) {}
 }
 
+/**
+ * A text body sent as it is rather than JSON-encoded (HTML, scripts, stylesheets), with headers of its
+ * own (caching, CSP) over the router's defaults.
+ */
+export class RawRepresentation extends Representation<string> {
+  constructor(
+    body: string,
+    mediaType: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(body, mediaType);
+  }
+}
+
 export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']> | Representation>;
 
 export type OperationImpls<Cs extends OperationContracts> = { readonly [K in keyof Cs]: OperationImpl<Cs[K]> };

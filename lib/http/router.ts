@@ -6,7 +6,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { z } from 'zod';
 import { DEFAULT_MAX_BODY_BYTES, routeKey, routesOf, type Route, type RouteGroup } from '../service/routes';
 import { callerFromContext } from './caller';
-import { Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
+import { RawRepresentation, Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
 import {
   AppError,
   BadRequestError,
@@ -118,6 +118,9 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
     const baseUrl = (opts.publicBaseUrl ?? `https://${event.requestContext.domainName}/${event.requestContext.stage}`).replace(/\/+$/, '');
     const accept = Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === 'accept')?.[1] ?? '';
     const result = await impl({ body, query, params, caller, baseUrl, accept } as never);
+    if (result instanceof RawRepresentation) {
+      return { statusCode: contract.status ?? 200, headers: { ...BASE_HEADERS, ...headersFor(event), 'content-type': result.mediaType, ...result.headers }, body: result.body };
+    }
     if (result instanceof Representation) return json(contract.status ?? 200, result.body, { ...headersFor(event), 'content-type': result.mediaType });
     return json(contract.status ?? 200, result, headersFor(event));
   };

@@ -7,6 +7,8 @@ export interface OperationContract {
   readonly query?: z.ZodType;
   readonly params?: z.ZodType;
   readonly response: z.ZodType;
+  /** Media types of a success response that is not JSON (RawRepresentation), for the OpenAPI document. */
+  readonly mediaTypes?: readonly string[];
   /** Success status (default 200). */
   readonly status?: number;
   /** Error statuses this operation can answer with (for the OpenAPI document). */

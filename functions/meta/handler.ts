@@ -5,11 +5,11 @@ import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logging/logger';
 
 // No store or key adapters: this function has no data access.
-const logger = createLogger(loadConfig().serviceName);
+const config = loadConfig();
 
 export const handler = createGroupHandler({
   group: 'meta',
   contracts: metaContracts,
-  impls: metaOperations(),
-  logger,
+  impls: metaOperations({ docsAssetsDir: config.docsAssetsDir }),
+  logger: createLogger(config.serviceName),
 });

@@ -33,6 +33,11 @@ const identity = {
     .optional(),
 };
 
+const meta = {
+  /** Where /docs/{asset} reads the renderer's files: beside the handler deployed, the npm package locally. */
+  docsAssetsDir: z.string().min(1),
+};
+
 const schema = z.discriminatedUnion('keyBackend', [
   z.object({
     keyBackend: z.literal('kms'),
@@ -42,6 +47,7 @@ const schema = z.discriminatedUnion('keyBackend', [
     serviceName: z.string().default('credential-service'),
     ...webhooks,
     ...identity,
+    ...meta,
   }),
   z.object({
     keyBackend: z.literal('local'),
@@ -50,6 +56,7 @@ const schema = z.discriminatedUnion('keyBackend', [
     serviceName: z.string().default('credential-service'),
     ...webhooks,
     ...identity,
+    ...meta,
   }),
 ]);
 
@@ -95,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: env[ENV.publicBaseUrl] || undefined,
     indyNamespace: env[ENV.indyNamespace] || undefined,
     taa: taaFromEnv(env),
+    docsAssetsDir: resolve(env.LAMBDA_TASK_ROOT ?? process.cwd(), env[ENV.docsAssetsDir] || '.'),
   });
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');

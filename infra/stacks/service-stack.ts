@@ -9,6 +9,7 @@ import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambd
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { docsRendererBundleFiles } from '../../lib/meta/assets';
 import { ENV } from '../../lib/service/env-names';
 import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
 import { DLQ_RETENTION_DAYS, OUTBOX_STREAM_FILTER, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
@@ -159,7 +160,7 @@ export class ServiceStack extends Stack {
       props.taa && name === 'dids' ? { environment: { ...environment, [ENV.taaFile]: TAA_FILE }, files: { [TAA_FILE]: JSON.stringify(props.taa) } } : { environment };
 
     const makeFunction = (name: FunctionName, description: string, extra: { entry?: string; timeout?: Duration } = {}) => {
-      const f = new ServiceFunction(this, `${name}-function`, { root: props.root, name, description, ...taaFor(name), ...extra });
+      const f = new ServiceFunction(this, `${name}-function`, { root: props.root, name, description, ...taaFor(name), ...(name === 'meta' ? { files: docsRendererBundleFiles() } : {}), ...extra });
       const access = TABLE_ACCESS[name];
       const resources = [
         ...(access.table ? [this.table.tableArn] : []),

@@ -18,21 +18,12 @@ export interface MetaOptions {
 export function metaOperations(opts: MetaOptions): OperationImpls<typeof metaContracts> {
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   // The allow-list: only these names are ever read, so a request cannot name any other file.
-  const assets = new Map<string, { mediaType: string; load: () => Promise<string> }>([
-    ...Object.entries(DOCS_RENDERER_FILES).map(([name, mediaType]) => [name, { mediaType, load: () => readFile(join(opts.docsAssetsDir, name), 'utf8') }] as const),
-    [DOCS_INIT_FILE, { mediaType: JS, load: async () => DOCS_INIT_JS }],
+  const assets = new Map<string, { mediaType: string; read: () => Promise<string> }>([
+    ...Object.entries(DOCS_RENDERER_FILES).map(([name, mediaType]) => [name, { mediaType, read: () => readFile(join(opts.docsAssetsDir, name), 'utf8') }] as const),
+    [DOCS_INIT_FILE, { mediaType: JS, read: async () => DOCS_INIT_JS }],
   ]);
-  // Read once per instance (a missing file, a packaging fault, is a logged 500 and retried next time).
-  const loaded = new Map<string, Promise<string>>();
-  const load = (name: string, asset: { load: () => Promise<string> }) => {
-    let content = loaded.get(name);
-    if (!content) {
-      content = asset.load();
-      loaded.set(name, content);
-      content.catch(() => loaded.delete(name));
-    }
-    return content;
-  };
+  // Read once per instance; a missing file (a packaging fault) is a logged 500 and read again next time.
+  const cache = new Map<string, string>();
 
   return {
     getOpenApi: async () => (document ??= buildOpenApiDocument(ALL_CONTRACTS)),
@@ -41,7 +32,9 @@ export function metaOperations(opts: MetaOptions): OperationImpls<typeof metaCon
     getDocsAsset: async ({ params }) => {
       const asset = assets.get(params.asset);
       if (!asset) throw new NotFoundError('Not a file of the API reference page', 'asset_not_found');
-      return new RawRepresentation(await load(params.asset, asset), asset.mediaType, { 'cache-control': DOCS_ASSET_CACHE });
+      const body = cache.get(params.asset) ?? (await asset.read());
+      cache.set(params.asset, body);
+      return new RawRepresentation(body, asset.mediaType, { 'cache-control': DOCS_ASSET_CACHE });
     },
   };
 }

@@ -3,11 +3,11 @@ import { dirname, join } from 'node:path';
 
 /**
  * The API reference's renderer. Swagger UI (swagger-ui-dist) because it is plain static files: a
- * stylesheet with no web fonts or remote imports (its icons are data: URIs), a script that runs
- * without eval or injected <style> elements, configured from a script file of ours. Its only remote
- * call, the online validator badge, is turned off in docs-page.ts. Redoc and Scalar inject styles at
- * run time (style-src 'unsafe-inline'); Scalar also loads its fonts from its CDN by default, and
- * Redoc 3 does not install from our registry.
+ * stylesheet with no web fonts or remote imports (its icons are data: URIs) and a script that runs
+ * under script-src/style-src 'self' (no eval, no injected <style>), configured from a script file of
+ * ours. Its one remote call, the validator badge, is turned off in docs-page.ts. Scalar injects
+ * <style> elements (needs style-src 'unsafe-inline') and loads its fonts from its CDN by default;
+ * Redoc 2 styles itself the same way (styled-components) and Redoc 3 does not install from our registry.
  */
 export const DOCS_RENDERER_PACKAGE = 'swagger-ui-dist';
 

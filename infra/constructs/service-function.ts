@@ -4,7 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -19,10 +19,11 @@ export interface ServiceFunctionProps {
   readonly memorySize?: number;
   readonly timeout?: Duration;
   /**
-   * Files shipped next to the handler (name -> content): configuration too large for Lambda's 4 KB of
-   * environment, such as the publication agreement's text.
+   * Files shipped next to the handler (name -> content, or a file to copy): configuration too large for
+   * Lambda's 4 KB of environment, such as the publication agreement's text, and static files read at
+   * run time that must not be bundled into the code, such as the API reference renderer's.
    */
-  readonly files?: Readonly<Record<string, string>>;
+  readonly files?: Readonly<Record<string, string | { readonly copyFrom: string }>>;
 }
 
 /**
@@ -76,16 +77,22 @@ export class ServiceFunction extends Construct {
   }
 }
 
-/** Writes the files at synth time and copies them into the bundle after esbuild (the asset hash covers them). */
-function copyFilesHook(files: Readonly<Record<string, string>>) {
-  const dir = mkdtempSync(join(tmpdir(), 'fn-files-'));
-  for (const [name, content] of Object.entries(files)) {
+/** Writes or checks the files at synth time and copies them into the bundle after esbuild (the asset hash covers them). */
+function copyFilesHook(files: Readonly<Record<string, string | { readonly copyFrom: string }>>) {
+  let dir: string | undefined;
+  const sources = Object.entries(files).map(([name, file]) => {
     if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`bundled file name ${name} must be a plain file name`);
-    writeFileSync(join(dir, name), content);
-  }
+    if (typeof file !== 'string') {
+      if (!existsSync(file.copyFrom)) throw new Error(`bundled file ${name}: ${file.copyFrom} does not exist`);
+      return [name, file.copyFrom] as const;
+    }
+    dir ??= mkdtempSync(join(tmpdir(), 'fn-files-'));
+    writeFileSync(join(dir, name), file);
+    return [name, join(dir, name)] as const;
+  });
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (_input: string, output: string) => Object.keys(files).map((name) => `cp "${join(dir, name)}" "${join(output, name)}"`),
+    afterBundling: (_input: string, output: string) => sources.map(([name, from]) => `cp "${from}" "${join(output, name)}"`),
   };
 }

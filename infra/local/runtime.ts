@@ -17,6 +17,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { localUsageKeys } from '../../lib/adapters/local-usage-keys';
 import { API_DEFAULTS } from '../../lib/service/api-settings';
+import { docsRendererDir } from '../../lib/meta/assets';
 import { ENV } from '../../lib/service/env-names';
 import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../../lib/service/routes';
@@ -253,6 +254,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       [ENV.webhookAllowLoopback]: 'true',
       ...(opts.webhookRetryDelaysSeconds ? { [ENV.webhookRetryDelays]: opts.webhookRetryDelaysSeconds.join(',') } : {}),
       ...(opts.webhookTimeoutMs ? { [ENV.webhookTimeoutMs]: String(opts.webhookTimeoutMs) } : {}),
+      // Deployed, the renderer's files sit beside the handler; locally they are read from the package.
+      [ENV.docsAssetsDir]: docsRendererDir(),
     });
     delete process.env.AWS_SESSION_TOKEN;
     delete process.env.AWS_PROFILE;

@@ -10,6 +10,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
 import type { ThrottleLimits } from '../../lib/service/api-settings';
+import { docsRendererBundleFiles } from '../../lib/meta/assets';
 import { ENV } from '../../lib/service/env-names';
 import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
 import { DLQ_RETENTION_DAYS, OUTBOX_STREAM_FILTERS, QUEUES, TABLE, queueUrlEnvName, type QueueId } from '../../lib/service/resources';
@@ -227,6 +228,8 @@ export class ServiceStack extends Stack {
         ...(name.startsWith('webhook-') ? { timeout: Duration.seconds(30) } : {}),
         environment: { ...common, ...(taa ? { [ENV.taaFile]: TAA_FILE } : {}) },
         ...(taa ? { files: { [TAA_FILE]: JSON.stringify(props.taa) } } : {}),
+        // The API reference's renderer ships beside the meta handler, not inside its bundle.
+        ...(name === 'meta' ? { files: docsRendererBundleFiles() } : {}),
       });
       // By name: the plan's id would make this function depend on the plan, which depends on it.
       if (name === 'tenancy') f.fn.addEnvironment(ENV.usagePlanName, TENANT_PLAN_NAME(this.stackName));

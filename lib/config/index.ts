@@ -38,6 +38,11 @@ const identity = {
     .optional(),
 };
 
+const meta = {
+  /** Where /docs/{asset} reads the renderer's files: beside the handler deployed, the npm package locally. */
+  docsAssetsDir: z.string().min(1),
+};
+
 const schema = z.discriminatedUnion('keyBackend', [
   z.object({
     keyBackend: z.literal('kms'),
@@ -49,6 +54,7 @@ const schema = z.discriminatedUnion('keyBackend', [
     serviceName: z.string().default('credential-service'),
     ...webhooks,
     ...identity,
+    ...meta,
   }),
   z.object({
     keyBackend: z.literal('local'),
@@ -58,6 +64,7 @@ const schema = z.discriminatedUnion('keyBackend', [
     serviceName: z.string().default('credential-service'),
     ...webhooks,
     ...identity,
+    ...meta,
   }),
 ]);
 
@@ -109,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxDidsPerWallet: env[ENV.maxDidsPerWallet] || undefined,
     maxDidCreationsPerMinute: env[ENV.maxDidCreationsPerMinute] || undefined,
     taa: taaFromEnv(env),
+    docsAssetsDir: resolve(env.LAMBDA_TASK_ROOT ?? process.cwd(), env[ENV.docsAssetsDir] || '.'),
   });
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');

@@ -9,6 +9,8 @@ export interface OperationContract {
   readonly query?: z.ZodType;
   readonly params?: z.ZodType;
   readonly response: z.ZodType;
+  /** Media types of a success response that is not JSON (RawRepresentation), for the OpenAPI document. */
+  readonly mediaTypes?: readonly string[];
   /** Success status (default 200). */
   readonly status?: number;
   /** Error statuses this operation can answer with (for the OpenAPI document). */
@@ -48,6 +50,20 @@ export class Representation<T = unknown> {
     readonly body: T,
     readonly mediaType: string,
   ) {}
+}
+
+/**
+ * A text body sent as it is rather than JSON-encoded (HTML, scripts, stylesheets), with headers of its
+ * own (caching, CSP) over the router's defaults.
+ */
+export class RawRepresentation extends Representation<string> {
+  constructor(
+    body: string,
+    mediaType: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(body, mediaType);
+  }
 }
 
 export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']> | Representation>;

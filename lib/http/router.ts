@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { DEFAULT_MAX_BODY_BYTES, routeKey, routesOf, type Route, type RouteGroup } from '../service/routes';
 import { inSession } from '../store/session';
 import { callerFromContext } from './caller';
-import { Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
+import { RawRepresentation, Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
 import {
   AppError,
   BadRequestError,
@@ -128,6 +128,9 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
     // A wallet route runs entirely in the caller's session: its data and key calls carry credentials
     // that reach only this wallet, whatever keys the code builds.
     const result = caller.kind === 'wallet' ? await inSession(caller.scope, run) : await run();
+    if (result instanceof RawRepresentation) {
+      return { statusCode: contract.status ?? 200, headers: { ...BASE_HEADERS, ...headersFor(event), 'content-type': result.mediaType, ...result.headers }, body: result.body };
+    }
     if (result instanceof Representation) return json(contract.status ?? 200, result.body, { ...headersFor(event), 'content-type': result.mediaType });
     return json(contract.status ?? 200, result, headersFor(event));
   };

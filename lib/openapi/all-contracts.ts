@@ -4,7 +4,7 @@ import { webhookContracts } from '../webhooks/contract';
 import { didContracts } from '../dids/contract';
 import { resolverContracts } from '../resolver/contract';
 import { taaContracts } from '../taa/contract';
-import { metaContracts } from './contract';
+import { metaContracts } from '../meta/contract';
 
 /** Every feature's contracts, for the OpenAPI document. A feature adds its map here. */
 export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...didContracts, ...taaContracts, ...resolverContracts, ...metaContracts };

@@ -56,7 +56,7 @@ function operation(route: Route, contract: OperationContract) {
   const responses: Record<string, unknown> = {
     [String(contract.status ?? 200)]: {
       description: 'Success',
-      content: { 'application/json': { schema: jsonSchema(contract.response, 'output') } },
+      content: Object.fromEntries((contract.mediaTypes ?? ['application/json']).map((type) => [type, { schema: jsonSchema(contract.response, 'output') }])),
     },
   };
   const errors = new Set<number>([...contract.errors, 500]);

@@ -39,4 +39,6 @@ export const ENV = {
   taaVersion: 'TAA_VERSION',
   taaAml: 'TAA_AML',
   taaAmlVersion: 'TAA_AML_VERSION',
+  /** Folder of the API reference renderer's files, relative to the code root (default: the code root itself). */
+  docsAssetsDir: 'DOCS_ASSETS_DIR',
 } as const;

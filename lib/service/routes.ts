@@ -67,6 +67,8 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/dids/{id}/did.json', group: 'resolver', auth: 'public', operationId: 'getDidWebDocument', cors: true, tag: 'DID resolution', summary: 'The DID document of a published did:web DID' },
   // Public.
   { method: 'GET', path: '/openapi.json', group: 'meta', auth: 'public', operationId: 'getOpenApi', tag: 'Meta', summary: 'This API as an OpenAPI 3.1 document' },
+  { method: 'GET', path: '/docs', group: 'meta', auth: 'public', operationId: 'getDocsPage', tag: 'Meta', summary: 'This API as a readable reference (HTML, rendered from /openapi.json)' },
+  { method: 'GET', path: '/docs/{asset}', group: 'meta', auth: 'public', operationId: 'getDocsAsset', tag: 'Meta', summary: 'A script or stylesheet of the API reference page' },
 ];
 
 export const ROUTE_GROUPS: readonly RouteGroup[] = [...new Set(ROUTES.map((r) => r.group))];

@@ -2,18 +2,21 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { existsSync } from 'node:fs';
 import { API_DEFAULTS } from '../../lib/service/api-settings';
 import { FUNCTION_NAMES } from '../../lib/service/access';
 import { ENV } from '../../lib/service/env-names';
 import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
 import { OUTBOX_STREAM_FILTERS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
 import { ROUTES } from '../../lib/service/routes';
-import { createServiceApp } from '../../infra/service-app';
+import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
+import { ServiceFunction } from '../../infra/constructs/service-function';
 import { loadConfig } from '../../lib/config';
+import type { RawRepresentation } from '../../lib/http/contract';
+import { DOCS_RENDERER_FILES, docsRendererDir } from '../../lib/meta/assets';
+import { metaOperations } from '../../lib/meta/operations';
 
 const asArray = (v: unknown) => (Array.isArray(v) ? v : [v]);
 
@@ -298,6 +301,35 @@ describe('alarms reach a person', () => {
     expect(by('Errors', 'AWS/Lambda')).toHaveLength(FUNCTION_NAMES.length - 1);
     expect(by('5XXError', 'AWS/ApiGateway')).toHaveLength(1);
     expect(by('AuthorizerFailures')).toHaveLength(1);
+  });
+});
+
+describe('the API reference page', () => {
+  test("the API reference renderer's files ship beside the meta handler, outside its code, where the handler looks for them", async () => {
+    const [id, fn] = Object.entries(resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('metafunction'))!;
+    const assetDir = join(outdir, `asset.${fn.Properties.Code.S3Key.replace(/\.zip$/, '')}`);
+    expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map', ...Object.keys(DOCS_RENDERER_FILES)].sort());
+    for (const name of Object.keys(DOCS_RENDERER_FILES)) {
+      expect(readFileSync(join(assetDir, name)).equals(readFileSync(join(docsRendererDir(), name)))).toBe(true);
+    }
+    // The renderer is not bundled into the code.
+    expect(statSync(join(assetDir, 'index.mjs')).size).toBeLessThan(statSync(join(assetDir, 'swagger-ui-bundle.js')).size / 2);
+    const config = loadConfig({ KEY_BACKEND: 'local', TABLE_NAME: 't', LOCAL_MASTER_KEY: 'ab'.repeat(32), LAMBDA_TASK_ROOT: assetDir });
+    const css = await metaOperations({ docsAssetsDir: config.docsAssetsDir }).getDocsAsset({ params: { asset: 'swagger-ui.css' } } as never);
+    expect((css as RawRepresentation).body).toBe(readFileSync(join(assetDir, 'swagger-ui.css'), 'utf8'));
+    // Only the meta function carries them.
+    for (const [other, r] of ofType('AWS::Lambda::Function')) {
+      if (other === id || !r.Properties.Code?.S3Key) continue;
+      const dir = join(outdir, `asset.${r.Properties.Code.S3Key.replace(/\.zip$/, '')}`);
+      if (existsSync(dir)) expect(readdirSync(dir)).not.toContain('swagger-ui-bundle.js');
+    }
+  });
+
+  test('a bundled file to copy must exist at synth time', () => {
+    const stack = new Stack(new App(), 'Probe');
+    expect(
+      () => new ServiceFunction(stack, 'Fn', { root: REPO_ROOT, name: 'meta', description: 'probe', environment: {}, files: { 'gone.js': { copyFrom: '/nonexistent/gone.js' } } }),
+    ).toThrow(/gone.js: \/nonexistent\/gone.js does not exist/);
   });
 });
 

@@ -23,6 +23,13 @@ describe('config', () => {
     // The deployed form: a bundled file; a missing or broken one stops the function at cold start.
     expect(() => loadConfig({ ...local, TAA_FILE: 'no-such-taa.json', LAMBDA_TASK_ROOT: '/nonexistent' })).toThrow(/TAA_FILE \/nonexistent\/no-such-taa.json cannot be read/);
   });
+
+  test("the docs renderer's files: beside the handler deployed, wherever DOCS_ASSETS_DIR says locally", () => {
+    const local = { TABLE_NAME: 't', KEY_BACKEND: 'local', LOCAL_MASTER_KEY: 'ab'.repeat(32) };
+    expect(loadConfig({ ...local, LAMBDA_TASK_ROOT: '/var/task' }).docsAssetsDir).toBe('/var/task');
+    expect(loadConfig({ ...local, LAMBDA_TASK_ROOT: '/var/task', DOCS_ASSETS_DIR: 'docs' }).docsAssetsDir).toBe('/var/task/docs');
+    expect(loadConfig({ ...local, DOCS_ASSETS_DIR: '/srv/node_modules/swagger-ui-dist' }).docsAssetsDir).toBe('/srv/node_modules/swagger-ui-dist');
+  });
 });
 
 describe('OpenAPI document', () => {
@@ -42,6 +49,21 @@ describe('OpenAPI document', () => {
     expect(JSON.stringify(schema.properties.wallet_id)).toMatch(/integer/);
     expect(JSON.stringify(schema.properties.wallet_id)).toMatch(/string/);
     expect(schema.properties.roles.items.enum).toEqual(['admin']);
+  });
+
+  test('the API reference routes are public and answer HTML, scripts and stylesheets', () => {
+    const page = (doc.paths['/docs'] as any).get;
+    expect(page.security).toEqual([]);
+    expect(Object.keys(page.responses['200'].content)).toEqual(['text/html']);
+    expect(page.responses['200'].content['text/html'].schema).toMatchObject({ type: 'string' });
+    const asset = (doc.paths['/docs/{asset}'] as any).get;
+    expect(asset.security).toEqual([]);
+    expect(Object.keys(asset.responses['200'].content)).toEqual(['text/javascript', 'text/css']);
+    expect(asset.parameters).toEqual([expect.objectContaining({ name: 'asset', in: 'path', required: true })]);
+    expect(asset.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    // Every other operation still answers JSON.
+    const others = ROUTES.filter((r) => !r.path.startsWith('/docs')).map((r) => (doc.paths[r.path] as any)[r.method.toLowerCase()]);
+    for (const op of others) expect(Object.keys(op.responses[Object.keys(op.responses)[0]!].content)).toEqual(['application/json']);
   });
 
   test('path parameters are declared', () => {

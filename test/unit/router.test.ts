@@ -4,7 +4,7 @@ import { createGroupHandler } from '../../lib/http/router';
 import { policyResourceMatches, wholeStageResource } from '../../lib/http/caller';
 import { ConflictError } from '../../lib/http/errors';
 import { tenancyContracts } from '../../lib/tenancy/contract';
-import type { OperationImpls } from '../../lib/http/contract';
+import { RawRepresentation, type OperationImpls } from '../../lib/http/contract';
 
 const logger = new Logger({ serviceName: 'test', logLevel: 'SILENT' });
 const context = { getRemainingTimeInMillis: () => 10000, awsRequestId: 'r', functionName: 'f' } as unknown as Context;
@@ -96,6 +96,19 @@ describe('group router', () => {
     const b64 = { ...event('POST', '/api/subwallet/create', { auth: SUPER }), body: Buffer.from('{"wallet_name":"b"}').toString('base64'), isBase64Encoded: true };
     expect((await h(b64, context)).statusCode).toBe(200);
     expect(got).toEqual({ wallet_name: 'b' });
+  });
+
+  test('a raw representation is sent as it is, with its media type and headers over the defaults', async () => {
+    const h = handlerWith({
+      listSubwallets: async () => new RawRepresentation('<p>"not JSON"</p>', 'text/html; charset=utf-8', { 'cache-control': 'max-age=60' }),
+      getSubwallet: async () => ({ wallet_id: 1, token: 't', label: 'l' }),
+    });
+    const raw = await h(event('GET', '/api/subwallets', { auth: SUPER }), context);
+    expect(raw.body).toBe('<p>"not JSON"</p>');
+    expect(raw.headers).toEqual({ 'content-type': 'text/html; charset=utf-8', 'cache-control': 'max-age=60', 'x-content-type-options': 'nosniff' });
+    const json = await h(event('GET', '/api/subwallets/{wallet_id}', { auth: SUPER, params: { wallet_id: '1' } }), context);
+    expect(parse(json)).toEqual({ wallet_id: 1, token: 't', label: 'l' });
+    expect(json.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
   });
 
   test('a route of another group is a 404', async () => {

@@ -7,6 +7,9 @@ import { Construct } from 'constructs';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TRIM_SOURCE_MAP = fileURLToPath(new URL('./trim-source-map.ts', import.meta.url));
 
 export interface ServiceFunctionProps {
   /** Repository root; the entry is `functions/<name>/handler.ts` unless `entry` says otherwise. */
@@ -61,7 +64,8 @@ export class ServiceFunction extends Construct {
         format: OutputFormat.ESM,
         target: 'node22',
         minify: true,
-        // Maps without the sources: traces stay mapped, and the map Node reads is a fraction of the size.
+        // Maps without the sources, and (trim-source-map.ts) only our own files mapped: traces through
+        // our code stay mapped, and Node's first trace decodes a few percent of the mappings.
         sourceMap: true,
         sourcesContent: false,
         // `-c bundleMetafile=true`: esbuild's index.meta.json beside each bundle, for bundle analysis.
@@ -70,7 +74,7 @@ export class ServiceFunction extends Construct {
         // Bundle the SDK too: the versions we test are the versions that run.
         externalModules: [],
         banner: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);",
-        ...(props.files ? { commandHooks: copyFilesHook(props.files) } : {}),
+        commandHooks: afterBundling(props.files ?? {}),
       },
     });
     Validations.of(this.fn).acknowledge({
@@ -80,9 +84,12 @@ export class ServiceFunction extends Construct {
   }
 }
 
-/** Writes the files at synth time and copies them into the bundle after esbuild (the asset hash covers them). */
-function copyFilesHook(files: Readonly<Record<string, string>>) {
-  const dir = mkdtempSync(join(tmpdir(), 'fn-files-'));
+/**
+ * After esbuild: trims the source map (with the Node running the synth, 22 under every npm script), then
+ * copies the extra files, written at synth time, into the bundle (the asset hash covers both).
+ */
+function afterBundling(files: Readonly<Record<string, string>>) {
+  const dir = Object.keys(files).length ? mkdtempSync(join(tmpdir(), 'fn-files-')) : '';
   for (const [name, content] of Object.entries(files)) {
     if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`bundled file name ${name} must be a plain file name`);
     writeFileSync(join(dir, name), content);
@@ -90,6 +97,9 @@ function copyFilesHook(files: Readonly<Record<string, string>>) {
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (_input: string, output: string) => Object.keys(files).map((name) => `cp "${join(dir, name)}" "${join(output, name)}"`),
+    afterBundling: (_input: string, output: string) => [
+      `"${process.execPath}" "${TRIM_SOURCE_MAP}" "${join(output, 'index.mjs.map')}"`,
+      ...Object.keys(files).map((name) => `cp "${join(dir, name)}" "${join(output, name)}"`),
+    ],
   };
 }

@@ -2,7 +2,8 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
@@ -192,6 +193,43 @@ describe('functions and IAM', () => {
     const policy = ofType('AWS::IAM::Policy').find(([id]) => id.startsWith('metafunction'));
     const actions = (policy![1].Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => asArray(s.Action));
     expect(actions.every((a) => a.startsWith('logs:'))).toBe(true);
+  });
+});
+
+describe('bundles', () => {
+  const assets = () =>
+    ofType('AWS::Lambda::Function')
+      .filter(([, fn]) => fn.Properties.Handler === 'index.handler')
+      .map(([id, fn]) => [id, join(outdir, `asset.${fn.Properties.Code.S3Key.replace(/\.zip$/, '')}`)] as const);
+
+  test('every bundle stays under 600 KB (zod imported as a namespace, so without its locales)', () => {
+    for (const [id, dir] of assets()) expect([id, statSync(join(dir, 'index.mjs')).size < 600_000]).toEqual([id, true]);
+  });
+
+  test('source maps carry no sources and map only our own files', () => {
+    for (const [, dir] of assets()) {
+      const map = JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8'));
+      expect(map.sourcesContent).toBeUndefined();
+      expect(map.sources.length).toBeGreaterThan(0);
+      expect(map.sources.filter((s: string) => s.includes('node_modules/'))).toEqual([]);
+    }
+  });
+
+  test('a stack trace through a deployed bundle is mapped to our .ts files (NODE_OPTIONS as deployed)', () => {
+    const [, dir] = assets().find(([id]) => id.startsWith('metafunction'))!;
+    const fn = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('metafunction'))![1];
+    const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
+    expect(variables.NODE_OPTIONS).toBe('--enable-source-maps');
+    // The handler reads the event first; the trace is taken with its frames on the stack.
+    const script = `const { handler } = await import(${JSON.stringify(join(dir, 'index.mjs'))});
+      await handler(new Proxy({}, { get() { console.log(new Error('probe').stack); process.exit(0); } }), {});`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      // The deployed environment, CloudFormation references replaced by a placeholder.
+      env: { PATH: process.env.PATH, ...Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'placeholder'])) },
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/\(.*\/lib\/[a-z/-]+\.ts:\d+:\d+\)/);
   });
 });
 

@@ -7,6 +7,11 @@ import { Construct } from 'constructs';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TRIM_SOURCE_MAP = fileURLToPath(new URL('./trim-source-map.ts', import.meta.url));
+/** Module aliases of the deployed bundles (esbuild resolves them from the project root). */
+export const BUNDLE_ALIASES = { '@aws-sdk/credential-provider-node': './functions/shared/lambda-credentials.ts' } as const;
 
 export interface ServiceFunctionProps {
   /** Repository root; the entry is `functions/<name>/handler.ts` unless `entry` says otherwise. */
@@ -63,11 +68,18 @@ export class ServiceFunction extends Construct {
         target: 'node22',
         minify: true,
         sourceMap: true,
+        // Maps without the sources, and (trim-source-map.ts) only our own files mapped: traces through
+        // our code stay mapped, and Node's first trace decodes a few percent of the mappings.
+        sourcesContent: false,
+        // `-c bundleMetafile=true`: esbuild's index.meta.json beside each bundle, for bundle analysis.
+        metafile: [true, 'true'].includes(this.node.tryGetContext('bundleMetafile')),
         mainFields: ['module', 'main'],
-        // Bundle the SDK too: the versions we test are the versions that run.
+        // Bundle the SDK too: the versions we test are the versions that run (measured: externalizing it
+        // doubles cold imports). Its credential chain is the one part Lambda never uses: see lambda-credentials.ts.
         externalModules: [],
+        esbuildArgs: Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
         banner: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);",
-        ...(props.files ? { commandHooks: copyFilesHook(props.files) } : {}),
+        commandHooks: afterBundling(props.files ?? {}),
       },
     });
     Validations.of(this.fn).acknowledge({
@@ -77,8 +89,11 @@ export class ServiceFunction extends Construct {
   }
 }
 
-/** Writes or checks the files at synth time and copies them into the bundle after esbuild (the asset hash covers them). */
-function copyFilesHook(files: Readonly<Record<string, string | { readonly copyFrom: string }>>) {
+/**
+ * After esbuild: trims the source map (with the Node running the synth, 22 under every npm script), then
+ * copies the extra files — written or checked at synth time — into the bundle (the asset hash covers all).
+ */
+function afterBundling(files: Readonly<Record<string, string | { readonly copyFrom: string }>>) {
   let dir: string | undefined;
   const sources = Object.entries(files).map(([name, file]) => {
     if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`bundled file name ${name} must be a plain file name`);
@@ -93,6 +108,9 @@ function copyFilesHook(files: Readonly<Record<string, string | { readonly copyFr
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (_input: string, output: string) => sources.map(([name, from]) => `cp "${from}" "${join(output, name)}"`),
+    afterBundling: (_input: string, output: string) => [
+      `"${process.execPath}" "${TRIM_SOURCE_MAP}" "${join(output, 'index.mjs.map')}"`,
+      ...sources.map(([name, from]) => `cp "${from}" "${join(output, name)}"`),
+    ],
   };
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { API_DEFAULTS } from '../service/api-settings';
 import { ENV } from '../service/env-names';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OperationContracts } from '../http/contract';
 import { DID_METHODS } from './methods';
 import { isDidSyntax, MAX_DID_LENGTH } from './records';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The event catalogue: every topic a wallet's webhook targets can receive. Later features add their

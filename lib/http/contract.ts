@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { TenantScope } from '../store/keys';
 
 /** What a route accepts and returns; the router validates with it and the OpenAPI document shows it. */

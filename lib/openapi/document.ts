@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROUTES, type Route } from '../service/routes';
 import type { OperationContract, OperationContracts } from '../http/contract';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OperationContracts } from '../http/contract';
 
 /** Schemas of the public resolution routes. Any string is taken: an invalid DID gets DID Resolution's own `invalidDid`. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OperationContracts } from '../http/contract';
 
 /** Schemas of the TAA routes (contract 4.11). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OperationContracts } from '../http/contract';
 
 /** Request and response schemas of the tenancy routes: they drive validation and the OpenAPI document. */

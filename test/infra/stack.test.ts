@@ -2,6 +2,7 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
 import { OUTBOX_STREAM_FILTERS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
 import { ROUTES } from '../../lib/service/routes';
 import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
-import { ServiceFunction } from '../../infra/constructs/service-function';
+import { BUNDLE_ALIASES, ServiceFunction } from '../../infra/constructs/service-function';
 import { loadConfig } from '../../lib/config';
 import type { RawRepresentation } from '../../lib/http/contract';
 import { DOCS_RENDERER_FILES, docsRendererDir } from '../../lib/meta/assets';
@@ -234,6 +235,77 @@ describe('functions and IAM', () => {
   test('one function per route group and worker, as lib/service/access.ts names them', () => {
     const ids = ofType('AWS::Lambda::Function').map(([id]) => id).filter((id) => /functionFn/.test(id));
     expect(ids.map((id) => id.replace(/functionFn.*/, '')).sort()).toEqual(FUNCTION_NAMES.map((n) => n.replace(/-/g, '')).sort());
+  });
+});
+
+describe('bundles', () => {
+  const assets = () =>
+    ofType('AWS::Lambda::Function')
+      .filter(([, fn]) => fn.Properties.Handler === 'index.handler')
+      .map(([id, fn]) => [id, join(outdir, `asset.${fn.Properties.Code.S3Key.replace(/\.zip$/, '')}`)] as const);
+
+  test('every bundle stays under 600 KB (zod imported as a namespace, so without its locales)', () => {
+    for (const [id, dir] of assets()) expect([id, statSync(join(dir, 'index.mjs')).size < 600_000]).toEqual([id, true]);
+  });
+
+  test("a bundled SDK client takes Lambda's credentials from the environment, and says so when they are absent", async () => {
+    // The same alias the deployed bundles get, applied to a probe that builds an SDK client as a function does.
+    const { build } = await import('esbuild');
+    const dir = mkdtempSync(join(tmpdir(), 'creds-probe-'));
+    try {
+      writeFileSync(
+        join(dir, 'probe.mjs'),
+        `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+         const c = new DynamoDBClient({ region: 'eu-central-1' });
+         try { const id = await c.config.credentials(); console.log(JSON.stringify({ ok: id.accessKeyId, token: id.sessionToken })); }
+         catch (e) { console.log(JSON.stringify({ error: e.name })); }`,
+      );
+      await build({
+        entryPoints: [join(dir, 'probe.mjs')],
+        outfile: join(dir, 'out.mjs'),
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        absWorkingDir: REPO_ROOT,
+        nodePaths: [join(REPO_ROOT, 'node_modules')],
+        alias: BUNDLE_ALIASES,
+        banner: { js: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);" },
+        logLevel: 'silent',
+      });
+      const out = readFileSync(join(dir, 'out.mjs'), 'utf8');
+      expect(out).not.toMatch(/sso-oidc|SSOOIDC|fromTokenFile/);
+      const run = (env: Record<string, string>) => JSON.parse(spawnSync(process.execPath, [join(dir, 'out.mjs')], { env: { PATH: process.env.PATH!, ...env }, encoding: 'utf8' }).stdout);
+      expect(run({ AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret', AWS_SESSION_TOKEN: 'session' })).toEqual({ ok: 'AKIDEXAMPLE', token: 'session' });
+      expect(run({})).toEqual({ error: 'CredentialsProviderError' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('source maps carry no sources and map only our own files', () => {
+    for (const [, dir] of assets()) {
+      const map = JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8'));
+      expect(map.sourcesContent).toBeUndefined();
+      expect(map.sources.length).toBeGreaterThan(0);
+      expect(map.sources.filter((s: string) => s.includes('node_modules/'))).toEqual([]);
+    }
+  });
+
+  test('a stack trace through a deployed bundle is mapped to our .ts files (NODE_OPTIONS as deployed)', () => {
+    const [, dir] = assets().find(([id]) => id.startsWith('metafunction'))!;
+    const fn = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('metafunction'))![1];
+    const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
+    expect(variables.NODE_OPTIONS).toBe('--enable-source-maps');
+    // The handler reads the event first; the trace is taken with its frames on the stack.
+    const script = `const { handler } = await import(${JSON.stringify(join(dir, 'index.mjs'))});
+      await handler(new Proxy({}, { get() { console.log(new Error('probe').stack); process.exit(0); } }), {});`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      // The deployed environment, CloudFormation references replaced by a placeholder.
+      env: { PATH: process.env.PATH, ...Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : 'placeholder'])) },
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/\(.*\/lib\/[a-z/-]+\.ts:\d+:\d+\)/);
   });
 });
 

@@ -1,11 +1,15 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { serviceMetrics } from '../../lib/adapters/emf-metrics';
+import { AUTHORIZER_METRICS } from '../../lib/service/metrics';
 import { principalToContext, wholeStageResource } from '../../lib/http/caller';
 import { Authenticator } from '../../lib/tenancy/authenticate';
-import { platformUsageKey, walletUsageKey } from '../../lib/tenancy/usage-keys';
+import { platformUsageKey, walletUsageKey } from '../../lib/service/usage-keys';
 import { buildDeps, createLogger } from '../shared/deps';
 
 const deps = buildDeps('authorizer');
 const logger = createLogger(deps.config.serviceName);
+const metrics = serviceMetrics(deps.config.serviceName);
 const authenticator = new Authenticator(deps.store, deps.secrets);
 
 /**
@@ -16,9 +20,18 @@ const authenticator = new Authenticator(deps.store, deps.secrets);
  */
 export const handler = async (event: APIGatewayTokenAuthorizerEvent, context?: Context): Promise<APIGatewayAuthorizerResult> => {
   if (context) logger.addContext(context);
-  const principal = await authenticator.authenticate(event.authorizationToken);
+  let principal: Awaited<ReturnType<Authenticator['authenticate']>>;
+  try {
+    principal = await authenticator.authenticate(event.authorizationToken);
+  } catch (err) {
+    // Not a refusal: the store or the key service failed, and API Gateway answers 500.
+    logger.error('authorizer failed', { error: err as Error });
+    metrics.addMetric(AUTHORIZER_METRICS.failures, MetricUnit.Count, 1).publishStoredMetrics();
+    throw err;
+  }
   if (!principal) {
     logger.info('authorization refused');
+    metrics.addMetric(AUTHORIZER_METRICS.refusals, MetricUnit.Count, 1).publishStoredMetrics();
     throw new Error('Unauthorized');
   }
   return {

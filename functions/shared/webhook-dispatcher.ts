@@ -1,5 +1,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { webhookAttemptMetrics } from '../../lib/adapters/emf-metrics';
 import { guardSqs } from '../../lib/adapters/access-guard';
 import { NodeWebhookTransport } from '../../lib/adapters/node-webhook-transport';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue';
@@ -14,7 +16,7 @@ export interface WebhookOverrides {
 }
 
 /** The relay/worker engine: the webhook queue, the SSRF-guarded transport and the retry schedule. */
-export function buildDispatcher(deps: Deps, logger: Logger, overrides: WebhookOverrides = {}): WebhookDispatcher {
+export function buildDispatcher(deps: Deps, logger: Logger, overrides: WebhookOverrides = {}, metrics?: Metrics): WebhookDispatcher {
   const { config } = deps;
   const queueUrl = config.webhookQueueUrl;
   if (!queueUrl) throw new Error('WEBHOOK_QUEUE_URL is not set');
@@ -32,5 +34,6 @@ export function buildDispatcher(deps: Deps, logger: Logger, overrides: WebhookOv
     retryDelaysSeconds: config.webhookRetryDelaysSeconds,
     timeoutMs: config.webhookTimeoutMs,
     log: (message, extra) => logger.info(message, extra),
+    ...(metrics ? { onAttempt: webhookAttemptMetrics(metrics) } : {}),
   });
 }

@@ -6,7 +6,7 @@ import { createGroupHandler } from '../../lib/http/router';
 import { tenancyContracts } from '../../lib/tenancy/contract';
 import { tenancyOperations } from '../../lib/tenancy/operations';
 import { TenancyService } from '../../lib/tenancy/service';
-import type { UsageKeys } from '../../lib/tenancy/usage-keys';
+import type { UsageKeys } from '../../lib/service/usage-keys';
 import { buildDeps, createLogger } from '../shared/deps';
 
 const deps = buildDeps('tenancy');

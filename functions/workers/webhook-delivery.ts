@@ -1,5 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { serviceMetrics } from '../../lib/adapters/emf-metrics';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { parseJob } from '../../lib/webhooks/records';
@@ -15,7 +16,8 @@ import { buildDispatcher, type WebhookOverrides } from '../shared/webhook-dispat
 export function createHandler(overrides: WebhookOverrides = {}) {
   const deps = buildDeps('webhook-delivery');
   const logger = createLogger(deps.config.serviceName);
-  const dispatcher = buildDispatcher(deps, logger, overrides);
+  const metrics = serviceMetrics(deps.config.serviceName);
+  const dispatcher = buildDispatcher(deps, logger, overrides, metrics);
   const processor = new BatchProcessor(EventType.SQS);
 
   const record = async (r: SQSRecord) => {

@@ -17,12 +17,12 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { localUsageKeys } from '../../lib/adapters/local-usage-keys';
 import { API_DEFAULTS } from '../../lib/service/api-settings';
-import { docsRendererDir } from '../../lib/meta/assets';
+import { docsRendererDir } from '../../lib/service/docs-assets';
 import { ENV } from '../../lib/service/env-names';
 import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../../lib/service/routes';
 import { gsi1 } from '../../lib/store/keys';
-import { platformUsageKey, walletUsageKey } from '../../lib/tenancy/usage-keys';
+import { platformUsageKey, walletUsageKey } from '../../lib/service/usage-keys';
 import { createGateway, DEFAULT_THROTTLES, type AuthorizerHandler, type GroupHandler, type LocalThrottles } from './gateway';
 import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
 import { pollQueue, pollStream, type Poller, type SqsWorker, type StreamWorker } from './pollers';
@@ -165,7 +165,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   return arn;
 }
 
-/** Creates each queue and its DLQ as the stack defines them (infra/resources.ts). */
+/** Creates each queue and its DLQ as the stack defines them (lib/service/resources.ts). */
 export async function ensureQueues(client: SQSClient): Promise<Record<string, string>> {
   const urls: Record<string, string> = {};
   for (const q of QUEUES) {

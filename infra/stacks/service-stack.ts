@@ -10,12 +10,13 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
 import type { ThrottleLimits } from '../../lib/service/api-settings';
-import { docsRendererBundleFiles } from '../../lib/meta/assets';
+import { docsRendererBundleFiles } from '../../lib/service/docs-assets';
 import { ENV } from '../../lib/service/env-names';
+import { AUTHORIZER_METRICS } from '../../lib/service/metrics';
 import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
 import { DLQ_RETENTION_DAYS, OUTBOX_STREAM_FILTERS, QUEUES, TABLE, queueUrlEnvName, type QueueId } from '../../lib/service/resources';
 import { ROUTES, routesOf, type RouteGroup } from '../../lib/service/routes';
-import { platformUsageKey } from '../../lib/tenancy/usage-keys';
+import { platformUsageKey } from '../../lib/service/usage-keys';
 import { Alarms } from '../constructs/alarms';
 import { DeclaredAccess } from '../constructs/declared-access';
 import { ServiceFunction } from '../constructs/service-function';
@@ -316,7 +317,7 @@ export class ServiceStack extends Stack {
     alarms.add(
       'authorizer-failures',
       'the authorizer failed (not a refusal): every authenticated request may be failing',
-      new cloudwatch.Metric({ namespace: props.serviceName, metricName: 'AuthorizerFailures', dimensionsMap: { service: props.serviceName }, period: Alarms.FIVE_MINUTES, statistic: 'Sum' }),
+      new cloudwatch.Metric({ namespace: props.serviceName, metricName: AUTHORIZER_METRICS.failures, dimensionsMap: { service: props.serviceName }, period: Alarms.FIVE_MINUTES, statistic: 'Sum' }),
       1,
     );
 

@@ -4,7 +4,7 @@ import { AccessDeniedError, allows, type AccessRequest, type DataAction, type Pr
 import { TABLE, type IndexName, type QueueId } from '../service/resources';
 import type { KeyManager } from '../keys/port';
 import type { SecretDeriver } from '../secrets/port';
-import type { UsageKeys } from '../tenancy/usage-keys';
+import type { UsageKeys } from '../service/usage-keys';
 import { sessionWallet } from '../store/session';
 
 /**
@@ -101,7 +101,7 @@ export function guardSqs(client: SQSClient, principal: Principal, queueOfUrl: (u
 
 export function guardSecrets(inner: SecretDeriver, principal: Principal): SecretDeriver {
   return {
-    derive(purpose) {
+    async derive(purpose) {
       if (!allows(principal, { service: 'kms-mac' })) deny(principal, { service: 'kms-mac' });
       return inner.derive(purpose);
     },
@@ -110,7 +110,7 @@ export function guardSecrets(inner: SecretDeriver, principal: Principal): Secret
 
 export function guardUsageKeys(inner: UsageKeys, principal: Principal): UsageKeys {
   return {
-    register(walletId) {
+    async register(walletId) {
       if (!allows(principal, { service: 'usage-keys' })) deny(principal, { service: 'usage-keys' });
       return inner.register(walletId);
     },

@@ -1,5 +1,5 @@
 import { ConflictException, CreateApiKeyCommand, CreateUsagePlanKeyCommand, GetApiKeysCommand, GetUsagePlansCommand, type APIGatewayClient } from '@aws-sdk/client-api-gateway';
-import { walletUsageKey, type UsageKeys } from '../tenancy/usage-keys';
+import { walletUsageKey, type UsageKeys } from '../service/usage-keys';
 
 /** {@link UsageKeys} on API Gateway: one API key per wallet, in the tenants' usage plan (found by its name). */
 export class ApiGatewayUsageKeys implements UsageKeys {

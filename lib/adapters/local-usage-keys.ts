@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { UsageKeys } from '../tenancy/usage-keys';
-import { walletUsageKey } from '../tenancy/usage-keys';
+import type { UsageKeys } from '../service/usage-keys';
+import { walletUsageKey } from '../service/usage-keys';
 
 /**
  * The local runtime's stand-in for API Gateway's key registry: the keys the local gateway accepts as

@@ -25,7 +25,7 @@ export const DidRecordView = z
 
 const DidParam = z
   .string()
-  .max(MAX_DID_LENGTH, `at most ${MAX_DID_LENGTH} characters`)
+  .max(MAX_DID_LENGTH, { error: `at most ${MAX_DID_LENGTH} characters`, abort: true })
   .refine(isDidSyntax, 'not a DID (did:<method>:<id>, ASCII) or a did:sov nym')
   .meta({ description: 'A DID (did:sov nyms also bare)' });
 

@@ -69,7 +69,7 @@ function authorize(route: Route, caller: Caller, now: number): void {
   }
   // The gateway may reuse an authorizer decision for its cache TTL; expiry is exact all the same.
   if (caller.kind === 'wallet' && caller.expiresAt !== null && !(now < caller.expiresAt)) {
-    throw new UnauthorizedError('Missing, invalid, expired or revoked API key (x-api-key header)');
+    throw new UnauthorizedError(`This credential expired at ${new Date(caller.expiresAt).toISOString()}`);
   }
 }
 

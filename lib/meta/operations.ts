@@ -4,7 +4,7 @@ import { RawRepresentation, type OperationImpls } from '../http/contract';
 import { NotFoundError } from '../http/errors';
 import { ALL_CONTRACTS } from '../openapi/all-contracts';
 import { buildOpenApiDocument } from '../openapi/document';
-import { DOCS_RENDERER_FILES } from './assets';
+import { DOCS_RENDERER_FILES } from '../service/docs-assets';
 import type { metaContracts } from './contract';
 import { DOCS_ASSET_CACHE, DOCS_CSP, DOCS_HTML, DOCS_INIT_FILE, DOCS_INIT_JS, DOCS_PAGE_CACHE } from './docs-page';
 

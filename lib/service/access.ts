@@ -3,7 +3,7 @@ import type { RouteGroup } from './routes';
 
 /**
  * What each function may do to data, keys and queues: declared once here. The stack builds every
- * IAM role from it (infra/stacks/access-policies.ts) and the local runtime refuses whatever it does
+ * IAM role from it (infra/constructs/declared-access.ts) and the local runtime refuses whatever it does
  * not allow ({@link allows}, applied to every SDK call and key operation), so a missing permission
  * fails `npm test` instead of production.
  *

@@ -7,7 +7,7 @@ import type { SecretDeriver } from '../secrets/port';
 import type { EventPublisher } from '../events/publisher';
 import { generateApiKey, macApiKey } from './api-key-format';
 import { SubwalletTokens } from './subwallet-token';
-import type { UsageKeys } from './usage-keys';
+import type { UsageKeys } from '../service/usage-keys';
 import { apiKeyFromItem, apiKeyView, walletFromItem, type ApiKeyRecord, type WalletRecord } from './records';
 
 export interface TenancyDeps {

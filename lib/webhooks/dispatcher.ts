@@ -17,7 +17,7 @@ import {
   type WebhookSettings,
   WebhookSettingsRepo,
 } from './records';
-import { MAX_SQS_DELAY_SECONDS, retryDelaySeconds, verdictOf, type AttemptOutcome } from './retry-policy';
+import { MAX_SQS_DELAY_SECONDS, retryDelaySeconds, verdictOf, type AttemptOutcome, type Verdict } from './retry-policy';
 import { signatureHeader, signingKey } from './signing';
 import type { WebhookTransport } from './transport';
 
@@ -32,6 +32,17 @@ export interface DispatcherDeps {
   readonly now?: () => Date;
   readonly random?: () => number;
   readonly log?: (message: string, extra: Record<string, unknown>) => void;
+  /** Told the outcome of every attempt made (metrics). */
+  readonly onAttempt?: (attempt: AttemptReport) => void;
+}
+
+/** One attempt as the metrics see it: what happened, and what the dispatcher decided from it. */
+export interface AttemptReport {
+  readonly outcome: AttemptRecord['outcome'];
+  readonly verdict: Verdict;
+  /** Retries exhausted: a retryable failure that gets no further attempt. */
+  readonly exhausted: boolean;
+  readonly durationMs: number;
 }
 
 /** Keys that sign now: the current generation, and the previous one while its rotation grace lasts. */
@@ -179,6 +190,7 @@ export class WebhookDispatcher {
     const verdict = verdictOf(result.outcome);
     const delay = verdict === 'retry' ? retryDelaySeconds(this.deps.retryDelaysSeconds, job.attempt, this.random) : null;
     this.log('webhook attempt', { delivery_id: delivery.delivery_id, attempt: job.attempt, outcome: attempt.outcome, status_code: attempt.status_code, verdict });
+    this.deps.onAttempt?.({ outcome: attempt.outcome, verdict, exhausted: verdict === 'retry' && delay === null, durationMs: result.durationMs });
 
     if (verdict === 'delivered') {
       await this.finish(scope, delivery, job, { status: 'delivered' }, attempt);

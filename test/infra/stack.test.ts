@@ -16,7 +16,7 @@ import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
 import { BUNDLE_ALIASES, ServiceFunction } from '../../infra/constructs/service-function';
 import { loadConfig } from '../../lib/config';
 import type { RawRepresentation } from '../../lib/http/contract';
-import { DOCS_RENDERER_FILES, docsRendererDir } from '../../lib/meta/assets';
+import { DOCS_RENDERER_FILES, docsRendererDir } from '../../lib/service/docs-assets';
 import { metaOperations } from '../../lib/meta/operations';
 
 const asArray = (v: unknown) => (Array.isArray(v) ? v : [v]);

@@ -188,3 +188,55 @@ describe('TAA (contract 4.11) and set-public-did', () => {
     expect((await api.call('GET', '/api/v1/dids', { key: w.apiKey })).headers.get('access-control-allow-origin')).toBeNull();
   });
 });
+
+describe('limits, deactivation and oversized DIDs', () => {
+  test('DIDs longer than a table key can hold are a 400 naming the field, not a 500; the resolver answers invalidDid', async () => {
+    const w = await api.newWallet();
+    const long = `did:key:z${'a'.repeat(1100)}`;
+    const get = await api.call('GET', `/api/v1/dids/${long}`, { key: w.apiKey });
+    expectError(get, 400, 'validation_failed');
+    expect(get.body.details).toEqual([expect.objectContaining({ path: 'path.did' })]);
+    expectError(await api.call('POST', `/api/v1/set-public-did?DID=${long}`, { key: w.apiKey }), 400, 'validation_failed');
+    expectError(await api.call('POST', `/api/v1/dids/${long}/deactivate`, { key: w.apiKey }), 400, 'validation_failed');
+    const resolved = await api.call('GET', `/1.0/identifiers/${long}`);
+    expect(resolved.status).toBe(400);
+    expect(resolved.body.didResolutionMetadata).toEqual({ error: 'invalidDid' });
+  });
+
+  test('a deactivated DID resolves as deactivated (410 Gone, deactivated: true), also at its did:web path; its key is scheduled for deletion', async () => {
+    const w = await api.newWallet();
+    await acceptTaa(w.apiKey);
+    const web = (await api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: { method: 'web' } })).body.did.did as string;
+    const other = (await api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: { method: 'key' } })).body.did.did as string;
+    expect((await api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(web)}`, { key: w.apiKey })).status).toBe(200);
+    expectError(await api.call('POST', `/api/v1/dids/${encodeURIComponent(web)}/deactivate`, { key: w.apiKey }), 409, 'did_is_public');
+    expect((await api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(other)}`, { key: w.apiKey })).status).toBe(200);
+    const done = await api.call('POST', `/api/v1/dids/${encodeURIComponent(web)}/deactivate`, { key: w.apiKey });
+    expect(done.status).toBe(200);
+    expect(done.body.metadata).toMatchObject({ deactivated_at: expect.any(String), key_deletion_date: expect.any(String) });
+    const resolved = await api.call('GET', `/1.0/identifiers/${encodeURIComponent(web)}`);
+    expect(resolved.status).toBe(410);
+    expect(resolved.body).toMatchObject({ didDocument: { id: web }, didDocumentMetadata: { deactivated: true } });
+    const id = web.slice(web.lastIndexOf(':') + 1);
+    expect((await api.call('GET', `/dids/${id}/did.json`)).status).toBe(410);
+    expectError(await api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(web)}`, { key: w.apiKey }), 409, 'did_deactivated');
+  });
+
+  test('creating DIDs faster than the per-wallet rate is a 429 with Retry-After, and only for that wallet', async () => {
+    const w = await api.newWallet();
+    const other = await api.newWallet();
+    const statuses: number[] = [];
+    let refused: Awaited<ReturnType<typeof api.call>> | undefined;
+    for (let i = 0; i < 12 && !refused; i++) {
+      const res = await api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: { method: 'key' } });
+      statuses.push(res.status);
+      if (res.status === 429) refused = res;
+    }
+    // The default limit (10 a minute) is reached within one minute unless the minute turned meanwhile.
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(10);
+    expect(refused).toBeDefined();
+    expectError(refused!, 429, 'rate_limited');
+    expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await api.call('POST', '/api/v1/create-did', { key: other.apiKey, body: { method: 'key' } })).status).toBe(200);
+  });
+});

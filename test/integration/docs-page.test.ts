@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { DOCS_RENDERER_FILES } from '../../lib/meta/assets';
+import { DOCS_RENDERER_FILES } from '../../lib/service/docs-assets';
 import { ROUTES } from '../../lib/service/routes';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 

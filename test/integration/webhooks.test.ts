@@ -1,3 +1,5 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { startReceiver, eventually, type Receiver } from '../helpers/receiver';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
@@ -284,6 +286,37 @@ describe('deliveries API', () => {
     });
     expect(one.attempts).toHaveLength(1);
     expect((await api.call('GET', `/api/v1/webhook-deliveries/${first.delivery_id}`, { key: w.apiKey })).body).toEqual(first);
+  });
+
+  test('a stalled delivery (its job dead-lettered) is redelivered in one transaction: original closed, new one delivered', async () => {
+    const p = freshPath('stalled');
+    const w = await walletWithTargets(p);
+    const event = await ping(w.apiKey);
+    const first = await settledDelivery(w.apiKey, event.id, w.urls[0]!);
+    // As if its retry job had been lost two hours ago: retrying, overdue, nothing queued.
+    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000).toISOString();
+    await ddb.send(
+      new UpdateCommand({
+        TableName: process.env.TABLE_NAME,
+        Key: { PK: `W#${w.walletId}`, SK: `DLV#${first.delivery_id}` },
+        UpdateExpression: 'SET #s = :s, next_attempt_at = :t, updated_at = :t',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':s': 'retrying', ':t': twoHoursAgo },
+      }),
+    );
+    ddb.destroy();
+    const again = await api.call('POST', `/api/v1/webhook-deliveries/${first.delivery_id}/redeliver`, { key: w.apiKey });
+    expect(again.status).toBe(202);
+    const closed = await api.call('GET', `/api/v1/webhook-deliveries/${first.delivery_id}`, { key: w.apiKey });
+    expect(closed.body).toMatchObject({ status: 'failed', final_reason: `stalled; redelivered as ${again.body.delivery_id}` });
+    // The new delivery's first job went through the outbox and the relay.
+    const got = await rx.waitFor(p, 2);
+    expect(got[1]!.headers['webhook-id']).toBe(event.id);
+    await eventually(async () => {
+      const r = await api.call('GET', `/api/v1/webhook-deliveries/${again.body.delivery_id}`, { key: w.apiKey });
+      return r.body.status === 'delivered' ? r.body : undefined;
+    });
   });
 
   test('listing is newest first and filters by status', async () => {

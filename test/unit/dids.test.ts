@@ -211,3 +211,87 @@ describe('DidService', () => {
     await expect(new TaaService(s.store, undefined).accept(scope, { mechanism: 'x' })).rejects.toMatchObject({ status: 409, code: 'taa_not_configured' });
   });
 });
+
+describe('per-wallet DID limits and deactivation', () => {
+  const scope = tenantScope('11');
+  const setup = (limits = { maxDids: 2, maxCreationsPerMinute: 100 }) => {
+    let now = Date.parse('2026-11-23T10:00:30Z');
+    const store = new MemoryStore();
+    const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
+    const taa = new TaaService(store, undefined);
+    const dids = new DidService({ store, keyManager, taa, indyNamespace: 't', limits, now: () => new Date(now) });
+    return { store, keyManager, dids, resolver: new DidResolver(store), advance: (ms: number) => (now += ms) };
+  };
+  const localKeys = (store: MemoryStore) => [...store.items.values()].filter((i) => String(i.SK).startsWith('LKEY#'));
+
+  test('the quota counts active DIDs exactly; the key made for a refused DID is scheduled for deletion; deactivation frees a slot', async () => {
+    const s = setup();
+    const first = await s.dids.create(scope, { method: 'key', baseUrl: 'https://x' });
+    await s.dids.create(scope, { method: 'key', baseUrl: 'https://x' });
+    await expect(s.dids.create(scope, { method: 'key', baseUrl: 'https://x' })).rejects.toMatchObject({ status: 409, code: 'did_quota_exceeded' });
+    await s.dids.deactivate(scope, first.did);
+    await expect(s.dids.create(scope, { method: 'key', baseUrl: 'https://x' })).resolves.toMatchObject({ posture: 'wallet_only' });
+    await expect(s.dids.create(scope, { method: 'key', baseUrl: 'https://x' })).rejects.toMatchObject({ code: 'did_quota_exceeded' });
+    expect((await s.store.get(keys.didQuota(scope)))!.active).toBe(2);
+    // Two other wallets are counted on their own.
+    await expect(s.dids.create(tenantScope('12'), { method: 'key', baseUrl: 'https://x' })).resolves.toBeDefined();
+  });
+
+  test('a create that loses the race for the last slot gives its new key up (no orphan key keeps costing)', async () => {
+    const s = setup({ maxDids: 1, maxCreationsPerMinute: 100 });
+    const writes = s.store.write.bind(s.store);
+    let raced = false;
+    s.store.write = async (ops) => {
+      if (!raced && ops.some((o) => o.type === 'put' && String(o.item.SK).startsWith('DID#'))) {
+        raced = true; // another request takes the last slot between our check and our write
+        await writes([{ type: 'update', key: keys.didQuota(scope), set: {}, add: { active: 1 } }]);
+      }
+      return writes(ops);
+    };
+    await expect(s.dids.create(scope, { method: 'key', baseUrl: 'https://x' })).rejects.toMatchObject({ code: 'did_quota_exceeded' });
+    expect(localKeys(s.store).map((k) => typeof k.deletion_date)).toEqual(['string']);
+    expect(await s.dids.list(scope)).toEqual([]);
+  });
+
+  test('creations per minute: past the limit a 429 says when to retry; the next minute is open again', async () => {
+    const s = setup({ maxDids: 100, maxCreationsPerMinute: 2 });
+    await s.dids.create(scope, { method: 'key', baseUrl: 'https://x' });
+    await s.dids.create(scope, { method: 'key', baseUrl: 'https://x' });
+    const refused = await s.dids.create(scope, { method: 'key', baseUrl: 'https://x' }).catch((e) => e);
+    expect(refused).toMatchObject({ status: 429, code: 'rate_limited', headers: { 'retry-after': '30' } });
+    expect(localKeys(s.store)).toHaveLength(2); // refused before any key was made
+    s.advance(30_000);
+    await expect(s.dids.create(scope, { method: 'key', baseUrl: 'https://x' })).resolves.toBeDefined();
+  });
+
+  test('deactivation: the public DID must be replaced first; a deactivated DID resolves as such, cannot go public, and repeating is harmless', async () => {
+    const s = setup();
+    const d = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
+    await s.dids.setPublic(scope, d.did);
+    await expect(s.dids.deactivate(scope, d.did)).rejects.toMatchObject({ status: 409, code: 'did_is_public' });
+    const other = await s.dids.create(scope, { method: 'key', baseUrl: 'https://x' });
+    await s.dids.setPublic(scope, other.did);
+    const done = await s.dids.deactivate(scope, d.did);
+    expect(done).toMatchObject({ posture: 'posted', deactivated_at: expect.any(String), key_deletion_date: expect.any(String) });
+    expect(await s.resolver.resolve(d.did)).toMatchObject({ deactivatedAt: done.deactivated_at });
+    await expect(s.dids.setPublic(scope, d.did)).rejects.toMatchObject({ status: 409, code: 'did_deactivated' });
+    await expect(s.keyManager.publicJwk(scope, d.key_ref, d.alg)).rejects.toMatchObject({ code: 'issuer_key_disabled' });
+    expect(await s.dids.deactivate(scope, d.did)).toEqual(done);
+    expect((await s.store.get(keys.didQuota(scope)))!.active).toBe(1);
+  });
+
+  test('a deactivation whose key scheduling failed is finished by the next attempt', async () => {
+    const s = setup();
+    const d = await s.dids.create(scope, { method: 'key', baseUrl: 'https://x' });
+    const schedule = s.keyManager.scheduleDeletion.bind(s.keyManager);
+    s.keyManager.scheduleDeletion = async () => {
+      throw Object.assign(new Error('key service down'), { name: 'KMSInternalException' });
+    };
+    await expect(s.dids.deactivate(scope, d.did)).rejects.toThrow('key service down');
+    expect(await s.dids.get(scope, d.did)).toMatchObject({ deactivated_at: expect.any(String) });
+    expect((await s.dids.get(scope, d.did)).key_deletion_date).toBeUndefined();
+    s.keyManager.scheduleDeletion = schedule;
+    await expect(s.dids.deactivate(scope, d.did)).resolves.toMatchObject({ key_deletion_date: expect.any(String) });
+    expect((await s.store.get(keys.didQuota(scope)))!.active).toBe(0); // counted once
+  });
+});

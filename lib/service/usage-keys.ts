@@ -10,12 +10,12 @@ export interface UsageKeys {
   register(walletId: string): Promise<void>;
 }
 
-/** API Gateway wants at least 20 characters. */
+/** At least 20 characters (API Gateway's minimum) whatever the prefix: `-wallet-` and 12 digits are 20. */
 export function walletUsageKey(prefix: string, walletId: string): string {
-  return `${prefix}-wallet-${walletId.padStart(8, '0')}`;
+  return `${prefix}-wallet-${walletId.padStart(12, '0')}`;
 }
 
-/** The base key's bucket, in the platform plan the stack creates. */
+/** The base key's bucket, in the platform plan the stack creates (`-platform-usage-key` is 19 + the prefix). */
 export function platformUsageKey(prefix: string): string {
-  return `${prefix}-platform-usage`;
+  return `${prefix}-platform-usage-key`;
 }

@@ -1,0 +1,150 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamoRequests, guardDynamoDb, guardKeyManager, guardSecrets, guardSqs, guardUsageKeys } from '../../lib/adapters/access-guard';
+import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
+import { LocalKeyManager } from '../../lib/keys/local-key-manager';
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
+import { allows, type Principal } from '../../lib/service/access';
+import { keys, tenantScope } from '../../lib/store/keys';
+import { inSession, sessionWallet } from '../../lib/store/session';
+import { MemoryStore } from '../helpers/memory-store';
+
+/** A DynamoDB client that answers every call it lets through with an empty success, and records it. */
+function fakeDynamo(principal: Principal) {
+  const client = new DynamoDBClient({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+  const reached: string[] = [];
+  client.middlewareStack.add(
+    (_next, ctx) => async () => {
+      reached.push(ctx.commandName!);
+      return { output: { $metadata: {} }, response: {} } as never;
+    },
+    { step: 'build', priority: 'low' },
+  );
+  guardDynamoDb(client, principal);
+  return { client, doc: DynamoDBDocumentClient.from(client), reached };
+}
+
+describe('the DynamoDB calls IAM would authorize', () => {
+  test('item calls name their partition, plain or marshalled; a query its index and key condition; a transaction each item', () => {
+    expect(dynamoRequests('GetItemCommand', { Key: { PK: 'W#1', SK: 'x' } })).toEqual([{ service: 'dynamodb', action: 'GetItem', on: 'table', partition: 'W#1' }]);
+    expect(dynamoRequests('PutItemCommand', { Item: { PK: { S: 'W#2' }, SK: { S: 'x' } } })).toEqual([{ service: 'dynamodb', action: 'PutItem', on: 'table', partition: 'W#2' }]);
+    expect(
+      dynamoRequests('QueryCommand', {
+        IndexName: 'GSI1',
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :sk)',
+        ExpressionAttributeNames: { '#pk': 'GSI1PK', '#sk': 'GSI1SK' },
+        ExpressionAttributeValues: { ':pk': 'AK#ab', ':sk': 'A' },
+      }),
+    ).toEqual([{ service: 'dynamodb', action: 'Query', on: 'GSI1', partition: 'AK#ab' }]);
+    expect(
+      dynamoRequests('TransactWriteItemsCommand', {
+        TransactItems: [{ Put: { Item: { PK: 'W#1' } } }, { Update: { Key: { PK: 'W#1' } } }, { Delete: { Key: { PK: 'W#1' } } }, { ConditionCheck: { Key: { PK: 'SYS#X' } } }],
+      })!.map((r) => (r.service === 'dynamodb' ? `${r.action} ${r.partition}` : '')),
+    ).toEqual(['PutItem W#1', 'UpdateItem W#1', 'DeleteItem W#1', 'ConditionCheckItem SYS#X']);
+    expect(dynamoRequests('ScanCommand', {})).toBeNull();
+    expect(dynamoRequests('BatchWriteItemCommand', {})).toBeNull();
+  });
+});
+
+describe('the local access guard refuses what a function has not declared, before the call leaves', () => {
+  test("a wallet session reaches its own partitions only (W#7 and W#7#…, not W#70 or W#8)", async () => {
+    const { doc, reached } = fakeDynamo({ fn: 'webhooks', wallet: '7' });
+    await doc.send(new GetCommand({ TableName: 't', Key: { PK: 'W#7', SK: 'a' } }));
+    await doc.send(new PutCommand({ TableName: 't', Item: { PK: 'W#7#SL#1', SK: 'a' } }));
+    for (const pk of ['W#70', 'W#8', 'SYS#COUNTER']) {
+      await expect(doc.send(new GetCommand({ TableName: 't', Key: { PK: pk, SK: 'a' } }))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    }
+    expect(reached).toEqual(['GetItemCommand', 'PutItemCommand']);
+  });
+
+  test('an undeclared action is refused even on the right partition (the stalled-redelivery bug class)', async () => {
+    const { doc, reached } = fakeDynamo({ fn: 'taa', wallet: '7' });
+    await expect(
+      doc.send(new UpdateCommand({ TableName: 't', Key: { PK: 'W#7', SK: 'a' }, UpdateExpression: 'SET #a = :a', ExpressionAttributeNames: { '#a': 'a' }, ExpressionAttributeValues: { ':a': 1 } })),
+    ).rejects.toThrow(/taa \(session of wallet 7\) is not authorized to perform dynamodb:UpdateItem/);
+    expect(reached).toEqual([]);
+  });
+
+  test('one foreign item refuses the whole transaction', async () => {
+    const { doc, reached } = fakeDynamo({ fn: 'dids', wallet: '7' });
+    await expect(
+      doc.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 't', Item: { PK: 'W#7', SK: 'a' } } }, { Put: { TableName: 't', Item: { PK: 'W#8', SK: 'b' } } }] })),
+    ).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect(reached).toEqual([]);
+  });
+
+  test("a function's own role reaches its named partitions and indexes only", async () => {
+    const { doc, reached } = fakeDynamo({ fn: 'resolver', wallet: null });
+    await doc.send(new QueryCommand({ TableName: 't', IndexName: 'PublicDids', KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'PDID' }, ExpressionAttributeValues: { ':pk': 'DID#x' } }));
+    await expect(
+      doc.send(new QueryCommand({ TableName: 't', IndexName: 'GSI1', KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'GSI1PK' }, ExpressionAttributeValues: { ':pk': 'AK#x' } })),
+    ).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    await expect(doc.send(new GetCommand({ TableName: 't', Key: { PK: 'W#1', SK: 'a' } }))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect(reached).toEqual(['QueryCommand']);
+  });
+
+  test('the store picks the session under way: the same code is allowed in one wallet and refused for another', async () => {
+    const clients = new Map<string | null, ReturnType<typeof fakeDynamo>>();
+    const store = new DynamoDbStore(() => {
+      const w = sessionWallet();
+      if (!clients.has(w)) clients.set(w, fakeDynamo({ fn: 'dids', wallet: w }));
+      return clients.get(w)!.client;
+    }, 't');
+    const a = tenantScope('7');
+    const b = tenantScope('8');
+    await inSession(a, () => store.get(keys.did(a, 'did:key:z6Mk')));
+    await expect(inSession(a, () => store.get(keys.did(b, 'did:key:z6Mk')))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    await expect(store.get(keys.did(a, 'did:key:z6Mk'))).rejects.toMatchObject({ name: 'AccessDeniedException' }); // no session: dids' own role has no data grant
+  });
+
+  test('SQS sends, MAC derivations and usage keys only where declared', async () => {
+    const url = 'https://sqs/webhook';
+    const send = (fn: Principal['fn']) => {
+      const c = new SQSClient({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+      c.middlewareStack.add(() => async () => ({ output: { $metadata: {}, Successful: [], Failed: [] }, response: {} }) as never, { step: 'build', priority: 'low' });
+      guardSqs(c, { fn, wallet: null }, (u) => (u === url ? 'webhook' : undefined));
+      return c.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [{ Id: '1', MessageBody: 'x' }] }));
+    };
+    await expect(send('webhook-relay')).resolves.toBeDefined();
+    await expect(send('webhooks')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    const secrets = new LocalSecretDeriver('ab'.repeat(32));
+    await expect(guardSecrets(secrets, { fn: 'authorizer', wallet: null }).derive('api-key-mac/v1')).resolves.toHaveLength(32);
+    await expect(guardSecrets(secrets, { fn: 'resolver', wallet: null }).derive('api-key-mac/v1')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    const registered: string[] = [];
+    const usage = { register: async (w: string) => void registered.push(w) };
+    await guardUsageKeys(usage, { fn: 'tenancy', wallet: null }).register('1');
+    await expect(guardUsageKeys(usage, { fn: 'webhooks', wallet: null }).register('2')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect(registered).toEqual(['1']);
+  });
+
+  test("issuer keys: only in a wallet's session, only that wallet's keys, only the declared operations", async () => {
+    const store = new MemoryStore();
+    const km = guardKeyManager(new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32))), 'dids');
+    const a = tenantScope('7');
+    const b = tenantScope('8');
+    const keyB = await inSession(b, () => km.create(b, 'EdDSA'));
+    await expect(inSession(b, () => km.publicJwk(b, keyB.ref, 'EdDSA'))).resolves.toEqual(keyB.publicJwk);
+    await expect(inSession(a, () => km.publicJwk(b, keyB.ref, 'EdDSA'))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    await expect(km.create(a, 'EdDSA')).rejects.toMatchObject({ name: 'AccessDeniedException' }); // outside any session
+    // dids declares no Sign (nothing it serves signs); a signer function will.
+    await expect(inSession(b, () => km.sign(b, keyB.ref, 'EdDSA', new Uint8Array([1])))).rejects.toThrow(/kms:Sign/);
+    expect(allows({ fn: 'dids', wallet: '8' }, { service: 'kms', action: 'ScheduleKeyDeletion', keyWallet: '8' })).toBe(true);
+  });
+});
+
+describe('wallet sessions', () => {
+  test('no session outside; a session never switches to another wallet; entering the same wallet again is a no-op', async () => {
+    const a = tenantScope('7');
+    expect(sessionWallet()).toBeNull();
+    await inSession(a, async () => {
+      expect(sessionWallet()).toBe('7');
+      await inSession(a, async () => expect(sessionWallet()).toBe('7'));
+      await expect(inSession(tenantScope('8'), async () => 'borrowed')).rejects.toMatchObject({ name: 'SessionSwitchError' });
+    });
+    expect(sessionWallet()).toBeNull();
+    // Concurrent sessions do not leak into each other.
+    const seen = await Promise.all(['1', '2', '3'].map((w) => inSession(tenantScope(w), async () => (await new Promise((r) => setTimeout(r, 5)), sessionWallet()))));
+    expect(seen).toEqual(['1', '2', '3']);
+  });
+});

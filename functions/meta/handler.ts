@@ -12,4 +12,5 @@ export const handler = createGroupHandler({
   contracts: metaContracts,
   impls: metaOperations({ docsAssetsDir: config.docsAssetsDir }),
   logger: createLogger(config.serviceName),
+  publicBaseUrl: config.publicBaseUrl,
 });

@@ -11,4 +11,5 @@ export const handler = createGroupHandler({
   contracts: taaContracts,
   impls: taaOperations(new TaaService(deps.store, deps.config.taa)),
   logger: createLogger(deps.config.serviceName),
+  publicBaseUrl: deps.config.publicBaseUrl,
 });

@@ -23,4 +23,5 @@ export const handler = createGroupHandler({
   contracts: tenancyContracts,
   impls: tenancyOperations(new TenancyService({ ...deps, usage: usageKeys() })),
   logger: createLogger(config.serviceName),
+  publicBaseUrl: config.publicBaseUrl,
 });

@@ -13,4 +13,5 @@ export const handler = createGroupHandler({
     new WebhookService({ store: deps.store, secrets: deps.secrets, events: deps.events, allowLoopback: deps.config.webhookAllowLoopback }),
   ),
   logger: createLogger(deps.config.serviceName),
+  publicBaseUrl: deps.config.publicBaseUrl,
 });

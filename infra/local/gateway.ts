@@ -236,6 +236,7 @@ export function createGateway(opts: GatewayOptions): Server {
       requestContext: {
         accountId: LOCAL_ACCOUNT,
         apiId: API_ID,
+        domainName: headers.host ?? `127.0.0.1`,
         authorizer,
         protocol: 'HTTP/1.1',
         httpMethod: method,

@@ -21,6 +21,7 @@ import {
   type Item,
   type ItemKey,
   type ItemStore,
+  type Page,
   type QueryOptions,
   type WriteOp,
 } from '../store/port';
@@ -138,29 +139,38 @@ export class DynamoDbStore implements ItemStore {
   }
 
   async query(pk: string, opts: QueryOptions = {}): Promise<Item[]> {
-    const { pkAttr, skAttr } = keyAttributes(opts.index);
     const items: Item[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const remaining = opts.limit === undefined ? undefined : opts.limit - items.length;
-      const out = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: opts.index,
-          KeyConditionExpression: opts.skBeginsWith && skAttr ? '#pk = :pk AND begins_with(#sk, :sk)' : '#pk = :pk',
-          ExpressionAttributeNames: opts.skBeginsWith && skAttr ? { '#pk': pkAttr, '#sk': skAttr } : { '#pk': pkAttr },
-          ExpressionAttributeValues: opts.skBeginsWith && skAttr ? { ':pk': pk, ':sk': opts.skBeginsWith } : { ':pk': pk },
-          ExclusiveStartKey: start,
-          Limit: remaining,
-          ScanIndexForward: !opts.descending,
-          // GSIs only support eventually consistent reads.
-          ConsistentRead: opts.index ? false : (opts.consistent ?? true),
-        }),
-      );
-      items.push(...((out.Items ?? []) as Item[]));
-      start = out.LastEvaluatedKey;
+      const page = await this.queryOnce(pk, opts, remaining, start);
+      items.push(...page.items);
+      start = page.next as Record<string, unknown> | undefined;
     } while (start && (opts.limit === undefined || items.length < opts.limit));
     return items;
+  }
+
+  async queryPage(pk: string, opts: QueryOptions & { limit: number; after?: Readonly<Record<string, unknown>> }): Promise<Page> {
+    return this.queryOnce(pk, opts, opts.limit, opts.after as Record<string, unknown> | undefined);
+  }
+
+  private async queryOnce(pk: string, opts: QueryOptions, limit: number | undefined, start: Record<string, unknown> | undefined): Promise<Page> {
+    const { pkAttr, skAttr } = keyAttributes(opts.index);
+    const out = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: opts.index,
+        KeyConditionExpression: opts.skBeginsWith && skAttr ? '#pk = :pk AND begins_with(#sk, :sk)' : '#pk = :pk',
+        ExpressionAttributeNames: opts.skBeginsWith && skAttr ? { '#pk': pkAttr, '#sk': skAttr } : { '#pk': pkAttr },
+        ExpressionAttributeValues: opts.skBeginsWith && skAttr ? { ':pk': pk, ':sk': opts.skBeginsWith } : { ':pk': pk },
+        ExclusiveStartKey: start,
+        Limit: limit,
+        ScanIndexForward: !opts.descending,
+        // GSIs only support eventually consistent reads.
+        ConsistentRead: opts.index ? false : (opts.consistent ?? true),
+      }),
+    );
+    return { items: (out.Items ?? []) as Item[], ...(out.LastEvaluatedKey ? { next: out.LastEvaluatedKey } : {}) };
   }
 
   async write(ops: readonly WriteOp[]): Promise<void> {

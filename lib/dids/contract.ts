@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { OperationContracts } from '../http/contract';
+import { PAGING_QUERY } from '../http/paging';
 import { DID_METHODS } from './methods';
 import { isDidSyntax, MAX_DID_LENGTH } from './records';
 
@@ -46,7 +47,8 @@ export const didContracts = {
     errors: [400, 401, 403, 404, 409],
   },
   listDids: {
-    query: z.object({ method: z.enum(DID_METHODS as [string, ...string[]]).optional() }),
+    query: z.object({ method: z.enum(DID_METHODS as [string, ...string[]]).optional(), ...PAGING_QUERY }),
+    paged: true,
     response: z.array(DidRecordView),
     errors: [400, 401, 403],
   },

@@ -1,11 +1,14 @@
 import type * as z from 'zod';
 import type { TenantScope } from '../store/keys';
+import type { Paged } from './paging';
 
 /** What a route accepts and returns; the router validates with it and the OpenAPI document shows it. */
 export interface OperationContract {
   readonly body?: z.ZodType;
   /** The body may be left out altogether (it then reads as `{}`). */
   readonly bodyOptional?: true;
+  /** A list that pages by cursor (lib/http/paging.ts): its query takes `limit` and `cursor`. */
+  readonly paged?: true;
   readonly query?: z.ZodType;
   readonly params?: z.ZodType;
   readonly response: z.ZodType;
@@ -66,7 +69,7 @@ export class RawRepresentation extends Representation<string> {
   }
 }
 
-export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']> | Representation>;
+export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']> | Representation | (z.input<C['response']> extends readonly (infer T)[] ? Paged<T> : never)>;
 
 export type OperationImpls<Cs extends OperationContracts> = { readonly [K in keyof Cs]: OperationImpl<Cs[K]> };
 

@@ -6,6 +6,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type * as z from 'zod';
 import { DEFAULT_MAX_BODY_BYTES, routeKey, routesOf, type Route, type RouteGroup } from '../service/routes';
 import { inSession } from '../store/session';
+import { Paged } from './paging';
 import { callerFromContext } from './caller';
 import { RawRepresentation, Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
 import {
@@ -89,6 +90,14 @@ function errorMapper(logger: Logger, headersFor: (event: APIGatewayProxyEvent) =
   };
 }
 
+/** X-Next-Cursor and the RFC 8288 `Link` to the next page: the same query with the new cursor. */
+function nextPageHeaders(baseUrl: string, event: APIGatewayProxyEvent, next: string | null): Record<string, string> {
+  if (next === null) return {};
+  const query = new URLSearchParams(Object.entries(event.queryStringParameters ?? {}).filter((e): e is [string, string] => e[1] !== undefined));
+  query.set('cursor', next);
+  return { 'x-next-cursor': next, link: `<${baseUrl}${event.path}?${query}>; rel="next"` };
+}
+
 const CORS_HEADERS = { 'access-control-allow-origin': '*' } as const;
 
 export interface GroupHandlerOptions<Cs extends OperationContracts> {
@@ -132,6 +141,7 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
       return { statusCode: contract.status ?? 200, headers: { ...BASE_HEADERS, ...headersFor(event), 'content-type': result.mediaType, ...result.headers }, body: result.body };
     }
     if (result instanceof Representation) return json(contract.status ?? 200, result.body, { ...headersFor(event), 'content-type': result.mediaType });
+    if (result instanceof Paged) return json(contract.status ?? 200, result.items, { ...headersFor(event), ...nextPageHeaders(baseUrl, event, result.next) });
     return json(contract.status ?? 200, result, headersFor(event));
   };
   const headersFor = (event: APIGatewayProxyEvent): Record<string, string> =>

@@ -56,6 +56,14 @@ function operation(route: Route, contract: OperationContract) {
   const responses: Record<string, unknown> = {
     [String(contract.status ?? 200)]: {
       description: 'Success',
+      ...(contract.paged
+        ? {
+            headers: {
+              'X-Next-Cursor': { description: 'Cursor of the next page (absent on the last page)', schema: { type: 'string' } },
+              Link: { description: 'RFC 8288 link to the next page, rel="next" (absent on the last page)', schema: { type: 'string' } },
+            },
+          }
+        : {}),
       content: Object.fromEntries((contract.mediaTypes ?? ['application/json']).map((type) => [type, { schema: jsonSchema(contract.response, 'output') }])),
     },
   };

@@ -12,7 +12,8 @@ export interface TenantScope {
   readonly [scopeBrand]: true;
 }
 
-const WALLET_ID = /^[1-9][0-9]{0,15}$/;
+/** A wallet id as text: the one pattern the tenant scope and the request schemas use. */
+export const WALLET_ID = /^[1-9][0-9]{0,15}$/;
 
 export function tenantScope(walletId: string): TenantScope {
   if (!WALLET_ID.test(walletId)) throw new Error('invalid wallet id for tenant scope');

@@ -50,10 +50,18 @@ export interface QueryOptions {
   readonly descending?: boolean;
 }
 
+/** One page of a query: its items, and where the next page starts (absent on the last page). */
+export interface Page {
+  readonly items: Item[];
+  readonly next?: Readonly<Record<string, unknown>>;
+}
+
 export interface ItemStore {
   get(key: ItemKey, opts?: { consistent?: boolean }): Promise<Item | undefined>;
   /** All items of a partition (following pages), up to `limit`. */
   query(pk: string, opts?: QueryOptions): Promise<Item[]>;
+  /** One page of at most `limit` items, starting after `after` (a previous page's `next`). */
+  queryPage(pk: string, opts: QueryOptions & { readonly limit: number; readonly after?: Readonly<Record<string, unknown>> }): Promise<Page>;
   /**
    * Atomic: all operations or none. Throws {@link ConditionFailedError} naming the failed ops, or
    * {@link WriteConflictError} when a concurrent write to the same items won.

@@ -1,13 +1,13 @@
 import * as z from 'zod';
 import type { OperationContracts } from '../http/contract';
+import { PAGING_QUERY } from '../http/paging';
+import { WALLET_ID } from '../store/keys';
 
 /** Request and response schemas of the tenancy routes: they drive validation and the OpenAPI document. */
 
-const WALLET_ID_STRING = /^[1-9][0-9]{0,15}$/;
-
 /** The contract's examples carry wallet ids as numbers and its key endpoints send strings: accept both. */
 export const WalletIdInput = z
-  .union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().regex(WALLET_ID_STRING, 'must be a positive integer')])
+  .union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().regex(WALLET_ID, 'must be a positive integer')])
   .transform((v) => String(v))
   .meta({ description: 'Wallet id: a positive integer, as a JSON number or a decimal string' });
 
@@ -49,11 +49,13 @@ export const tenancyContracts = {
     errors: [400, 401, 403, 409],
   },
   listSubwallets: {
+    query: z.object(PAGING_QUERY),
+    paged: true,
     response: z.array(Subwallet),
-    errors: [401, 403],
+    errors: [400, 401, 403],
   },
   getSubwallet: {
-    params: z.strictObject({ wallet_id: z.string().regex(WALLET_ID_STRING, 'must be a positive integer') }),
+    params: z.strictObject({ wallet_id: z.string().regex(WALLET_ID, 'must be a positive integer') }),
     response: Subwallet,
     errors: [400, 401, 403, 404],
   },

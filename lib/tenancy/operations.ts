@@ -6,7 +6,7 @@ import type { TenancyService } from './service';
 export function tenancyOperations(service: TenancyService): OperationImpls<typeof tenancyContracts> {
   return {
     createSubwallet: ({ body }) => service.createSubwallet(body),
-    listSubwallets: () => service.listSubwallets(),
+    listSubwallets: ({ query }) => service.listSubwallets(query),
     getSubwallet: ({ params }) => service.getSubwallet(params.wallet_id),
     createApiKey: ({ body }) => service.createApiKey(body),
     revokeApiKey: async ({ body }) => {

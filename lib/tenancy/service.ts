@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
+import { decodeCursor, DEFAULT_PAGE, encodeCursor, Paged } from '../http/paging';
 import { gsi1, keys, tenantScope, type TenantScope } from '../store/keys';
 import { inSession } from '../store/session';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
@@ -73,9 +74,16 @@ export class TenancyService {
     return { wallet_id: Number(walletId), token: await this.tokens.mint(walletId) };
   }
 
-  async listSubwallets() {
-    const items = await this.store.query(gsi1.walletListPk, { index: 'GSI1' });
-    return Promise.all(items.map((item) => this.subwalletView(walletFromItem(item))));
+  /** Every subwallet (the contract's list), or one page of them when paging is asked for. */
+  async listSubwallets(page?: { limit?: number | undefined; cursor?: string | undefined }) {
+    if (page?.limit === undefined && page?.cursor === undefined) {
+      const items = await this.store.query(gsi1.walletListPk, { index: 'GSI1' });
+      return Promise.all(items.map((item) => this.subwalletView(walletFromItem(item))));
+    }
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, SUBWALLET_CURSOR);
+    const out = await this.store.queryPage(gsi1.walletListPk, { index: 'GSI1', limit: page.limit ?? DEFAULT_PAGE, ...(after ? { after } : {}) });
+    const views = await Promise.all(out.items.map((item) => this.subwalletView(walletFromItem(item))));
+    return new Paged(views, out.next ? encodeCursor(out.next) : null);
   }
 
   async getSubwallet(walletId: string) {
@@ -216,6 +224,14 @@ export class TenancyService {
     return { wallet_id: Number(w.walletId), token: await this.tokens.mint(w.walletId), label: w.label };
   }
 }
+
+/** A subwallet listing's cursor: a wallet item's keys, in the listing's partition. */
+const SUBWALLET_CURSOR = {
+  PK: (v: string) => /^W#[1-9][0-9]{0,15}$/.test(v),
+  SK: (v: string) => v === 'WALLET',
+  GSI1PK: (v: string) => v === gsi1.walletListPk,
+  GSI1SK: (v: string) => /^W#[0-9]{16}$/.test(v),
+};
 
 function walletNotFound(walletId: string) {
   return new NotFoundError(`No subwallet with id ${walletId}`, 'wallet_not_found');

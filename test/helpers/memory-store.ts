@@ -1,4 +1,4 @@
-import { ConditionFailedError, type Condition, type Item, type ItemKey, type ItemStore, type QueryOptions, type WriteOp } from '../../lib/store/port';
+import { ConditionFailedError, type Condition, type Item, type ItemKey, type ItemStore, type Page, type QueryOptions, type WriteOp } from '../../lib/store/port';
 
 const id = (k: ItemKey) => `${k.PK}\u0000${k.SK}`;
 
@@ -18,6 +18,17 @@ export class MemoryStore implements ItemStore {
       .sort((a, b) => (String(a[skAttr]) < String(b[skAttr]) ? -1 : 1));
     if (opts.descending) out.reverse();
     return structuredClone(out.slice(0, opts.limit ?? out.length));
+  }
+
+  /** Pages by position after the `after` item's sort key, like DynamoDB's ExclusiveStartKey. */
+  async queryPage(pk: string, opts: QueryOptions & { limit: number; after?: Readonly<Record<string, unknown>> }): Promise<Page> {
+    const { limit, after, ...rest } = opts;
+    const all = await this.query(pk, rest);
+    const skAttr = opts.index === 'GSI1' ? 'GSI1SK' : 'SK';
+    const from = after ? all.findIndex((i) => i[skAttr] === after[skAttr]) + 1 : 0;
+    const items = all.slice(from, from + limit);
+    const last = items.at(-1);
+    return { items, ...(from + limit < all.length && last ? { next: { PK: last.PK, SK: last.SK, [skAttr]: last[skAttr] } } : {}) };
   }
 
   private holds(key: ItemKey, c: Condition | undefined): boolean {

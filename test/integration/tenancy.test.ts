@@ -277,3 +277,53 @@ describe('OpenAPI', () => {
     }
   });
 });
+
+describe('cursor paging (the body stays a bare array)', () => {
+  async function allPages(path: string, key: string, limit: number) {
+    const seen: unknown[][] = [];
+    let url = `${path}${path.includes('?') ? '&' : '?'}limit=${limit}`;
+    for (;;) {
+      const res = await api.call('GET', url, { key });
+      expect(res.status).toBe(200);
+      expect(Array.isArray(res.body)).toBe(true);
+      expect(res.body.length).toBeLessThanOrEqual(limit);
+      seen.push(res.body);
+      const next = res.headers.get('x-next-cursor');
+      if (!next) {
+        expect(res.headers.get('link')).toBeNull();
+        return seen;
+      }
+      const link = res.headers.get('link')!;
+      expect(link).toMatch(/^<http:\/\/127\.0\.0\.1:\d+\/.*[?&]cursor=.*>; rel="next"$/);
+      const target = new URL(link.slice(1, link.indexOf('>')));
+      url = `${target.pathname}${target.search}`;
+    }
+  }
+
+  test('subwallets: following the cursors gives exactly the full list, in order; without paging the whole list as before', async () => {
+    for (let i = 0; i < 5; i++) await api.newWallet();
+    const full = await api.call('GET', '/api/subwallets', { key: api.baseKey });
+    expect(full.headers.get('x-next-cursor')).toBeNull();
+    const pages = await allPages('/api/subwallets', api.baseKey, 2);
+    expect(pages.length).toBeGreaterThanOrEqual(3);
+    expect(pages.flat().map((w: any) => w.wallet_id)).toEqual(full.body.map((w: any) => w.wallet_id));
+  });
+
+  test("DIDs: pages of this wallet's DIDs; another wallet's cursor, a forged or a garbled one is a 400", async () => {
+    const a = await api.newWallet();
+    const b = await api.newWallet();
+    for (let i = 0; i < 3; i++) {
+      expect((await api.call('POST', '/api/v1/create-did', { key: a.apiKey, body: { method: 'key' } })).status).toBe(200);
+      expect((await api.call('POST', '/api/v1/create-did', { key: b.apiKey, body: { method: 'jwk' } })).status).toBe(200);
+    }
+    const pages = await allPages('/api/v1/dids', a.apiKey, 2);
+    expect(pages.flat().map((d: any) => d.method)).toEqual(['key', 'key', 'key']);
+    const bCursor = (await api.call('GET', '/api/v1/dids?limit=1', { key: b.apiKey })).headers.get('x-next-cursor')!;
+    expectError(await api.call('GET', `/api/v1/dids?limit=1&cursor=${bCursor}`, { key: a.apiKey }), 400, 'invalid_cursor');
+    const forged = Buffer.from(JSON.stringify({ PK: `W#${b.walletId}`, SK: 'DID#x' })).toString('base64url');
+    expectError(await api.call('GET', `/api/v1/dids?cursor=${forged}`, { key: a.apiKey }), 400, 'invalid_cursor');
+    expectError(await api.call('GET', '/api/v1/dids?cursor=%%%', { key: a.apiKey }), 400, 'invalid_cursor');
+    expectError(await api.call('GET', '/api/v1/dids?limit=0', { key: a.apiKey }), 400, 'validation_failed');
+    expectError(await api.call('GET', `/api/subwallets?cursor=${bCursor}`, { key: api.baseKey }), 400, 'invalid_cursor');
+  });
+});

@@ -16,6 +16,7 @@ function storeWith(items: Item[]) {
     },
     write: async () => undefined,
     increment: async () => 1,
+    queryPage: async () => ({ items: [] }),
   };
   return { store, calls };
 }

@@ -66,6 +66,15 @@ describe('OpenAPI document', () => {
     for (const op of others) expect(Object.keys(op.responses[Object.keys(op.responses)[0]!].content)).toEqual(['application/json']);
   });
 
+  test('every $ref resolves inside the document (named zod schemas become components)', () => {
+    const refs = new Set([...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!));
+    expect(refs).toContain('#/components/schemas/EventEnvelope');
+    for (const ref of refs) {
+      expect(ref).toMatch(/^#\/components\/schemas\/[^/]+$/);
+      expect((doc.components.schemas as Record<string, unknown>)[ref.split('/').pop()!]).toBeDefined();
+    }
+  });
+
   test('path parameters are declared', () => {
     const get = (doc.paths['/api/subwallets/{wallet_id}'] as any).get;
     expect(get.parameters).toEqual([expect.objectContaining({ name: 'wallet_id', in: 'path', required: true })]);

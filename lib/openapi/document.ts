@@ -82,6 +82,8 @@ function operation(route: Route, contract: OperationContract, components: Schema
   };
   const errors = new Set<number>([...contract.errors, 500]);
   if (contract.body) errors.add(400).add(413);
+  // The router validates path and query parameters (and the gateway refuses a malformed %-escape).
+  if (contract.params || contract.query) errors.add(400);
   if (route.auth !== 'public') errors.add(401).add(403).add(429);
   for (const status of [...errors].sort()) {
     responses[String(status)] = {

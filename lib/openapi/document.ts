@@ -80,11 +80,12 @@ function operation(route: Route, contract: OperationContract, components: Schema
       content: Object.fromEntries((contract.mediaTypes ?? ['application/json']).map((type) => [type, { schema: jsonSchema(contract.response, 'output', components) }])),
     },
   };
-  const errors = new Set<number>([...contract.errors, 500]);
+  // 429: the gateway throttles every route, public ones too (stage and per-route limits).
+  const errors = new Set<number>([...contract.errors, 429, 500]);
   if (contract.body) errors.add(400).add(413);
   // The router validates path and query parameters (and the gateway refuses a malformed %-escape).
   if (contract.params || contract.query) errors.add(400);
-  if (route.auth !== 'public') errors.add(401).add(403).add(429);
+  if (route.auth !== 'public') errors.add(401).add(403);
   for (const status of [...errors].sort()) {
     responses[String(status)] = {
       description: STATUS_TEXT[status] ?? 'Error',

@@ -1,12 +1,12 @@
 import * as z from 'zod';
 import { ROUTES, type Route } from '../service/routes';
-import type { OperationContract, OperationContracts } from '../http/contract';
+import { ErrorBodySchema, type OperationContract, type OperationContracts } from '../http/contract';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad input: validation failure (with details), malformed JSON',
   401: 'Missing, invalid, expired or revoked API key',
   403: 'The key is valid but may not call this route',
-  404: 'Not found in this wallet',
+  404: 'Not found (on wallet routes: not in this wallet)',
   409: 'Conflicts with the current state (a duplicate name, a quota reached, a state change under way)',
   410: 'Gone: the resource was deactivated',
   413: 'Request body too large',
@@ -14,19 +14,6 @@ const STATUS_TEXT: Record<number, string> = {
   429: 'Throttled (stage, per-tenant or per-route limit); retry later, after Retry-After when given',
   500: 'Internal error (never with internal details)',
   503: 'A dependency (the key service) is temporarily unavailable; retry',
-};
-
-const ERROR_SCHEMA = {
-  type: 'object',
-  required: ['error', 'code'],
-  properties: {
-    error: { type: 'string', description: 'Human-readable message' },
-    code: { type: 'string', description: 'Machine-readable code' },
-    details: {
-      type: 'array',
-      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
-    },
-  },
 };
 
 type Schemas = Record<string, unknown>;
@@ -89,7 +76,7 @@ function operation(route: Route, contract: OperationContract, components: Schema
   for (const status of [...errors].sort()) {
     responses[String(status)] = {
       description: STATUS_TEXT[status] ?? 'Error',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: jsonSchema(contract.errorBodies?.[status] ?? ErrorBodySchema, 'output', components) } },
     };
   }
   return {
@@ -109,7 +96,7 @@ function operation(route: Route, contract: OperationContract, components: Schema
 /** The OpenAPI 3.1 document of every route in the route table, from the contracts beside each feature. */
 export function buildOpenApiDocument(contracts: OperationContracts) {
   const paths: Record<string, Record<string, unknown>> = {};
-  const schemas: Schemas = { Error: ERROR_SCHEMA };
+  const schemas: Schemas = {};
   for (const route of ROUTES) {
     const contract = contracts[route.operationId];
     if (!contract) throw new Error(`no contract for operation ${route.operationId}`);

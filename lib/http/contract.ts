@@ -11,6 +11,8 @@ export interface OperationContract {
   readonly response: z.ZodType;
   /** Media types of a success response that is not JSON (RawRepresentation), for the OpenAPI document. */
   readonly mediaTypes?: readonly string[];
+  /** Further media types the success response is negotiated into by Accept (a Representation), each with its body's schema. */
+  readonly negotiated?: Readonly<Record<string, z.ZodType>>;
   /** Success status (default 200). */
   readonly status?: number;
   /** Error statuses this operation can answer with (for the OpenAPI document). */

@@ -64,7 +64,10 @@ function operation(route: Route, contract: OperationContract, components: Schema
   const responses: Record<string, unknown> = {
     [String(contract.status ?? 200)]: {
       description: 'Success',
-      content: Object.fromEntries((contract.mediaTypes ?? ['application/json']).map((type) => [type, { schema: jsonSchema(contract.response, 'output', components) }])),
+      content: Object.fromEntries([
+        ...(contract.mediaTypes ?? ['application/json']).map((type) => [type, { schema: jsonSchema(contract.response, 'output', components) }]),
+        ...Object.entries(contract.negotiated ?? {}).map(([type, schema]) => [type, { schema: jsonSchema(schema, 'output', components) }]),
+      ]),
     },
   };
   // 429: the gateway throttles every route, public ones too (stage and per-route limits).

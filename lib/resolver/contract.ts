@@ -29,11 +29,20 @@ const DidResolutionError = z
   })
   .meta({ id: 'DidResolutionError' });
 
+/** DID Resolution's HTTP binding: these ask for the document alone... */
+export const DOCUMENT_MEDIA_TYPES = ['application/did+ld+json', 'application/did+json'] as const;
+/** ...and this for the resolution result as JSON-LD (plain application/json gets it too). */
+export const RESOLUTION_RESULT_MEDIA_TYPE = 'application/ld+json;profile="https://w3id.org/did-resolution"';
+
 /** Schemas of the public resolution routes. Any string is taken: an invalid DID gets DID Resolution's own `invalidDid`. */
 export const resolverContracts = {
   resolveDid: {
     params: z.strictObject({ did: z.string().min(1).max(8192).meta({ description: 'A DID (did:sov nyms also bare), as sent or percent-encoded' }) }),
     response: DidResolutionResult,
+    negotiated: {
+      [RESOLUTION_RESULT_MEDIA_TYPE]: DidResolutionResult,
+      ...Object.fromEntries(DOCUMENT_MEDIA_TYPES.map((type) => [type, DidDocument])),
+    },
     errors: [400, 404, 410],
     // A DID over 8192 characters or a malformed %-escape fails before the resolver: {error, code}.
     errorBodies: { 400: z.union([DidResolutionError, ErrorBodySchema]), 404: DidResolutionError, 410: DidResolutionResult },

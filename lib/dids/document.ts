@@ -1,6 +1,13 @@
 import type { PublicJwk } from '../keys/port';
 import { multibaseKey, primaryFragment, type DidMethod } from './methods';
 
+export interface DidDocument {
+  readonly '@context': string[];
+  readonly id: string;
+  readonly verificationMethod: { readonly id: string; readonly type: string; readonly controller: string; readonly [k: string]: unknown }[];
+  readonly [k: string]: unknown;
+}
+
 /**
  * The DID document of a DID on one key: a JsonWebKey2020 verification method with `publicKeyJwk` under
  * the `kid` fragment (what JWT / SD-JWT verifiers dereference). Methods whose documents are defined by
@@ -8,10 +15,10 @@ import { multibaseKey, primaryFragment, type DidMethod } from './methods';
  * The others also list an Ed25519 key as an Ed25519VerificationKey2020 with `publicKeyMultibase` (for
  * Data Integrity and Indy-style consumers). did:jwk follows its spec's `use` rules for keyAgreement.
  */
-export function didDocument(did: string, method: DidMethod, jwk: PublicJwk & { readonly use?: string }): Record<string, unknown> {
+export function didDocument(did: string, method: DidMethod, jwk: PublicJwk & { readonly use?: string }): DidDocument {
   const primary = `${did}#${primaryFragment(method, jwk)}`;
   const { use, ...publicKeyJwk } = jwk;
-  const methods: Record<string, unknown>[] = [{ id: primary, type: 'JsonWebKey2020', controller: did, publicKeyJwk }];
+  const methods: DidDocument['verificationMethod'] = [{ id: primary, type: 'JsonWebKey2020', controller: did, publicKeyJwk }];
   const context = ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/suites/jws-2020/v1'];
   if (jwk.crv === 'Ed25519' && method !== 'jwk' && method !== 'key') {
     methods.push({ id: `${did}#key-multibase`, type: 'Ed25519VerificationKey2020', controller: did, publicKeyMultibase: multibaseKey(jwk) });

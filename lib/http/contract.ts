@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import * as z from 'zod';
 import type { TenantScope } from '../store/keys';
 import type { Paged } from './paging';
 
@@ -14,11 +14,24 @@ export interface OperationContract {
   readonly response: z.ZodType;
   /** Media types of a success response that is not JSON (RawRepresentation), for the OpenAPI document. */
   readonly mediaTypes?: readonly string[];
+  /** Further media types the success response is negotiated into by Accept (a Representation), each with its body's schema. */
+  readonly negotiated?: Readonly<Record<string, z.ZodType>>;
   /** Success status (default 200). */
   readonly status?: number;
   /** Error statuses this operation can answer with (for the OpenAPI document). */
   readonly errors: readonly number[];
+  /** Statuses answered in a protocol's own body instead of {@link ErrorBodySchema}: that body's schema. */
+  readonly errorBodies?: Readonly<Partial<Record<number, z.ZodType>>>;
 }
+
+/** The service's error body (errorBody() and the gateway responses): `{error, code, details?}`. */
+export const ErrorBodySchema = z
+  .object({
+    error: z.string().meta({ description: 'Human-readable message' }),
+    code: z.string().meta({ description: 'Machine-readable code' }),
+    details: z.array(z.object({ path: z.string(), message: z.string() })).optional().meta({ description: 'Validation failures' }),
+  })
+  .meta({ id: 'Error' });
 
 export type OperationContracts = Record<string, OperationContract>;
 

@@ -1,12 +1,12 @@
 import * as z from 'zod';
 import { ROUTES, type Route } from '../service/routes';
-import type { OperationContract, OperationContracts } from '../http/contract';
+import { ErrorBodySchema, type OperationContract, type OperationContracts } from '../http/contract';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad input: validation failure (with details), malformed JSON',
   401: 'Missing, invalid, expired or revoked API key',
   403: 'The key is valid but may not call this route',
-  404: 'Not found in this wallet',
+  404: 'Not found (on wallet routes: not in this wallet)',
   409: 'Conflicts with the current state (a duplicate name, a quota reached, a state change under way)',
   410: 'Gone: the resource was deactivated',
   413: 'Request body too large',
@@ -16,34 +16,42 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'A dependency (the key service) is temporarily unavailable; retry',
 };
 
-const ERROR_SCHEMA = {
-  type: 'object',
-  required: ['error', 'code'],
-  properties: {
-    error: { type: 'string', description: 'Human-readable message' },
-    code: { type: 'string', description: 'Machine-readable code' },
-    details: {
-      type: 'array',
-      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
-    },
-  },
-};
+type Schemas = Record<string, unknown>;
 
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const out = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete out.$schema;
-  return out;
+/** `#/$defs/X` -> `#/components/schemas/X`, everywhere in a schema. */
+function componentRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(componentRefs);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace(/^#\/\$defs\//, '#/components/schemas/') : componentRefs(v)]),
+  );
 }
 
-function parameters(route: Route, contract: OperationContract) {
+/**
+ * A zod schema as JSON Schema. Schemas with a `.meta({ id })` become components: zod writes them as
+ * `$defs` of the one schema with `#/$defs/...` refs, which inside the document would point at its root.
+ */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output', components: Schemas): Record<string, unknown> {
+  const { $schema: _s, $defs, ...out } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
+  for (const [name, def] of Object.entries(($defs ?? {}) as Schemas)) {
+    const component = componentRefs(def);
+    if (name in components && JSON.stringify(components[name]) !== JSON.stringify(component)) {
+      throw new Error(`two different schemas are named ${name} (the same id used for input and output?)`);
+    }
+    components[name] = component;
+  }
+  return componentRefs(out) as Record<string, unknown>;
+}
+
+function parameters(route: Route, contract: OperationContract, components: Schemas) {
   const params: unknown[] = [];
-  const pathSchema = contract.params ? jsonSchema(contract.params, 'input') : undefined;
+  const pathSchema = contract.params ? jsonSchema(contract.params, 'input', components) : undefined;
   for (const [, name] of route.path.matchAll(/\{([^}]+)\}/g)) {
     const props = (pathSchema?.properties ?? {}) as Record<string, unknown>;
     params.push({ name, in: 'path', required: true, schema: props[name!] ?? { type: 'string' } });
   }
   if (contract.query) {
-    const q = jsonSchema(contract.query, 'input');
+    const q = jsonSchema(contract.query, 'input', components);
     const required = new Set((q.required as string[] | undefined) ?? []);
     for (const [name, schema] of Object.entries((q.properties ?? {}) as Record<string, unknown>)) {
       params.push({ name, in: 'query', required: required.has(name), schema });
@@ -52,7 +60,7 @@ function parameters(route: Route, contract: OperationContract) {
   return params;
 }
 
-function operation(route: Route, contract: OperationContract) {
+function operation(route: Route, contract: OperationContract, components: Schemas) {
   const responses: Record<string, unknown> = {
     [String(contract.status ?? 200)]: {
       description: 'Success',
@@ -64,16 +72,22 @@ function operation(route: Route, contract: OperationContract) {
             },
           }
         : {}),
-      content: Object.fromEntries((contract.mediaTypes ?? ['application/json']).map((type) => [type, { schema: jsonSchema(contract.response, 'output') }])),
+      content: Object.fromEntries([
+        ...(contract.mediaTypes ?? ['application/json']).map((type) => [type, { schema: jsonSchema(contract.response, 'output', components) }]),
+        ...Object.entries(contract.negotiated ?? {}).map(([type, schema]) => [type, { schema: jsonSchema(schema, 'output', components) }]),
+      ]),
     },
   };
-  const errors = new Set<number>([...contract.errors, 500]);
+  // 429: the gateway throttles every route, public ones too (stage and per-route limits).
+  const errors = new Set<number>([...contract.errors, 429, 500]);
   if (contract.body) errors.add(400).add(413);
-  if (route.auth !== 'public') errors.add(401).add(403).add(429);
+  // The router validates path and query parameters (and the gateway refuses a malformed %-escape).
+  if (contract.params || contract.query) errors.add(400);
+  if (route.auth !== 'public') errors.add(401).add(403);
   for (const status of [...errors].sort()) {
     responses[String(status)] = {
       description: STATUS_TEXT[status] ?? 'Error',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: jsonSchema(contract.errorBodies?.[status] ?? ErrorBodySchema, 'output', components) } },
     };
   }
   return {
@@ -82,9 +96,9 @@ function operation(route: Route, contract: OperationContract) {
     tags: [route.tag],
     security: route.auth === 'public' ? [] : [{ apiKey: [] }],
     'x-auth-kind': route.auth,
-    parameters: parameters(route, contract),
+    parameters: parameters(route, contract, components),
     ...(contract.body
-      ? { requestBody: { required: !contract.bodyOptional, content: { 'application/json': { schema: jsonSchema(contract.body, 'input') } } } }
+      ? { requestBody: { required: !contract.bodyOptional, content: { 'application/json': { schema: jsonSchema(contract.body, 'input', components) } } } }
       : {}),
     responses,
   };
@@ -93,10 +107,11 @@ function operation(route: Route, contract: OperationContract) {
 /** The OpenAPI 3.1 document of every route in the route table, from the contracts beside each feature. */
 export function buildOpenApiDocument(contracts: OperationContracts) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const schemas: Schemas = {};
   for (const route of ROUTES) {
     const contract = contracts[route.operationId];
     if (!contract) throw new Error(`no contract for operation ${route.operationId}`);
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, contract);
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, contract, schemas);
   }
   return {
     openapi: '3.1.0',
@@ -109,7 +124,7 @@ export function buildOpenApiDocument(contracts: OperationContracts) {
     servers: [{ url: '.' }],
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
-      schemas: { Error: ERROR_SCHEMA },
+      schemas,
     },
     paths,
   };

@@ -1,23 +1,56 @@
 import * as z from 'zod';
-import type { OperationContracts } from '../http/contract';
+import { ErrorBodySchema, type OperationContracts } from '../http/contract';
 
-/** Schemas of the public resolution routes. Any string is taken: an invalid DID gets DID Resolution's own `invalidDid`. */
+/** A DID document (DID Core); lib/dids/document.ts builds them. */
+const DidDocument = z
+  .looseObject({
+    '@context': z.array(z.string()),
+    id: z.string(),
+    verificationMethod: z.array(z.looseObject({ id: z.string(), type: z.string(), controller: z.string() })),
+  })
+  .meta({ id: 'DidDocument' });
+
+const DidResolutionResult = z
+  .object({
+    '@context': z.string(),
+    didDocument: DidDocument,
+    didResolutionMetadata: z.object({ contentType: z.string() }),
+    didDocumentMetadata: z.object({ deactivated: z.boolean().optional() }),
+  })
+  .meta({ id: 'DidResolutionResult', description: 'DID Resolution result; with didDocumentMetadata.deactivated true (and 410) once the DID is deactivated' });
+
+/** DID Resolution's error result, what Universal Resolver clients read (not the service's {error, code}). */
+const DidResolutionError = z
+  .object({
+    '@context': z.string(),
+    didDocument: z.null(),
+    didResolutionMetadata: z.object({ error: z.enum(['notFound', 'invalidDid']) }),
+    didDocumentMetadata: z.object({}),
+  })
+  .meta({ id: 'DidResolutionError' });
+
+/** DID Resolution's HTTP binding: these ask for the document alone... */
+export const DOCUMENT_MEDIA_TYPES = ['application/did+ld+json', 'application/did+json'] as const;
+/** ...and this for the resolution result as JSON-LD (plain application/json gets it too). */
+export const RESOLUTION_RESULT_MEDIA_TYPE = 'application/ld+json;profile="https://w3id.org/did-resolution"';
+
+/** Schemas of the public resolution routes. Up to 8192 characters reach the resolver, which answers an invalid DID with DID Resolution's `invalidDid`; longer is the router's 400. */
 export const resolverContracts = {
   resolveDid: {
     params: z.strictObject({ did: z.string().min(1).max(8192).meta({ description: 'A DID (did:sov nyms also bare), as sent or percent-encoded' }) }),
-    response: z
-      .object({
-        '@context': z.string(),
-        didDocument: z.record(z.string(), z.unknown()),
-        didResolutionMetadata: z.object({ contentType: z.string() }),
-        didDocumentMetadata: z.object({ deactivated: z.boolean().optional() }),
-      })
-      .meta({ title: 'DidResolutionResult' }),
+    response: DidResolutionResult,
+    negotiated: {
+      [RESOLUTION_RESULT_MEDIA_TYPE]: DidResolutionResult,
+      ...Object.fromEntries(DOCUMENT_MEDIA_TYPES.map((type) => [type, DidDocument])),
+    },
     errors: [400, 404, 410],
+    // A DID over 8192 characters or a malformed %-escape fails before the resolver: {error, code}.
+    errorBodies: { 400: z.union([DidResolutionError, ErrorBodySchema]), 404: DidResolutionError, 410: DidResolutionResult },
   },
   getDidWebDocument: {
     params: z.strictObject({ id: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{16,32}$/, 'not a did:web id of this service') }),
-    response: z.record(z.string(), z.unknown()).meta({ title: 'DidDocument' }),
+    response: DidDocument,
     errors: [400, 404, 410],
+    errorBodies: { 404: DidResolutionError, 410: DidResolutionResult },
   },
 } satisfies OperationContracts;

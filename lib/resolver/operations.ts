@@ -2,7 +2,7 @@ import { didWeb } from '../dids/methods';
 import { isDidSyntax } from '../dids/records';
 import { AppError } from '../http/errors';
 import { Representation, type OperationImpls } from '../http/contract';
-import type { resolverContracts } from './contract';
+import { DOCUMENT_MEDIA_TYPES, RESOLUTION_RESULT_MEDIA_TYPE, type resolverContracts } from './contract';
 import type { DidResolver, Resolved } from './resolver';
 
 const RESOLUTION_CONTEXT = 'https://w3id.org/did-resolution/v1';
@@ -31,8 +31,7 @@ function gone(r: Resolved): AppError {
   return new AppError(410, 'deactivated', 'The DID is deactivated', undefined, resultOf(r));
 }
 
-const DOCUMENT_MEDIA_TYPES = ['application/did+ld+json', 'application/did+json'] as const;
-const RESOLUTION_RESULT_TYPE = 'application/ld+json;profile="https://w3id.org/did-resolution";charset=utf-8';
+const RESOLUTION_RESULT_TYPE = `${RESOLUTION_RESULT_MEDIA_TYPE};charset=utf-8`;
 
 /** The media types an Accept header lists, parameters and quality values left aside. */
 function mediaTypes(accept: string): string[] {

@@ -1,6 +1,6 @@
 import { createPublicKey, ECDH, type JsonWebKey } from 'node:crypto';
 import bs58 from 'bs58';
-import { didDocument } from '../dids/document';
+import { didDocument, type DidDocument } from '../dids/document';
 import type { DidMethod } from '../dids/methods';
 import { publicLookup, qualify } from '../dids/records';
 import type { PublicJwk } from '../keys/port';
@@ -9,7 +9,7 @@ import { comparableDid } from '../store/keys';
 import type { ItemStore } from '../store/port';
 
 export interface Resolved {
-  readonly document: Record<string, unknown>;
+  readonly document: DidDocument;
   /** Set when the DID was deactivated (DID Core: `deactivated: true` in the document metadata). */
   readonly deactivatedAt?: string;
 }
@@ -36,7 +36,7 @@ export class DidResolver {
 }
 
 /** did:key and did:jwk carry their key in the identifier: anyone can build the document. */
-export function selfResolve(did: string): Record<string, unknown> | null {
+export function selfResolve(did: string): DidDocument | null {
   try {
     if (did.startsWith('did:jwk:')) {
       const jwk = JSON.parse(Buffer.from(did.slice(8), 'base64url').toString('utf8'));
@@ -63,7 +63,7 @@ export function selfResolve(did: string): Record<string, unknown> | null {
 }
 
 /** The document, when the key is usable: the right lengths and (P-256) a point on the curve, as node's import checks. */
-function documentIfValid(did: string, method: 'key' | 'jwk', jwk: PublicJwk, use: { use?: string } = {}): Record<string, unknown> | null {
+function documentIfValid(did: string, method: 'key' | 'jwk', jwk: PublicJwk, use: { use?: string } = {}): DidDocument | null {
   const len = (v: unknown) => (typeof v === 'string' && /^[A-Za-z0-9_-]+$/.test(v) ? Buffer.from(v, 'base64url').length : -1);
   if (len(jwk.x) !== 32 || (jwk.kty === 'EC' && len(jwk.y) !== 32)) return null;
   try {

@@ -61,9 +61,30 @@ describe('OpenAPI document', () => {
     expect(Object.keys(asset.responses['200'].content)).toEqual(['text/javascript', 'text/css']);
     expect(asset.parameters).toEqual([expect.objectContaining({ name: 'asset', in: 'path', required: true })]);
     expect(asset.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
-    // Every other operation still answers JSON.
-    const others = ROUTES.filter((r) => !r.path.startsWith('/docs')).map((r) => (doc.paths[r.path] as any)[r.method.toLowerCase()]);
+    // Every other operation answers JSON (the resolver also negotiates, below).
+    const others = ROUTES.filter((r) => !r.path.startsWith('/docs') && r.operationId !== 'resolveDid').map((r) => (doc.paths[r.path] as any)[r.method.toLowerCase()]);
     for (const op of others) expect(Object.keys(op.responses[Object.keys(op.responses)[0]!].content)).toEqual(['application/json']);
+  });
+
+  test('the resolver declares each media type it negotiates, with its body', () => {
+    const content = (doc.paths['/1.0/identifiers/{did}'] as any).get.responses['200'].content;
+    const result = { $ref: '#/components/schemas/DidResolutionResult' };
+    const document = { $ref: '#/components/schemas/DidDocument' };
+    expect(content).toEqual({
+      'application/json': { schema: result },
+      'application/ld+json;profile="https://w3id.org/did-resolution"': { schema: result },
+      'application/did+ld+json': { schema: document },
+      'application/did+json': { schema: document },
+    });
+  });
+
+  test('every $ref resolves inside the document (named zod schemas become components)', () => {
+    const refs = new Set([...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!));
+    expect(refs).toContain('#/components/schemas/EventEnvelope');
+    for (const ref of refs) {
+      expect(ref).toMatch(/^#\/components\/schemas\/[^/]+$/);
+      expect((doc.components.schemas as Record<string, unknown>)[ref.split('/').pop()!]).toBeDefined();
+    }
   });
 
   test('path parameters are declared', () => {

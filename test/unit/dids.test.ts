@@ -33,7 +33,7 @@ describe('DID methods', () => {
       if (jwk.kty === 'OKP') expect(Buffer.from(bs58.decode(theirs.publicKeyBase58!)).toString('base64url')).toBe(jwk.x);
       else expect(theirs.publicKeyJwk).toMatchObject({ crv: 'P-256', x: jwk.x, y: jwk.y });
       // Our own document for the same DID carries the same key.
-      const ours = selfResolve(did)!.verificationMethod as { publicKeyJwk: object; id: string }[];
+      const ours = selfResolve(did)!.verificationMethod;
       expect(ours[0]!.publicKeyJwk).toEqual(jwk.kty === 'OKP' ? { kty: 'OKP', crv: 'Ed25519', x: jwk.x } : { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y });
       expect(ours[0]!.id).toBe(theirs.id);
       // Only the spec's method: a proof naming any other id would not verify with outside resolvers.

@@ -1,0 +1,467 @@
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { LOCAL_TAA } from '../../infra/local/runtime';
+import { ALL_CONTRACTS } from '../../lib/openapi/all-contracts';
+import { ROUTES, type Route } from '../../lib/service/routes';
+import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
+import { startTestApi, type TestApi } from '../helpers/runtime';
+
+/**
+ * The OpenAPI document must not lie: every route of the route table is driven over HTTP as a client
+ * would, and every answer — success and error — is checked against what /openapi.json declares for that
+ * operation and status, with ajv (an independent JSON Schema 2020-12 validator), $refs resolved inside
+ * the served document itself.
+ */
+
+let api: TestApi;
+let rx: Receiver;
+let doc: any;
+let ajv: Ajv2020;
+
+const DOC_ID = 'openapi.json';
+const byId = new Map(ROUTES.map((r) => [r.operationId, r]));
+
+/** What was seen: every (operationId, status) answered, for the coverage checks at the end. */
+const observed: { operationId: string; status: number }[] = [];
+/** Disagreements between an answer and the document, reported after each test. */
+let lies: string[] = [];
+
+beforeAll(async () => {
+  [api, rx] = await Promise.all([startTestApi({ webhookRetryDelaysSeconds: [1, 1, 1], webhookTimeoutMs: 2000 }), startReceiver()]);
+  const res = await fetch(`${api.rt.url}/openapi.json`);
+  expect(res.status).toBe(200);
+  doc = await res.json();
+  ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  addFormats(ajv);
+  // The document's top-level members are not schema keywords: schemas are reached by JSON pointer.
+  ajv.addVocabulary(['openapi', 'info', 'servers', 'components', 'paths']);
+  ajv.addSchema({ ...doc, $id: DOC_ID });
+});
+afterAll(async () => {
+  await Promise.all([api?.rt.stop(), rx?.close()]);
+});
+afterEach(() => {
+  const found = [...new Set(lies)];
+  lies = [];
+  expect(found).toEqual([]);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Checking one answer against the document
+
+function pointer(...segments: string[]): string {
+  return `${DOC_ID}#/${segments.map((s) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')}`;
+}
+
+const validators = new Map<string, ValidateFunction>();
+function validatorAt(ref: string): ValidateFunction {
+  let v = validators.get(ref);
+  if (!v) {
+    v = ajv.getSchema(ref);
+    if (!v) throw new Error(`no schema at ${ref}`);
+    validators.set(ref, v);
+  }
+  return v;
+}
+
+interface MediaType {
+  readonly type: string;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+function mediaType(value: string): MediaType {
+  const [type, ...params] = value.split(';');
+  const entries = params
+    .map((p) => p.split('=').map((s) => s.trim()))
+    .filter(([k]) => k && k.toLowerCase() !== 'charset')
+    .map(([k, v]) => [k!.toLowerCase(), (v ?? '').replace(/^"(.*)"$/, '$1')]);
+  return { type: type!.trim().toLowerCase(), params: Object.fromEntries(entries) };
+}
+
+/** Same type and the same parameters (charset aside): a profile is part of what is declared. */
+function sameMediaType(declared: string, actual: string): boolean {
+  const d = mediaType(declared);
+  const a = mediaType(actual);
+  return d.type === a.type && JSON.stringify(Object.entries(d.params).sort()) === JSON.stringify(Object.entries(a.params).sort());
+}
+
+const isJson = (type: string) => /^application\/(?:[\w.+-]+\+)?json$/.test(mediaType(type).type);
+
+function conformance(route: Route, status: number, contentType: string, text: string): string | null {
+  const method = route.method.toLowerCase();
+  const op = doc.paths?.[route.path]?.[method];
+  if (!op) return 'the operation is not in the document';
+  const response = op.responses?.[String(status)];
+  if (!response) return `status ${status} is not declared (declared: ${Object.keys(op.responses ?? {}).join(', ')})`;
+  const declared = Object.keys(response.content ?? {});
+  const key = declared.find((k) => sameMediaType(k, contentType));
+  if (!key) return `${status} answered ${JSON.stringify(contentType)}, declared: ${declared.join(', ') || 'no content'}`;
+  let value: unknown = text;
+  if (isJson(key)) {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return `${status} ${key}: the body is not JSON`;
+    }
+  }
+  let validate: ValidateFunction;
+  try {
+    validate = validatorAt(pointer('paths', route.path, method, 'responses', String(status), 'content', key, 'schema'));
+  } catch (err) {
+    return `${status} ${key}: the declared schema does not compile: ${(err as Error).message}`;
+  }
+  if (!validate(value)) return `${status} ${key}: ${ajv.errorsText(validate.errors, { separator: '; ' })}; body: ${text.slice(0, 400)}`;
+  return null;
+}
+
+interface HitOptions {
+  readonly key?: string | null;
+  readonly body?: unknown;
+  readonly rawBody?: string;
+  readonly headers?: Record<string, string>;
+}
+
+interface Hit {
+  readonly status: number;
+  readonly body: any;
+  readonly text: string;
+  readonly headers: Headers;
+}
+
+function matchesTemplate(route: Route, path: string): boolean {
+  const pathname = path.split('?')[0]!;
+  const source = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+');
+  return new RegExp(`^${source}$`).test(pathname);
+}
+
+/** One request to an operation; the answer is checked against the document and must have one of `expected`. */
+async function hit(operationId: string, path: string, expected: number | readonly number[], opts: HitOptions = {}): Promise<Hit> {
+  const route = byId.get(operationId);
+  if (!route) throw new Error(`no route ${operationId}`);
+  if (!matchesTemplate(route, path)) throw new Error(`${path} is not ${route.path} (${operationId})`);
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key) headers['x-api-key'] = opts.key;
+  let body: string | undefined;
+  if (opts.rawBody !== undefined) body = opts.rawBody;
+  else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await fetch(`${api.rt.url}${path}`, { method: route.method, headers, body });
+  const text = await res.text();
+  observed.push({ operationId, status: res.status });
+  const lie = conformance(route, res.status, res.headers.get('content-type') ?? '', text);
+  if (lie) lies.push(`${operationId} (${route.method} ${path.slice(0, 120)}): ${lie}`);
+  const wanted = [expected].flat();
+  if (!wanted.includes(res.status)) throw new Error(`${operationId} ${route.method} ${path}: expected ${wanted.join(' or ')}, got ${res.status} ${text.slice(0, 300)}`);
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, body: parsed, text, headers: res.headers };
+}
+
+let walletCounter = 0;
+async function newWallet(label?: string) {
+  const name = `schema-${process.pid}-${++walletCounter}`;
+  const w = await hit('createSubwallet', '/api/subwallet/create', 200, { key: api.baseKey, body: label ? { wallet_name: name, label } : { wallet_name: name } });
+  const k = await hit('createApiKey', '/api/apikey/create', 200, { key: api.baseKey, body: { wallet_id: String(w.body.wallet_id), roles: ['admin'] } });
+  return { walletId: w.body.wallet_id as number, token: w.body.token as string, apiKey: k.body.api_key as string, keyId: k.body.key_id as string, name };
+}
+
+const UNKNOWN_DELIVERY = 'dlv_01KAAAAAAAAAAAAAAAAAAAAAAA_0123abcd';
+const A_DID_KEY = 'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp';
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+describe('tenancy', () => {
+  test('subwallets', async () => {
+    const created = await hit('createSubwallet', '/api/subwallet/create', 200, { key: api.baseKey, body: { wallet_name: 'schema-acme', label: 'Acme' } });
+    await hit('createSubwallet', '/api/subwallet/create', 409, { key: api.baseKey, body: { wallet_name: 'schema-acme' } });
+    await hit('createSubwallet', '/api/subwallet/create', 400, { key: api.baseKey, body: { label: 'no name' } });
+    await hit('createSubwallet', '/api/subwallet/create', 400, { key: api.baseKey, rawBody: '{"wallet_name": ' });
+    await hit('createSubwallet', '/api/subwallet/create', 413, { key: api.baseKey, body: { wallet_name: 'x'.repeat(70 * 1024) } });
+    await hit('listSubwallets', '/api/subwallets', 200, { key: api.baseKey });
+    await hit('getSubwallet', `/api/subwallets/${created.body.wallet_id}`, 200, { key: api.baseKey });
+    await hit('getSubwallet', '/api/subwallets/999999', 404, { key: api.baseKey });
+    await hit('getSubwallet', '/api/subwallets/abc', 400, { key: api.baseKey });
+  });
+
+  test('API keys, as the super-admin and as the wallet', async () => {
+    const w = await newWallet('Keys');
+    const expiresAt = new Date(Date.now() + 86400_000).toISOString();
+    const named = await hit('createApiKey', '/api/apikey/create', 200, {
+      key: api.baseKey,
+      body: { wallet_id: w.walletId, roles: ['admin'], name: 'ci', expires_at: expiresAt },
+    });
+    await hit('createApiKey', '/api/apikey/create', 200, { key: api.baseKey, body: { wallet_id: w.walletId, roles: ['admin'], name: 'forever', expires_at: null } });
+    await hit('createApiKey', '/api/apikey/create', 409, { key: api.baseKey, body: { wallet_id: w.walletId, roles: ['admin'], name: 'ci' } });
+    await hit('createApiKey', '/api/apikey/create', 404, { key: api.baseKey, body: { wallet_id: '987654', roles: ['admin'] } });
+    await hit('createApiKey', '/api/apikey/create', 400, { key: api.baseKey, body: { wallet_id: w.walletId, roles: ['root'] } });
+    await hit('createApiKey', '/api/apikey/create', 400, {
+      key: api.baseKey,
+      body: { wallet_id: w.walletId, roles: ['admin'], expires_at: '2001-01-01T00:00:00Z' },
+    });
+
+    await hit('getOwnWallet', '/api/v1/wallet', 200, { key: w.apiKey });
+    await hit('getOwnWallet', '/api/v1/wallet', 200, { key: w.token });
+    await hit('listOwnApiKeys', '/api/v1/apikeys', 200, { key: w.apiKey });
+    await hit('getOwnApiKey', `/api/v1/apikeys/${named.body.key_id}`, 200, { key: w.apiKey });
+    await hit('getOwnApiKey', '/api/v1/apikeys/no-such-key', 404, { key: w.apiKey });
+    await hit('getOwnApiKey', `/api/v1/apikeys/${'k'.repeat(65)}`, 400, { key: w.apiKey });
+
+    // A wallet revokes its own leaked key; the revoked key is refused, and still listed as revoked.
+    await hit('revokeOwnApiKey', `/api/v1/apikeys/${named.body.key_id}/revoke`, 200, { key: w.apiKey });
+    await hit('revokeOwnApiKey', `/api/v1/apikeys/${named.body.key_id}/revoke`, 200, { key: w.apiKey });
+    await hit('revokeOwnApiKey', '/api/v1/apikeys/no-such-key/revoke', 404, { key: w.apiKey });
+    await hit('revokeOwnApiKey', `/api/v1/apikeys/${'k'.repeat(65)}/revoke`, 400, { key: w.apiKey });
+    await hit('getOwnWallet', '/api/v1/wallet', 401, { key: named.body.api_key });
+    await hit('listOwnApiKeys', '/api/v1/apikeys', 200, { key: w.apiKey });
+
+    // The super-admin revokes by key_id (kept, revoked) and by name (deleted).
+    const other = await hit('createApiKey', '/api/apikey/create', 200, { key: api.baseKey, body: { wallet_id: String(w.walletId), roles: ['admin'], name: 'temp' } });
+    await hit('revokeApiKey', '/api/apikey/revoke', 200, { key: api.baseKey, body: { wallet_id: String(w.walletId), key_id: w.keyId } });
+    await hit('revokeApiKey', '/api/apikey/revoke', 200, { key: api.baseKey, body: { wallet_id: w.walletId, name: 'temp' } });
+    await hit('revokeApiKey', '/api/apikey/revoke', 404, { key: api.baseKey, body: { wallet_id: w.walletId, name: 'temp' } });
+    await hit('revokeApiKey', '/api/apikey/revoke', 404, { key: api.baseKey, body: { wallet_id: w.walletId, key_id: 'no-such-key' } });
+    await hit('revokeApiKey', '/api/apikey/revoke', 400, { key: api.baseKey, body: { wallet_id: w.walletId, name: 'x', key_id: 'y' } });
+    await hit('getOwnWallet', '/api/v1/wallet', 401, { key: other.body.api_key });
+    await hit('getOwnApiKey', `/api/v1/apikeys/${w.keyId}`, 200, { key: w.token });
+
+    // An expired key: 401.
+    const short = await hit('createApiKey', '/api/apikey/create', 200, {
+      key: api.baseKey,
+      body: { wallet_id: w.walletId, roles: ['admin'], expires_at: new Date(Date.now() + 1000).toISOString() },
+    });
+    await new Promise((r) => setTimeout(r, 1200));
+    await hit('listOwnApiKeys', '/api/v1/apikeys', 401, { key: short.body.api_key });
+    await hit('listOwnApiKeys', '/api/v1/apikeys', 200, { key: w.token });
+  });
+});
+
+describe('webhooks', () => {
+  async function settled(key: string, eventId: string, url: string) {
+    return eventually(
+      async () => {
+        const list = await hit('listWebhookDeliveries', `/api/v1/webhook-deliveries?event_id=${eventId}`, 200, { key });
+        const d = (list.body as any[]).find((x) => x.url === url);
+        return d && !['pending', 'retrying'].includes(d.status) ? d : undefined;
+      },
+      20000,
+      `delivery of ${eventId} to ${url}`,
+    );
+  }
+
+  test('targets, ping, deliveries and their attempts, redelivery', async () => {
+    const w = await newWallet();
+    const ok = `${rx.url}/schema-ok`;
+    const gone = `${rx.url}/schema-gone`;
+    const closed = 'http://127.0.0.1:1/closed';
+    rx.on('/schema-gone', 410);
+
+    await hit('getWebhookTargetUrls', '/api/v1/settings/webhook-target-urls', 200, { key: w.apiKey });
+    await hit('pingWebhookTargets', '/api/v1/settings/webhook-target-urls/ping', 409, { key: w.apiKey });
+    await hit('putWebhookTargetUrls', '/api/v1/settings/webhook-target-urls', 400, { key: w.apiKey, body: { urls: ['ftp://example.com/in'] } });
+    await hit('putWebhookTargetUrls', '/api/v1/settings/webhook-target-urls', 400, { key: w.apiKey, rawBody: '{"urls": [' });
+    await hit('putWebhookTargetUrls', '/api/v1/settings/webhook-target-urls', 413, { key: w.apiKey, body: { urls: ['x'.repeat(70 * 1024)] } });
+    await hit('putWebhookTargetUrls', '/api/v1/settings/webhook-target-urls', 200, { key: w.apiKey, body: { urls: [ok, gone, closed] } });
+    await hit('getWebhookTargetUrls', '/api/v1/settings/webhook-target-urls', 200, { key: w.apiKey });
+    await hit('listWebhookTargets', '/api/v1/settings/webhook-targets', 200, { key: w.apiKey });
+
+    const event = (await hit('pingWebhookTargets', '/api/v1/settings/webhook-target-urls/ping', 202, { key: w.apiKey })).body.event;
+    // While the closed port's delivery is retrying it has a next attempt time.
+    await eventually(async () => {
+      const list = await hit('listWebhookDeliveries', `/api/v1/webhook-deliveries?event_id=${event.id}`, 200, { key: w.apiKey });
+      return (list.body as any[]).some((d) => d.url === closed && d.status === 'retrying') ? true : undefined;
+    });
+    const delivered = await settled(w.apiKey, event.id, ok);
+    const refused = await settled(w.apiKey, event.id, gone);
+    const failed = await settled(w.apiKey, event.id, closed);
+    expect([delivered.status, refused.status, failed.status]).toEqual(['delivered', 'failed', 'failed']);
+    await hit('listWebhookTargets', '/api/v1/settings/webhook-targets', 200, { key: w.apiKey });
+
+    await hit('listWebhookDeliveries', '/api/v1/webhook-deliveries', 200, { key: w.apiKey });
+    await hit('listWebhookDeliveries', '/api/v1/webhook-deliveries?limit=1&status=failed', 200, { key: w.apiKey });
+    await hit('listWebhookDeliveries', '/api/v1/webhook-deliveries?limit=0', 400, { key: w.apiKey });
+    await hit('listWebhookDeliveries', '/api/v1/webhook-deliveries?status=nope', 400, { key: w.apiKey });
+    for (const d of [delivered, refused, failed]) await hit('getWebhookDelivery', `/api/v1/webhook-deliveries/${d.delivery_id}`, 200, { key: w.apiKey });
+    await hit('getWebhookDelivery', `/api/v1/webhook-deliveries/${UNKNOWN_DELIVERY}`, 404, { key: w.apiKey });
+    await hit('getWebhookDelivery', '/api/v1/webhook-deliveries/nope', 400, { key: w.apiKey });
+
+    const again = await hit('redeliverWebhook', `/api/v1/webhook-deliveries/${delivered.delivery_id}/redeliver`, 202, { key: w.apiKey });
+    await hit('redeliverWebhook', `/api/v1/webhook-deliveries/${refused.delivery_id}/redeliver`, 409, { key: w.apiKey }); // its target is disabled
+    await hit('redeliverWebhook', `/api/v1/webhook-deliveries/${UNKNOWN_DELIVERY}/redeliver`, 404, { key: w.apiKey });
+    await hit('redeliverWebhook', '/api/v1/webhook-deliveries/nope/redeliver', 400, { key: w.apiKey });
+    const redelivered = await settled(w.apiKey, event.id, ok);
+    await hit('getWebhookDelivery', `/api/v1/webhook-deliveries/${again.body.delivery_id}`, 200, { key: w.apiKey });
+    expect(redelivered.status).toBe('delivered');
+
+    await hit('putWebhookTargetUrls', '/api/v1/settings/webhook-target-urls', 200, { key: w.apiKey, body: {} });
+  });
+
+  test('signing secret and its rotation', async () => {
+    const w = await newWallet();
+    await hit('getWebhookSecret', '/api/v1/settings/webhook-secret', 200, { key: w.apiKey });
+    await hit('rotateWebhookSecret', '/api/v1/settings/webhook-secret/rotate', 200, { key: w.apiKey, body: { grace_period_seconds: 3600 } });
+    await hit('getWebhookSecret', '/api/v1/settings/webhook-secret', 200, { key: w.apiKey });
+    await hit('rotateWebhookSecret', '/api/v1/settings/webhook-secret/rotate', 200, { key: w.apiKey });
+    await hit('rotateWebhookSecret', '/api/v1/settings/webhook-secret/rotate', 200, { key: w.apiKey, body: { grace_period_seconds: 0 } });
+    await hit('rotateWebhookSecret', '/api/v1/settings/webhook-secret/rotate', 400, { key: w.apiKey, body: { grace_period_seconds: -1 } });
+    await hit('rotateWebhookSecret', '/api/v1/settings/webhook-secret/rotate', 400, { key: w.apiKey, rawBody: 'not json' });
+  });
+});
+
+describe('DIDs, the TAA and resolution', () => {
+  test('create, list, read, publish, resolve, deactivate', async () => {
+    const w = await newWallet();
+    const key = w.apiKey;
+    const sov = (await hit('createDid', '/api/v1/create-did', 200, { key })).body.did;
+    await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'key', options: { key_type: 'p256' } } });
+    await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'jwk' } });
+    const web = (await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'web', options: { key_type: 'p256' } } })).body.did;
+    const web2 = (await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'web' } })).body.did;
+    await hit('createDid', '/api/v1/create-did', 400, { key, body: { method: 'sov', options: { key_type: 'p256' } } });
+    await hit('createDid', '/api/v1/create-did', 400, { key, body: { method: 'ethr' } });
+    await hit('createIndyDid', '/api/v1/did/indy', 200, { key });
+    await hit('createIndyDid', '/api/v1/did/indy', 400, { key, body: { seed: '000000000000000000000000Steward1' } });
+
+    await hit('listDids', '/api/v1/dids', 200, { key });
+    await hit('listDids', '/api/v1/dids?method=web', 200, { key });
+    await hit('listDids', '/api/v1/dids?method=ethr', 400, { key });
+    await hit('getDid', `/api/v1/dids/${sov.did}`, 200, { key });
+    await hit('getDid', `/api/v1/dids/${encodeURIComponent(web.did)}`, 200, { key });
+    await hit('getDid', '/api/v1/dids/did:sov:NotARealDidAtAll12345', 404, { key });
+    await hit('getDid', '/api/v1/dids/nope', 400, { key });
+    await hit('getPublicDid', '/api/v1/public-did', 200, { key });
+
+    // Publishing needs the agreement accepted.
+    await hit('setPublicDid', `/api/v1/set-public-did?DID=${sov.did}`, 409, { key });
+    await hit('setPublicDid', '/api/v1/set-public-did', 400, { key });
+    await hit('setPublicDid', '/api/v1/set-public-did?DID=did:sov:NotARealDidAtAll12345', 404, { key });
+    const taa = (await hit('fetchTaa', '/api/v1/fetch-taa', 200, { key })).body.taa;
+    await hit('acceptTaa', '/api/v1/accept-taa', 400, { key, body: { mechanism: 'telepathy' } });
+    await hit('acceptTaa', '/api/v1/accept-taa', 400, { key, body: { mechanism: 'on_file', version: '0.9' } });
+    await hit('acceptTaa', '/api/v1/accept-taa', 400, { key, body: {} });
+    const mechanism = Object.keys(taa.aml_record.aml)[0]!;
+    await hit('acceptTaa', '/api/v1/accept-taa', 200, { key, body: { mechanism, text: taa.taa_record.text, version: taa.taa_record.version } });
+    expect(taa.taa_record.version).toBe(LOCAL_TAA.version);
+    await hit('fetchTaa', '/api/v1/fetch-taa', 200, { key });
+
+    await hit('setPublicDid', `/api/v1/set-public-did?DID=${sov.did}`, 200, { key });
+    await hit('setPublicDid', `/api/v1/set-public-did?DID=${sov.did}`, 200, { key });
+    await hit('getPublicDid', '/api/v1/public-did', 200, { key });
+
+    // Resolution, in every representation the resolver negotiates.
+    const sovPath = `/1.0/identifiers/did:sov:${sov.did}`;
+    await hit('resolveDid', sovPath, 200);
+    await hit('resolveDid', `/1.0/identifiers/${sov.did}`, 200, { headers: { accept: 'application/json' } });
+    await hit('resolveDid', sovPath, 200, { headers: { accept: 'application/ld+json;profile="https://w3id.org/did-resolution"' } });
+    await hit('resolveDid', sovPath, 200, { headers: { accept: 'application/did+json' } });
+    await hit('resolveDid', sovPath, 200, { headers: { accept: 'application/did+ld+json, application/json;q=0.5' } });
+    await hit('resolveDid', `/1.0/identifiers/${A_DID_KEY}`, 200);
+    await hit('resolveDid', '/1.0/identifiers/did:sov:NotARealDidAtAll12345', 404);
+    await hit('resolveDid', '/1.0/identifiers/did:sov:NotARealDidAtAll12345', 404, { headers: { accept: 'application/did+json' } });
+    await hit('resolveDid', '/1.0/identifiers/not-a-did', 400);
+    await hit('resolveDid', `/1.0/identifiers/did:x:${'a'.repeat(8200)}`, 400);
+    await hit('resolveDid', '/1.0/identifiers/did:key:%E0%A4%A', 400);
+
+    // did:web: served at its own path once public.
+    const webId = (d: { did: string }) => d.did.split(':').pop()!;
+    await hit('getDidWebDocument', `/dids/${webId(web)}/did.json`, 404);
+    await hit('setPublicDid', `/api/v1/set-public-did?DID=${encodeURIComponent(web.did)}`, 200, { key });
+    await hit('getDidWebDocument', `/dids/${webId(web)}/did.json`, 200);
+    await hit('getDidWebDocument', '/dids/0OIl/did.json', 400);
+
+    // Deactivation: not the public DID; a posted (earlier public) one resolves as gone afterwards.
+    await hit('deactivateDid', `/api/v1/dids/${encodeURIComponent(web.did)}/deactivate`, 409, { key });
+    await hit('deactivateDid', '/api/v1/dids/did:sov:NotARealDidAtAll12345/deactivate', 404, { key });
+    await hit('deactivateDid', '/api/v1/dids/nope/deactivate', 400, { key });
+    await hit('deactivateDid', `/api/v1/dids/${sov.did}/deactivate`, 200, { key });
+    await hit('deactivateDid', `/api/v1/dids/${sov.did}/deactivate`, 200, { key });
+    await hit('getDid', `/api/v1/dids/${sov.did}`, 200, { key });
+    await hit('setPublicDid', `/api/v1/set-public-did?DID=${sov.did}`, 409, { key });
+    await hit('resolveDid', sovPath, 410);
+    await hit('resolveDid', sovPath, 410, { headers: { accept: 'application/did+json' } });
+    await hit('setPublicDid', `/api/v1/set-public-did?DID=${encodeURIComponent(web2.did)}`, 200, { key });
+    await hit('deactivateDid', `/api/v1/dids/${encodeURIComponent(web.did)}/deactivate`, 200, { key });
+    await hit('getDidWebDocument', `/dids/${webId(web)}/did.json`, 410);
+    await hit('listDids', '/api/v1/dids', 200, { key });
+  });
+
+  test('DID creation is rate limited per wallet', async () => {
+    const w = await newWallet();
+    let status = 200;
+    // 10 a minute: more tries than that in case the loop crosses a minute boundary.
+    for (let i = 0; i < 25 && status === 200; i++) {
+      const op = i % 2 ? 'createIndyDid' : 'createDid';
+      status = (await hit(op, op === 'createDid' ? '/api/v1/create-did' : '/api/v1/did/indy', [200, 429], { key: w.apiKey })).status;
+    }
+    expect(status).toBe(429);
+  });
+});
+
+describe('meta', () => {
+  test('the document, the reference page and its files', async () => {
+    await hit('getOpenApi', '/openapi.json', 200);
+    await hit('getDocsPage', '/docs', 200);
+    for (const asset of ['swagger-ui-bundle.js', 'swagger-ui.css', 'docs-init.js']) await hit('getDocsAsset', `/docs/${asset}`, 200);
+    await hit('getDocsAsset', '/docs/package.json', 404);
+    await hit('getDocsAsset', `/docs/${'a'.repeat(101)}.js`, 400);
+  });
+
+  test('public routes are throttled too (429)', async () => {
+    const statuses = await Promise.all(Array.from({ length: 100 }, () => hit('getDocsPage', '/docs', [200, 429]).then((r) => r.status)));
+    expect(statuses).toContain(429);
+  });
+});
+
+describe('credentials', () => {
+  const PARAMS: Record<string, string> = { wallet_id: '1', key_id: 'k1', delivery_id: UNKNOWN_DELIVERY, did: A_DID_KEY, id: 'NotARealDidAtAll12345', asset: 'x.js' };
+  const concrete = (r: Route) => r.path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(PARAMS[name] ?? 'x'));
+
+  test('every protected route: no key and an unknown key 401, the wrong kind of key 403', async () => {
+    const w = await newWallet();
+    for (const route of ROUTES.filter((r) => r.auth !== 'public')) {
+      await hit(route.operationId, concrete(route), 401);
+      await hit(route.operationId, concrete(route), 401, { key: 'cisk_NotARealKey' });
+      await hit(route.operationId, concrete(route), 403, { key: route.auth === 'superadmin' ? w.apiKey : api.baseKey });
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Coverage: a route added later without a scenario fails here.
+
+describe('coverage', () => {
+  const successOf = (operationId: string) => ALL_CONTRACTS[operationId]!.status ?? 200;
+  // Routes with no request a client can get wrong.
+  const NO_NATURAL_4XX = new Set(['getOpenApi', 'getDocsPage']);
+
+  test('every route of the table was answered with its success status', () => {
+    const expected = ROUTES.map((r) => `${r.operationId} ${successOf(r.operationId)}`).sort();
+    const seen = [...new Set(observed.filter((o) => o.status >= 200 && o.status < 300).map((o) => `${o.operationId} ${o.status}`))].sort();
+    expect(seen).toEqual(expected);
+  });
+
+  test('every status observed is declared for its operation', () => {
+    const undeclared = observed.filter((o) => {
+      const route = byId.get(o.operationId)!;
+      return !(String(o.status) in doc.paths[route.path][route.method.toLowerCase()].responses);
+    });
+    expect([...new Set(undeclared.map((o) => `${o.operationId} ${o.status}`))]).toEqual([]);
+  });
+
+  test('the document declares exactly that success status for every operation', () => {
+    const declared = ROUTES.map((r) => {
+      const codes = Object.keys(doc.paths[r.path][r.method.toLowerCase()].responses).filter((s) => s.startsWith('2'));
+      return `${r.operationId} ${codes.join(',')}`;
+    });
+    expect(declared).toEqual(ROUTES.map((r) => `${r.operationId} ${successOf(r.operationId)}`));
+  });
+
+  test('every route with something to get wrong was driven into a 4xx', () => {
+    const with4xx = new Set(observed.filter((o) => o.status >= 400 && o.status < 500).map((o) => o.operationId));
+    expect(ROUTES.filter((r) => !NO_NATURAL_4XX.has(r.operationId) && !with4xx.has(r.operationId)).map((r) => r.operationId)).toEqual([]);
+  });
+});

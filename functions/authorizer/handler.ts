@@ -6,8 +6,9 @@ import { principalToContext, wholeStageResource } from '../../lib/http/caller';
 import { Authenticator } from '../../lib/tenancy/authenticate';
 import { platformUsageKey, walletUsageKey } from '../../lib/service/usage-keys';
 import { buildDeps, createLogger } from '../shared/deps';
+import { macSecrets } from '../shared/secrets';
 
-const deps = buildDeps('authorizer');
+const deps = buildDeps('authorizer', { secrets: macSecrets });
 const logger = createLogger(deps.config.serviceName);
 const metrics = serviceMetrics(deps.config.serviceName);
 const authenticator = new Authenticator(deps.store, deps.secrets);

@@ -1,8 +1,9 @@
 import type { Context } from 'aws-lambda';
 import { BaseKeys } from '../../lib/tenancy/base-key';
 import { buildDeps, createLogger } from '../shared/deps';
+import { macSecrets } from '../shared/secrets';
 
-const deps = buildDeps('bootstrap');
+const deps = buildDeps('bootstrap', { secrets: macSecrets });
 const logger = createLogger(deps.config.serviceName);
 const baseKeys = new BaseKeys(deps.store, deps.secrets);
 

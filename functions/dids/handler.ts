@@ -4,9 +4,10 @@ import { DidService } from '../../lib/dids/service';
 import { createGroupHandler } from '../../lib/http/router';
 import { TaaService } from '../../lib/taa/service';
 import { buildDeps, createLogger } from '../shared/deps';
+import { walletSessions } from '../shared/sessions';
 import { buildKeyManager } from '../shared/issuer-keys';
 
-const deps = buildDeps('dids');
+const deps = buildDeps('dids', { sessions: walletSessions });
 const { config } = deps;
 const dids = new DidService({
   store: deps.store,

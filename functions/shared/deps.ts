@@ -1,24 +1,22 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { KMSClient } from '@aws-sdk/client-kms';
-import { STSClient } from '@aws-sdk/client-sts';
-import { guardDynamoDb, guardSecrets } from '../../lib/adapters/access-guard';
+import { guardDynamoDb } from '../../lib/adapters/access-guard';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
-import { KmsSecretDeriver } from '../../lib/adapters/kms-secret-deriver';
-import { ClientsByWallet, WalletSessions } from '../../lib/adapters/wallet-sessions';
+import { ClientsByWallet, type WalletSessions } from '../../lib/adapters/wallet-sessions';
 import { loadConfig, type Config } from '../../lib/config';
 import { OutboxPublisher, type EventPublisher } from '../../lib/events/publisher';
 import { createLogger } from '../../lib/logging/logger';
-import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
-import { cachingDeriver, type SecretDeriver } from '../../lib/secrets/port';
+import type { SecretDeriver } from '../../lib/secrets/port';
 import { FUNCTION_ACCESS, type FunctionName } from '../../lib/service/access';
 import { sessionWallet } from '../../lib/store/session';
 import type { ItemStore } from '../../lib/store/port';
 
 /**
- * What every function builds once per cold start: its store, secrets and event publisher, with the
- * credentials its declaration (lib/service/access.ts) gives it. Deployed, a wallet's session is the
- * function's tenant role assumed with the wallet's tag; in the local runtime (`KEY_BACKEND=local`)
- * every call instead passes the access guard, which refuses what the declaration does not allow.
+ * What every function builds once per cold start: its store and event publisher, plus — only where its
+ * declaration (lib/service/access.ts) says it needs them — MAC-derived secrets and wallet sessions,
+ * passed in by the handler so that a function bundles only the clients it uses. Deployed, a wallet's
+ * session is the function's tenant role assumed with the wallet's tag; in the local runtime
+ * (`KEY_BACKEND=local`) every call instead passes the access guard, which refuses what the declaration
+ * does not allow.
  */
 export interface Deps {
   readonly fn: FunctionName;
@@ -30,16 +28,26 @@ export interface Deps {
   readonly sessions: WalletSessions | null;
 }
 
-/** The tenant role's sessions, when the function has one and runs in AWS. */
-function walletSessions(fn: FunctionName, config: Config): WalletSessions | null {
-  if (config.keyBackend === 'local' || !FUNCTION_ACCESS[fn].tenant) return null;
-  if (!config.tenantRoleArn) throw new Error(`${fn}: TENANT_ROLE_ARN is not set`);
-  return new WalletSessions(new STSClient({}), config.tenantRoleArn, fn);
+export interface Wiring {
+  /** functions/shared/secrets.ts: for functions that declare `mac`. */
+  readonly secrets?: (fn: FunctionName, config: Config) => SecretDeriver;
+  /** functions/shared/sessions.ts: for functions that declare `tenant` grants. */
+  readonly sessions?: (fn: FunctionName, config: Config) => WalletSessions | null;
 }
 
-export function buildDeps(fn: FunctionName, config: Config = loadConfig()): Deps {
+const undeclaredSecrets: SecretDeriver = {
+  derive: async () => {
+    throw new Error('this function declares no MAC use (lib/service/access.ts)');
+  },
+};
+
+export function buildDeps(fn: FunctionName, wiring: Wiring = {}, config: Config = loadConfig()): Deps {
+  const access = FUNCTION_ACCESS[fn];
+  // The wiring follows the declaration: a mismatch is a start-up error, not a late surprise.
+  if (Boolean(access.shared?.mac) !== Boolean(wiring.secrets)) throw new Error(`${fn}: secrets wiring does not match its declared MAC use`);
+  if (Boolean(access.tenant) !== Boolean(wiring.sessions)) throw new Error(`${fn}: sessions wiring does not match its declared tenant grants`);
   const local = config.keyBackend === 'local';
-  const sessions = walletSessions(fn, config);
+  const sessions = wiring.sessions?.(fn, config) ?? null;
   const base = new DynamoDBClient({});
   const dynamo = new ClientsByWallet<DynamoDBClient>((wallet) => {
     let client = base;
@@ -50,11 +58,7 @@ export function buildDeps(fn: FunctionName, config: Config = loadConfig()): Deps
     return local ? guardDynamoDb(client, { fn, wallet }) : client;
   });
   const store = new DynamoDbStore(() => dynamo.get(sessionWallet()), config.tableName);
-  const secrets = cachingDeriver(
-    config.keyBackend === 'kms'
-      ? new KmsSecretDeriver(new KMSClient({}), config.macKmsKeyId)
-      : guardSecrets(new LocalSecretDeriver(config.localMasterKey), { fn, wallet: null }),
-  );
+  const secrets = wiring.secrets?.(fn, config) ?? undeclaredSecrets;
   return { fn, config, store, secrets, events: new OutboxPublisher(store), sessions };
 }
 

@@ -3,8 +3,9 @@ import { taaContracts } from '../../lib/taa/contract';
 import { taaOperations } from '../../lib/taa/operations';
 import { TaaService } from '../../lib/taa/service';
 import { buildDeps, createLogger } from '../shared/deps';
+import { walletSessions } from '../shared/sessions';
 
-const deps = buildDeps('taa');
+const deps = buildDeps('taa', { sessions: walletSessions });
 
 export const handler = createGroupHandler({
   group: 'taa',

@@ -8,8 +8,10 @@ import { tenancyOperations } from '../../lib/tenancy/operations';
 import { TenancyService } from '../../lib/tenancy/service';
 import type { UsageKeys } from '../../lib/service/usage-keys';
 import { buildDeps, createLogger } from '../shared/deps';
+import { macSecrets } from '../shared/secrets';
+import { walletSessions } from '../shared/sessions';
 
-const deps = buildDeps('tenancy');
+const deps = buildDeps('tenancy', { secrets: macSecrets, sessions: walletSessions });
 const { config } = deps;
 
 function usageKeys(): UsageKeys {

@@ -3,8 +3,10 @@ import { webhookContracts } from '../../lib/webhooks/contract';
 import { webhookOperations } from '../../lib/webhooks/operations';
 import { WebhookService } from '../../lib/webhooks/service';
 import { buildDeps, createLogger } from '../shared/deps';
+import { macSecrets } from '../shared/secrets';
+import { walletSessions } from '../shared/sessions';
 
-const deps = buildDeps('webhooks');
+const deps = buildDeps('webhooks', { secrets: macSecrets, sessions: walletSessions });
 
 export const handler = createGroupHandler({
   group: 'webhooks',

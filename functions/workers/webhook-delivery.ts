@@ -5,7 +5,10 @@ import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { parseJob } from '../../lib/webhooks/records';
 import { buildDeps, createLogger } from '../shared/deps';
-import { buildDispatcher, type WebhookOverrides } from '../shared/webhook-dispatcher';
+import { macSecrets } from '../shared/secrets';
+import { walletSessions } from '../shared/sessions';
+import { buildDispatcher } from '../shared/webhook-dispatcher';
+import { webhookTransport, type WebhookOverrides } from '../shared/webhook-transport';
 
 /**
  * The webhook worker: each SQS message is one attempt of one delivery, run in its wallet's session.
@@ -14,10 +17,10 @@ import { buildDispatcher, type WebhookOverrides } from '../shared/webhook-dispat
  * after 5 receives.
  */
 export function createHandler(overrides: WebhookOverrides = {}) {
-  const deps = buildDeps('webhook-delivery');
+  const deps = buildDeps('webhook-delivery', { secrets: macSecrets, sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
   const metrics = serviceMetrics(deps.config.serviceName);
-  const dispatcher = buildDispatcher(deps, logger, overrides, metrics);
+  const dispatcher = buildDispatcher(deps, logger, { transport: webhookTransport(deps, overrides), metrics });
   const processor = new BatchProcessor(EventType.SQS);
 
   const record = async (r: SQSRecord) => {

@@ -5,7 +5,8 @@ import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { jobFromOutboxItem } from '../../lib/webhooks/records';
 import { buildDeps, createLogger } from '../shared/deps';
-import { buildDispatcher, type WebhookOverrides } from '../shared/webhook-dispatcher';
+import { walletSessions } from '../shared/sessions';
+import { buildDispatcher } from '../shared/webhook-dispatcher';
 
 /**
  * The outbox relay: the table's stream (filtered to new outbox items) → one delivery per active
@@ -13,10 +14,10 @@ import { buildDispatcher, type WebhookOverrides } from '../shared/webhook-dispat
  * they are. Each record is handled in its wallet's session. The first failed record is reported and
  * nothing after it runs, so Lambda retries from it; both paths are idempotent.
  */
-export function createHandler(overrides: WebhookOverrides = {}) {
-  const deps = buildDeps('webhook-relay');
+export function createHandler() {
+  const deps = buildDeps('webhook-relay', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
-  const dispatcher = buildDispatcher(deps, logger, overrides);
+  const dispatcher = buildDispatcher(deps, logger);
 
   const relay = async (r: DynamoDBRecord) => {
     const item = newImageOf(r);

@@ -286,7 +286,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 
     // The event plumbing as deployed: table stream -> relay -> webhook queue -> delivery worker.
     const overrides = opts.webhookResolver ? { resolver: opts.webhookResolver } : {};
-    const relay = ((await import('../../functions/workers/webhook-relay')) as { createHandler: (o: object) => StreamWorker }).createHandler(overrides);
+    const relay = ((await import('../../functions/workers/webhook-relay')) as { createHandler: () => StreamWorker }).createHandler();
     const delivery = ((await import('../../functions/workers/webhook-delivery')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
@@ -316,7 +316,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     if (opts.baseApiKey) {
       const { BaseKeys } = await import('../../lib/tenancy/base-key');
       const { buildDeps } = await import('../../functions/shared/deps');
-      const deps = buildDeps('bootstrap');
+      const { macSecrets } = await import('../../functions/shared/secrets');
+      const deps = buildDeps('bootstrap', { secrets: macSecrets });
       await new BaseKeys(deps.store, deps.secrets).install(opts.baseApiKey);
       baseApiKey = opts.baseApiKey;
     } else {

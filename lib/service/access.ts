@@ -94,9 +94,15 @@ export function walletPartitionPatterns(walletId: string): [string, string] {
   return [`W#${walletId}`, `W#${walletId}#*`];
 }
 
+const compiled = new Map<string, RegExp>();
+
 /** IAM StringLike semantics for the patterns used here: `*` matches any run of characters. */
 export function likeMatches(pattern: string, value: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+  let re = compiled.get(pattern);
+  if (!re) {
+    re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+    if (compiled.size < 10_000) compiled.set(pattern, re);
+  }
   return re.test(value);
 }
 

@@ -25,7 +25,8 @@ export interface DispatcherDeps {
   readonly store: ItemStore;
   readonly secrets: SecretDeriver;
   readonly queue: JobQueue;
-  readonly transport: WebhookTransport;
+  /** Only the worker sends requests; the relay fans out and queues. */
+  readonly transport?: WebhookTransport;
   /** Delays (s) before retries 1..n. */
   readonly retryDelaysSeconds: readonly number[];
   readonly timeoutMs: number;
@@ -173,6 +174,7 @@ export class WebhookDispatcher {
     const body = serializeEvent(event);
     const timestamp = Math.floor(now.getTime() / 1000);
     const signature = signatureHeader(await signingKeys(this.deps.secrets, scope.walletId, settings, now), event.id, timestamp, body);
+    if (!this.deps.transport) throw new Error('this dispatcher has no transport: only the delivery worker runs jobs');
     const result = await this.deps.transport.post({
       url: delivery.url,
       body,

@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
+import { BUNDLE_ALIASES } from '../../infra/constructs/service-function';
 
 const RUNS = Number(process.env.BENCH_BUNDLE_RUNS ?? '21');
 const NODE = join(REPO_ROOT, 'node_modules', '.bin', 'node');
@@ -101,7 +102,8 @@ function synthesize(outdir: string): Fn[] {
     fns.push({
       name,
       dir,
-      actions: actionsOfRole(p.Role['Fn::GetAtt'][0]),
+      // Its own role's grants and its tenant role's (the wallet sessions').
+      actions: new Set([...actionsOfRole(p.Role['Fn::GetAtt'][0]), ...(p.Environment?.Variables?.TENANT_ROLE_ARN ? actionsOfRole(p.Environment.Variables.TENANT_ROLE_ARN['Fn::GetAtt'][0]) : [])]),
       entry: entryOf(name),
       // What Lambda itself sets (docs: "Defined runtime environment variables"), then the function's own.
       env: {
@@ -178,7 +180,7 @@ function probe(bundle: string | undefined, env: Record<string, string>, cwd: str
  */
 const ADAPTERS: { module: string; usedBy: (fn: Fn) => boolean; why: string }[] = [
   { module: 'lib/adapters/kms-secret-deriver.ts', usedBy: (fn) => fn.actions.has('kms:GenerateMac'), why: 'no kms:GenerateMac grant' },
-  { module: 'lib/adapters/kms-key-manager.ts', usedBy: (fn) => fn.actions.has('kms:Sign'), why: 'no kms:Sign grant' },
+  { module: 'lib/adapters/kms-key-manager.ts', usedBy: (fn) => fn.actions.has('kms:GetPublicKey'), why: 'no issuer-key grant' },
   { module: 'lib/adapters/sqs-job-queue.ts', usedBy: (fn) => fn.actions.has('sqs:SendMessage'), why: 'no sqs:SendMessage grant' },
   { module: 'lib/secrets/local-secret-deriver.ts', usedBy: (fn) => fn.env.KEY_BACKEND === 'local', why: 'KEY_BACKEND=kms' },
   { module: 'lib/keys/local-key-manager.ts', usedBy: (fn) => fn.env.KEY_BACKEND === 'local', why: 'KEY_BACKEND=kms' },
@@ -232,6 +234,7 @@ async function analysisBuild(fn: Fn, unused: readonly string[] | undefined): Pro
       sourcesContent: false,
       mainFields: ['module', 'main'],
       banner: { js: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);" },
+      alias: BUNDLE_ALIASES,
       metafile: true,
       logLevel: 'error',
       plugins: unused ? [plugin] : [],

@@ -37,7 +37,15 @@ function percentile(sorted: number[], p: number): number {
 
 async function main() {
   const ttl = Number(process.env.BENCH_AUTH_CACHE_TTL ?? 30);
-  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT', authorizerCacheTtlSeconds: ttl });
+  // Throttles lifted: this measures what a request costs, not the limits (one wallet would hit its usage plan).
+  const unthrottled = { rateLimit: 1e9, burstLimit: 1e9 };
+  const rt = await startLocalRuntime({
+    port: 0,
+    dataDir: null,
+    logLevel: 'SILENT',
+    authorizerCacheTtlSeconds: ttl,
+    throttles: { stage: unthrottled, tenant: unthrottled, platform: unthrottled, publicRoute: unthrottled },
+  });
   const base = rt.baseApiKey!;
   const post = async (path: string, body: unknown) => {
     const res = await fetch(`${rt.url}${path}`, { method: 'POST', headers: { 'x-api-key': base, 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -11,6 +11,7 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/http.ts', env: { BENCH_AUTH_CACHE_TTL: '0', BENCH_SKIP_AUTHORIZER: '1' } },
   { script: 'test/bench/webhooks.ts' },
   { script: 'test/bench/signing.ts' },
+  { script: 'test/bench/sessions.ts' },
   { script: 'test/bench/bundles.ts' },
 ];
 const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=webhooks runs just that part

@@ -1,4 +1,5 @@
 import { buildDeps } from '../../functions/shared/deps';
+import { macSecrets } from '../../functions/shared/secrets';
 import { generateApiKey } from '../../lib/tenancy/api-key-format';
 import { BaseKeys } from '../../lib/tenancy/base-key';
 import { startTestApi, type TestApi } from '../helpers/runtime';
@@ -41,7 +42,7 @@ test('expiry is exact: an expired key is refused at once, while the cached decis
 test('refusals are not cached: the same key is refused, then accepted once it exists', async () => {
   const key = generateApiKey();
   expect((await api.call('GET', '/api/subwallets', { key })).status).toBe(401);
-  const deps = buildDeps('bootstrap');
+  const deps = buildDeps('bootstrap', { secrets: macSecrets });
   await new BaseKeys(deps.store, deps.secrets).install(key);
   expect((await api.call('GET', '/api/subwallets', { key })).status).toBe(200);
 });

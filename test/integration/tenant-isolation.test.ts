@@ -11,6 +11,7 @@ import { keys, tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { buildDeps } from '../../functions/shared/deps';
 import { buildKeyManager } from '../../functions/shared/issuer-keys';
+import { walletSessions } from '../../functions/shared/sessions';
 import { startTestApi, type TestApi } from '../helpers/runtime';
 
 /**
@@ -38,7 +39,7 @@ afterAll(async () => {
 const scopeOf = (w: { walletId: number }) => tenantScope(String(w.walletId));
 
 test("the store refuses another wallet's item inside a wallet's session, and serves it in its own", async () => {
-  const deps = buildDeps('dids');
+  const deps = buildDeps('dids', { sessions: walletSessions });
   const item = () => deps.store.get(keys.did(scopeOf(b), didOfB));
   await expect(inSession(scopeOf(a), item)).rejects.toMatchObject({ name: 'AccessDeniedException' });
   await expect(inSession(scopeOf(b), item)).resolves.toMatchObject({ did: didOfB });
@@ -50,7 +51,7 @@ test("the store refuses another wallet's item inside a wallet's session, and ser
 });
 
 test("the key manager refuses another wallet's key inside a wallet's session", async () => {
-  const deps = buildDeps('dids');
+  const deps = buildDeps('dids', { sessions: walletSessions });
   const km = buildKeyManager(deps);
   const record = (await inSession(scopeOf(b), () => deps.store.get(keys.did(scopeOf(b), didOfB))))! as unknown as DidRecord;
   await expect(inSession(scopeOf(a), () => km.publicJwk(scopeOf(b), record.key_ref, record.alg))).rejects.toMatchObject({ name: 'AccessDeniedException' });
@@ -60,7 +61,7 @@ test("the key manager refuses another wallet's key inside a wallet's session", a
 });
 
 test('a handler that reads the wrong wallet answers 500 and leaks nothing: the session, not the code, stopped it', async () => {
-  const deps = buildDeps('dids');
+  const deps = buildDeps('dids', { sessions: walletSessions });
   const service = new DidService({ store: deps.store, keyManager: buildKeyManager(deps), taa: new TaaService(deps.store, undefined), indyNamespace: 't', limits: { maxDids: 10, maxCreationsPerMinute: 10 } });
   const buggy = createGroupHandler({
     group: 'dids',
@@ -100,7 +101,7 @@ test("over HTTP, wallet A cannot see, publish, deactivate or resolve-as-its-own 
 });
 
 test('key operations are per function too: a function that declares no signing cannot sign, even with its own wallet\'s key', async () => {
-  const deps = buildDeps('dids');
+  const deps = buildDeps('dids', { sessions: walletSessions });
   const record = (await inSession(scopeOf(b), () => deps.store.get(keys.did(scopeOf(b), didOfB))))! as unknown as DidRecord;
   for (const fn of ['dids', 'tenancy'] as const) {
     const km = buildKeyManager({ ...deps, fn });

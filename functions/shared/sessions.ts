@@ -1,0 +1,11 @@
+import { STSClient } from '@aws-sdk/client-sts';
+import { WalletSessions } from '../../lib/adapters/wallet-sessions';
+import type { Config } from '../../lib/config';
+import type { FunctionName } from '../../lib/service/access';
+
+/** Wallet sessions of the function's tenant role (deployed); none locally, where the access guard stands in. */
+export function walletSessions(fn: FunctionName, config: Config): WalletSessions | null {
+  if (config.keyBackend === 'local') return null;
+  if (!config.tenantRoleArn) throw new Error(`${fn}: TENANT_ROLE_ARN is not set`);
+  return new WalletSessions(new STSClient({}), config.tenantRoleArn, fn);
+}

@@ -9,7 +9,11 @@ import type { WebhookTransport } from '../../lib/webhooks/transport';
 import type { Deps } from './deps';
 
 /** The relay/worker engine: the webhook queue, the retry schedule, and (worker) the transport and metrics. */
-export function buildDispatcher(deps: Deps, logger: Logger, worker?: { transport: WebhookTransport; metrics: Metrics }): WebhookDispatcher {
+export function buildDispatcher(
+  deps: Deps,
+  logger: Logger,
+  worker?: { transport: WebhookTransport; metrics: Metrics },
+): WebhookDispatcher {
   const { config } = deps;
   const queueUrl = config.webhookQueueUrl;
   if (!queueUrl) throw new Error('WEBHOOK_QUEUE_URL is not set');

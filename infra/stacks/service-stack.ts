@@ -160,6 +160,7 @@ export class ServiceStack extends Stack {
         methodOptions: publicMethodOptions,
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         metricsEnabled: true,
+        tracingEnabled: true,
         accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
         // The standard fields plus what joins a request to its authorizer run and its function's logs.
         accessLogFormat: apigw.AccessLogFormat.custom(

@@ -12,10 +12,9 @@ export function serviceMetrics(serviceName: string): Metrics {
 /** One metric per webhook attempt, by outcome and verdict; the attempt's duration beside it. */
 export function webhookAttemptMetrics(metrics: Metrics): (a: AttemptReport) => void {
   return (a) => {
-    const single = metrics.singleMetric();
-    single.addDimensions({ outcome: a.outcome, verdict: a.exhausted ? 'exhausted' : a.verdict });
-    single.addMetric('WebhookAttempts', MetricUnit.Count, 1);
-    single.addMetric('WebhookAttemptDuration', MetricUnit.Milliseconds, a.durationMs);
-    single.publishStoredMetrics();
+    const dimensions = { outcome: a.outcome, verdict: a.exhausted ? 'exhausted' : a.verdict };
+    // A single metric is flushed by its first addMetric: one per metric, each with the dimensions.
+    metrics.singleMetric().addDimensions(dimensions).addMetric('WebhookAttempts', MetricUnit.Count, 1);
+    metrics.singleMetric().addDimensions(dimensions).addMetric('WebhookAttemptDuration', MetricUnit.Milliseconds, a.durationMs);
   };
 }

@@ -4,7 +4,7 @@ import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope } from '../../lib/store/keys';
-import { WebhookDispatcher } from '../../lib/webhooks/dispatcher';
+import { WebhookDispatcher, type AttemptReport } from '../../lib/webhooks/dispatcher';
 import { jobFromOutboxItem, WebhookSettingsRepo, type DeliveryJob, type JobQueue } from '../../lib/webhooks/records';
 import { STALLED_AFTER_MS, WebhookService } from '../../lib/webhooks/service';
 import type { WebhookRequest, WebhookResult, WebhookTransport } from '../../lib/webhooks/transport';
@@ -14,6 +14,7 @@ const T0 = Date.parse('2026-11-22T12:00:00Z');
 
 function setup(responses: WebhookResult['outcome'][] = []) {
   let now = T0;
+  const reports: AttemptReport[] = [];
   const clock = () => new Date(now);
   const store = new MemoryStore();
   const sent: { job: DeliveryJob; delaySeconds: number }[] = [];
@@ -39,6 +40,7 @@ function setup(responses: WebhookResult['outcome'][] = []) {
     timeoutMs: 1000,
     now: clock,
     random: () => 0.5, // no jitter
+    onAttempt: (a) => reports.push(a),
   });
   const scope = tenantScope('7');
   const settings = new WebhookSettingsRepo(store, clock);
@@ -54,7 +56,7 @@ function setup(responses: WebhookResult['outcome'][] = []) {
     return staged.length;
   };
   return {
-    store, sent, requests, dispatcher, scope, settings, publisher, service, relayStaged,
+    store, sent, requests, dispatcher, scope, settings, publisher, service, relayStaged, reports,
     advance: (ms: number) => (now += ms),
     setTargets: (urls: string[]) =>
       settings.mutate(scope, (s) => ({ ...s, targets: urls.map((url) => ({ url, state: 'active' as const, added_at: new Date(T0 - 1000).toISOString() })) })),
@@ -228,6 +230,22 @@ describe('WebhookService', () => {
     const before = s.requests.length;
     await s.dispatcher.runJob({ ...job, attempt: 2 });
     expect(s.requests).toHaveLength(before);
+  });
+
+  test('every attempt is reported (metrics): outcome, verdict, exhausted retries, duration', async () => {
+    const s = setup([{ kind: 'response', status: 503 }, { kind: 'timeout' }, { kind: 'response', status: 500 }]);
+    await s.service.putTargetUrls(s.scope, ['https://a.example/in']);
+    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
+    for (let i = 0; i < 3; i++) {
+      const { job } = s.sent.shift()!;
+      s.advance(4000_000);
+      await s.dispatcher.runJob(job);
+    }
+    expect(s.reports).toEqual([
+      { outcome: 'http_error', verdict: 'retry', exhausted: false, durationMs: 5 },
+      { outcome: 'timeout', verdict: 'retry', exhausted: false, durationMs: 5 },
+      { outcome: 'http_error', verdict: 'retry', exhausted: true, durationMs: 5 },
+    ]);
   });
 
   test('redelivery is one transaction: when closing the stalled original fails, no delivery and no job exist', async () => {

@@ -9,6 +9,8 @@ import {
   DynamoDBClient,
   QueryCommand,
   ResourceInUseException,
+  ScanCommand,
+  UpdateItemCommand,
   type AttributeValue,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
@@ -189,6 +191,36 @@ export async function ensureQueues(client: SQSClient): Promise<Record<string, st
   return urls;
 }
 
+/**
+ * DIDs published in a data folder from before the PublicDids index carry only their old GSI1 lookup
+ * value: give them the new index's attribute, so they stay resolvable. Idempotent.
+ */
+export async function indexPublishedDids(client: DynamoDBClient): Promise<void> {
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const out = await client.send(
+      new ScanCommand({
+        TableName: LOCAL_TABLE_NAME,
+        FilterExpression: '#t = :did AND attribute_exists(#g) AND attribute_not_exists(#p)',
+        ExpressionAttributeNames: { '#t': 'type', '#g': TABLE.gsi1.partitionKey, '#p': TABLE.publicDids.partitionKey },
+        ExpressionAttributeValues: { ':did': { S: 'did' } },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      await client.send(
+        new UpdateItemCommand({
+          TableName: LOCAL_TABLE_NAME,
+          Key: { [TABLE.partitionKey]: item[TABLE.partitionKey]!, [TABLE.sortKey]: item[TABLE.sortKey]! },
+          UpdateExpression: 'SET #p = #g REMOVE #g, #gs',
+          ExpressionAttributeNames: { '#p': TABLE.publicDids.partitionKey, '#g': TABLE.gsi1.partitionKey, '#gs': TABLE.gsi1.sortKey },
+        }),
+      );
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+}
+
 /** Wallets of a data folder from before usage plans get their throttling bucket (an operator's backfill in AWS). */
 async function registerExistingWallets(client: DynamoDBClient): Promise<void> {
   let start: Record<string, AttributeValue> | undefined;
@@ -271,6 +303,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const queueUrls = await ensureQueues(sqsClient);
     for (const q of QUEUES) process.env[queueUrlEnvName(q.id)] = queueUrls[q.id];
     await registerExistingWallets(ddbClient);
+    await indexPublishedDids(ddbClient);
     ddbClient.destroy();
 
     // Handlers are imported only now: they build their adapters from the environment at load time.

@@ -1,4 +1,6 @@
-import { LOCAL_TAA } from '../../infra/local/runtime';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { indexPublishedDids, LOCAL_TAA } from '../../infra/local/runtime';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
 let api: TestApi;
@@ -240,3 +242,31 @@ describe('limits, deactivation and oversized DIDs', () => {
     expect((await api.call('POST', '/api/v1/create-did', { key: other.apiKey, body: { method: 'key' } })).status).toBe(200);
   });
 });
+
+test('a DID published in a data folder from before the PublicDids index is re-indexed at start and resolves again', async () => {
+  const w = await api.newWallet();
+  await acceptTaa(w.apiKey);
+  // did:sov resolves only when published (a did:key would resolve from its own identifier).
+  const did = `did:sov:${(await api.call('POST', '/api/v1/create-did', { key: w.apiKey })).body.did.did as string}`;
+  expect((await api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(did)}`, { key: w.apiKey })).status).toBe(200);
+  // Make it look as an older version stored it: the lookup value under GSI1, no PublicDids attribute.
+  const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
+  const doc = DynamoDBDocumentClient.from(client);
+  const key = { PK: `W#${w.walletId}`, SK: `DID#${did}` };
+  await doc.send(new UpdateCommand({ TableName: process.env.TABLE_NAME, Key: key, UpdateExpression: 'SET GSI1PK = PDID, GSI1SK = :d REMOVE PDID', ExpressionAttributeValues: { ':d': 'DID' } }));
+  await eventuallyStatus(`/1.0/identifiers/${encodeURIComponent(did)}`, 404);
+  await indexPublishedDids(client);
+  await eventuallyStatus(`/1.0/identifiers/${encodeURIComponent(did)}`, 200);
+  const item = (await doc.send(new GetCommand({ TableName: process.env.TABLE_NAME, Key: key }))).Item!;
+  expect(item.GSI1PK).toBeUndefined();
+  client.destroy();
+});
+
+/** The index is eventually consistent: poll briefly for the expected answer. */
+async function eventuallyStatus(path: string, status: number) {
+  for (let i = 0; i < 50; i++) {
+    if ((await api.call('GET', path)).status === status) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect((await api.call('GET', path)).status).toBe(status);
+}

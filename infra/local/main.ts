@@ -10,6 +10,7 @@ const lines = [
   '',
   `Credential service (local) listening on ${rt.url}`,
   `  OpenAPI document:   ${rt.url}/openapi.json`,
+  `  API reference:      ${rt.url}/docs`,
   `  Mail viewer (SES):  ${rt.mailViewerUrl}`,
   `  Webhooks:           delivered by the local worker; loopback receivers (http://127.0.0.1:…) are allowed`,
   `  Data folder:        ${dataDir} (delete it to start afresh)`,

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -35,6 +35,8 @@ export class Alarms extends Construct {
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
         resources: ['*'],
+        // Only on behalf of this account's alarms (confused-deputy guard).
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
       }),
     );
     this.topic = new sns.Topic(this, 'Topic', { displayName: `${props.serviceName} alarms`, masterKey: key, enforceSSL: true });

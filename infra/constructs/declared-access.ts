@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { FUNCTION_ACCESS, type DataGrant, type FunctionName } from '../../lib/service/access';
+import { FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
 import type { QueueId } from '../../lib/service/resources';
 
 /** The tag a wallet's session carries, and the one its issuer keys carry. */
@@ -25,12 +25,12 @@ export interface DeclaredAccessProps {
   readonly tenantUsagePlanId: string;
 }
 
-function dataStatement(table: dynamodb.ITable, grant: DataGrant, partitions?: readonly string[]): iam.PolicyStatement {
+function dataStatement(table: dynamodb.ITable, grant: DataGrant): iam.PolicyStatement {
   return new iam.PolicyStatement({
     actions: grant.actions.map((a) => `dynamodb:${a}`),
     resources: [grant.on === 'table' ? table.tableArn : `${table.tableArn}/index/${grant.on}`],
     // On the table, the partitions the grant names; an index holds one kind of lookup and is itself the bound.
-    ...(grant.on === 'table' ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...(partitions ?? grant.partitions)] } } } : {}),
+    ...(grant.on === 'table' ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...grant.partitions] } } } : {}),
   });
 }
 
@@ -84,7 +84,7 @@ export class DeclaredAccess extends Construct {
 
     if (tenant.data.length) {
       tenantRole.addToPolicy(
-        dataStatement(table, { actions: tenant.data, on: 'table', partitions: [] }, [`W#${PRINCIPAL_WALLET}`, `W#${PRINCIPAL_WALLET}#*`]),
+        dataStatement(table, { actions: tenant.data, on: 'table', partitions: walletPartitionPatterns(PRINCIPAL_WALLET) }),
       );
     }
     for (const grant of tenant.also ?? []) tenantRole.addToPolicy(dataStatement(table, grant));

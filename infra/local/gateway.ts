@@ -39,10 +39,14 @@ export interface GatewayOptions {
 }
 
 export interface LocalThrottles {
+  /** The stage's default method limit: each method its own bucket (API Gateway's "default method throttling"). */
   readonly stage: ThrottleLimits;
   readonly tenant: ThrottleLimits;
   readonly platform: ThrottleLimits;
+  /** Each public route's own method limit. */
   readonly publicRoute: ThrottleLimits;
+  /** The account's regional limit, shared by every method and every API of the account. */
+  readonly account: ThrottleLimits;
 }
 
 export const DEFAULT_THROTTLES: LocalThrottles = {
@@ -50,6 +54,7 @@ export const DEFAULT_THROTTLES: LocalThrottles = {
   tenant: { rateLimit: API_DEFAULTS.tenantThrottleRateLimit, burstLimit: API_DEFAULTS.tenantThrottleBurstLimit },
   platform: { rateLimit: API_DEFAULTS.platformThrottleRateLimit, burstLimit: API_DEFAULTS.platformThrottleBurstLimit },
   publicRoute: { rateLimit: API_DEFAULTS.publicThrottleRateLimit, burstLimit: API_DEFAULTS.publicThrottleBurstLimit },
+  account: { rateLimit: API_DEFAULTS.accountThrottleRateLimit, burstLimit: API_DEFAULTS.accountThrottleBurstLimit },
 };
 
 /** API Gateway's throttle: a token bucket of `burstLimit` tokens refilled at `rateLimit` per second. */
@@ -61,13 +66,16 @@ class TokenBucket {
     this.tokens = limits.burstLimit;
   }
 
-  take(): boolean {
+  /** Whether a request would pass now (tokens refilled for the time since the last look). */
+  ready(): boolean {
     const now = Date.now();
     this.tokens = Math.min(this.limits.burstLimit, this.tokens + ((now - this.at) / 1000) * this.limits.rateLimit);
     this.at = now;
-    if (this.tokens < 1) return false;
+    return this.tokens >= 1;
+  }
+
+  take(): void {
     this.tokens -= 1;
-    return true;
   }
 }
 
@@ -128,22 +136,24 @@ export function createGateway(opts: GatewayOptions): Server {
   const throttles = opts.throttles ?? DEFAULT_THROTTLES;
   const usageKeys = opts.usageKeys ?? localUsageKeys;
   const timeoutMs = opts.integrationTimeoutMs ?? GATEWAY_INTEGRATION_TIMEOUT_MS;
-  const stageBucket = new TokenBucket(throttles.stage);
-  const routeBuckets = new Map<Route, TokenBucket>();
+  const accountBucket = new TokenBucket(throttles.account);
+  const methodBuckets = new Map<Route, TokenBucket>();
   const planBuckets = new Map<string, TokenBucket>();
-  // API Gateway's order: the usage plan's limit for the caller, then the method's, then the stage's.
+  // API Gateway's order: the usage plan's limit for the caller, the method's (a public route's own, else
+  // the stage's default, per method), then the account's. A refused request takes no token anywhere.
   const throttled = (route: Route, usageKey: string | null, plan: 'tenants' | 'platform' | null): boolean => {
+    const buckets: TokenBucket[] = [];
     if (usageKey !== null && plan !== null) {
       let b = planBuckets.get(usageKey);
       if (!b) planBuckets.set(usageKey, (b = new TokenBucket(plan === 'platform' ? throttles.platform : throttles.tenant)));
-      if (!b.take()) return true;
+      buckets.push(b);
     }
-    if (route.auth === 'public') {
-      let b = routeBuckets.get(route);
-      if (!b) routeBuckets.set(route, (b = new TokenBucket(throttles.publicRoute)));
-      if (!b.take()) return true;
-    }
-    return !stageBucket.take();
+    let m = methodBuckets.get(route);
+    if (!m) methodBuckets.set(route, (m = new TokenBucket(route.auth === 'public' ? throttles.publicRoute : throttles.stage)));
+    buckets.push(m, accountBucket);
+    if (!buckets.every((b) => b.ready())) return true;
+    for (const b of buckets) b.take();
+    return false;
   };
   const ttlMs = opts.authorizerCacheTtlSeconds * 1000;
   const cache = new Map<string, { decision: APIGatewayAuthorizerResult; until: number }>();

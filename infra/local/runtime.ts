@@ -107,8 +107,8 @@ const PUBLIC_DIDS_INDEX = {
 
 /**
  * Creates the table as the stack defines it (lib/service/resources.ts), or brings an older data
- * folder's table up to it (the stream, the PublicDids index, which is filled from the items holding
- * its key: DIDs published before it existed are published again by set-public-did); returns the stream ARN.
+ * folder's table up to it (the stream, the PublicDids index; `indexPublishedDids` then fills the index
+ * for DIDs published before it existed); returns the stream ARN.
  */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<string> {
   const stream = { StreamEnabled: true, StreamViewType: TABLE.streamViewType };
@@ -291,8 +291,6 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     });
     delete process.env.AWS_SESSION_TOKEN;
     delete process.env.AWS_PROFILE;
-    if (dataDir) process.env[ENV.localUsageKeysFile] = join(dataDir, 'usage-keys.json');
-    else delete process.env[ENV.localUsageKeysFile];
     // API Gateway's API keys: the base key's bucket, as the stack creates it, and the wallets' ones.
     localUsageKeys.open(dataDir ? join(dataDir, 'usage-keys.json') : null);
     localUsageKeys.add(platformUsageKey(LOCAL_STACK_NAME), 'platform');

@@ -27,7 +27,7 @@ export interface ServiceStackProps extends StackProps {
   /** Seconds an authorizer decision is cached per key (0 disables); a revoked key works at most this long. */
   readonly authorizerCacheTtlSeconds: number;
   readonly throttles: {
-    /** The whole stage, every caller together. */
+    /** The stage's default method limit: each method on its own, every caller together. */
     readonly stage: ThrottleLimits;
     /** Each wallet (usage plan "tenants"). */
     readonly tenant: ThrottleLimits;
@@ -141,9 +141,8 @@ export class ServiceStack extends Stack {
     const publicMethodOptions = Object.fromEntries(
       ROUTES.filter((r) => r.auth === 'public').map((r) => [`${r.path}/${r.method}`, { throttlingRateLimit: throttles.publicRoute.rateLimit, throttlingBurstLimit: throttles.publicRoute.burstLimit }]),
     );
-    const publicTotal = Object.keys(publicMethodOptions).length * throttles.publicRoute.rateLimit;
-    if (publicTotal >= throttles.stage.rateLimit) {
-      Annotations.of(this).addWarningV2('public-throttle', `public routes together may take ${publicTotal} req/s, the whole stage limit (${throttles.stage.rateLimit})`);
+    if (throttles.publicRoute.rateLimit >= throttles.stage.rateLimit) {
+      Annotations.of(this).addWarningV2('public-throttle', 'a public route may take as much as an authenticated method: anonymous traffic is not held below tenants');
     }
     this.api = new apigw.RestApi(this, 'Api', {
       restApiName: props.serviceName,
@@ -219,7 +218,6 @@ export class ServiceStack extends Stack {
 
     // One function per group and worker; each role built from its declaration (lib/service/access.ts).
     const fns = {} as Record<FunctionName, ServiceFunction>;
-    const tenantRoles = new Map<FunctionName, string>();
     for (const name of FUNCTION_NAMES) {
       const taa = props.taa && TAA_READERS.includes(name);
       const f = new ServiceFunction(this, `${name}-function`, {
@@ -236,10 +234,7 @@ export class ServiceStack extends Stack {
       // By name: the plan's id would make this function depend on the plan, which depends on it.
       if (name === 'tenancy') f.fn.addEnvironment(ENV.usagePlanName, TENANT_PLAN_NAME(this.stackName));
       const access = new DeclaredAccess(f, 'Access', { fn: name, role: f.role, table: this.table, macKey, queues, issuerKeyTag: this.stackName, tenantUsagePlanId: tenantPlan.usagePlanId });
-      if (access.tenantRole) {
-        f.fn.addEnvironment(ENV.tenantRoleArn, access.tenantRole.roleArn);
-        tenantRoles.set(name, access.tenantRole.roleArn);
-      }
+      if (access.tenantRole) f.fn.addEnvironment(ENV.tenantRoleArn, access.tenantRole.roleArn);
       fns[name] = f;
       if (name !== 'authorizer') {
         // The authorizer's refusals are Lambda errors by API Gateway's design: it has its own metric below.

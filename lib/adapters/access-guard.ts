@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { AccessDeniedError, allows, type AccessRequest, type DataAction, type Principal } from '../service/access';
-import { TABLE, type IndexName, type QueueId } from '../service/resources';
+import { keyAttributesOf, TABLE, type IndexName, type QueueId } from '../service/resources';
 import type { KeyManager } from '../keys/port';
 import type { SecretDeriver } from '../secrets/port';
 import type { UsageKeys } from '../service/usage-keys';
@@ -19,11 +19,6 @@ type Value = string | { S?: string } | undefined;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : (v as { S?: string } | undefined)?.S);
 
-const INDEX_PARTITION_KEY: Record<IndexName, string> = {
-  [TABLE.gsi1.name]: TABLE.gsi1.partitionKey,
-  [TABLE.publicDids.name]: TABLE.publicDids.partitionKey,
-};
-
 function itemRequest(action: DataAction, keyOrItem: unknown): AccessRequest {
   const partition = str((keyOrItem as Record<string, Value> | undefined)?.[TABLE.partitionKey]) ?? '';
   return { service: 'dynamodb', action, on: 'table', partition };
@@ -31,7 +26,7 @@ function itemRequest(action: DataAction, keyOrItem: unknown): AccessRequest {
 
 /** The partition value a Query's key condition names (`<pk> = :v`), or '' when it names none. */
 function queryPartition(input: Input, on: 'table' | IndexName): string {
-  const pkAttr = on === 'table' ? TABLE.partitionKey : INDEX_PARTITION_KEY[on];
+  const pkAttr = keyAttributesOf(on === 'table' ? undefined : on).partitionKey;
   const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
   const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
   for (const term of String(input.KeyConditionExpression ?? '').split(/\s+AND\s+/i)) {
@@ -119,7 +114,8 @@ export function guardUsageKeys(inner: UsageKeys, principal: Principal): UsageKey
 
 /**
  * Key operations checked like KMS's IAM conditions: the caller's session must belong to the wallet the
- * key is tagged with (here: the scope the key was created in), and the operation must be declared.
+ * operation names (KMS: the key's wallet tag; here the scope passed, while the sealed key itself can only
+ * be read from that wallet's partition), and the operation must be declared.
  */
 export function guardKeyManager(inner: KeyManager, fn: Principal['fn']): KeyManager {
   const check = (action: 'CreateKey' | 'GetPublicKey' | 'Sign' | 'ScheduleKeyDeletion', keyWallet: string) => {

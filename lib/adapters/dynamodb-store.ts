@@ -13,7 +13,7 @@ import {
   UpdateCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { TABLE } from '../service/resources';
+import { keyAttributesOf, TABLE } from '../service/resources';
 import {
   ConditionFailedError,
   WriteConflictError,
@@ -99,12 +99,6 @@ function updateParts(op: Extract<WriteOp, { type: 'update' }>, names: Record<str
     .join(' ');
 }
 
-function keyAttributes(index: QueryOptions['index']): { pkAttr: string; skAttr?: string } {
-  if (index === TABLE.gsi1.name) return { pkAttr: TABLE.gsi1.partitionKey, skAttr: TABLE.gsi1.sortKey };
-  if (index === TABLE.publicDids.name) return { pkAttr: TABLE.publicDids.partitionKey };
-  return { pkAttr: TABLE.partitionKey, skAttr: TABLE.sortKey };
-}
-
 /**
  * {@link ItemStore} on one DynamoDB table. Takes its client (tests pass a mocked or local one), or a
  * getter that returns the client of the session under way: a wallet's scoped credentials inside its
@@ -155,7 +149,7 @@ export class DynamoDbStore implements ItemStore {
   }
 
   private async queryOnce(pk: string, opts: QueryOptions, limit: number | undefined, start: Record<string, unknown> | undefined): Promise<Page> {
-    const { pkAttr, skAttr } = keyAttributes(opts.index);
+    const { partitionKey: pkAttr, sortKey: skAttr } = keyAttributesOf(opts.index);
     const out = await this.doc.send(
       new QueryCommand({
         TableName: this.tableName,

@@ -101,8 +101,12 @@ export class KmsKeyManager implements KeyManager {
         return { ref, publicJwk: await this.publicJwk(scope, ref, alg) };
       } catch (err) {
         const transient = err instanceof KeyDisabledError || NEW_KEY_TRANSIENT.has((err as { name?: string }).name ?? '');
-        if (!transient) throw err;
-        if (attempt === NEW_KEY_RETRY_DELAYS_MS.length) throw new KeyServiceUnavailableError('The new key is not usable yet; retry shortly');
+        if (!transient || attempt === NEW_KEY_RETRY_DELAYS_MS.length) {
+          // The caller never learns this key: give it up rather than leave it costing, unowned. Best effort —
+          // KMS may still refuse us the new key for the same reason; it keeps its wallet tag for an operator.
+          await this.scheduleDeletion(scope, ref).catch(() => undefined);
+          throw transient ? new KeyServiceUnavailableError('The new key is not usable yet; retry shortly') : err;
+        }
         await this.sleep(NEW_KEY_RETRY_DELAYS_MS[attempt]!);
       }
     }

@@ -23,6 +23,8 @@ export interface DidRecord {
   /** Set by deactivation: the DID resolves as deactivated and its key is scheduled for deletion. */
   readonly deactivated_at?: string;
   readonly key_deletion_date?: string;
+  /** Counted in the wallet's DID quota when created (DIDs from before the quota were not). */
+  readonly quota_counted?: true;
 }
 
 /** Longest DID accepted anywhere: keys are `DID#<did>` and a DynamoDB sort key holds 1024 bytes. */
@@ -56,6 +58,7 @@ export function didFromItem(item: Item): DidRecord {
     ...(item.published_at ? { published_at: item.published_at as string } : {}),
     ...(item.deactivated_at ? { deactivated_at: item.deactivated_at as string } : {}),
     ...(item.key_deletion_date ? { key_deletion_date: item.key_deletion_date as string } : {}),
+    ...(item.quota_counted === true ? { quota_counted: true as const } : {}),
   };
 }
 

@@ -102,7 +102,7 @@ export class DidService {
     try {
       // The quota is taken in the same transaction that records the DID, so it counts exactly.
       await this.deps.store.write([
-        { type: 'put', condition: 'not_exists', item: { ...keys.did(scope, qualified), type: 'did', ...record } },
+        { type: 'put', condition: 'not_exists', item: { ...keys.did(scope, qualified), type: 'did', ...record, quota_counted: true } },
         { type: 'update', key: keys.didQuota(scope), set: { type: 'quota' }, add: { active: 1 }, condition: { below: { active: maxDids } } },
       ]);
     } catch (err) {
@@ -151,12 +151,13 @@ export class DidService {
         throw new ConflictError("This is the wallet's public DID: make another DID public first", 'did_is_public');
       }
       const at = this.now().toISOString();
-      const active = (quota?.active as number | undefined) ?? 0;
+      // Only a DID the quota counted gives its slot back; the count cannot go below zero.
+      const release = record.quota_counted === true && ((quota?.active as number | undefined) ?? 0) > 0;
       const ops: WriteOp[] = [
         { type: 'update', key: keys.did(scope, record.qualified), set: { deactivated_at: at }, condition: { missing: ['deactivated_at'] } },
         // The pointer must not move to this DID meanwhile.
         { type: 'check', key: keys.publicDid(scope), condition: pointer ? { equals: { did: pointer.did } } : 'not_exists' },
-        ...(active > 0 ? [{ type: 'update', key: keys.didQuota(scope), set: {}, add: { active: -1 }, condition: { atLeast: { active: 1 } } } as const] : []),
+        ...(release ? [{ type: 'update', key: keys.didQuota(scope), set: {}, add: { active: -1 }, condition: { atLeast: { active: 1 } } } as const] : []),
       ];
       try {
         await this.deps.store.write(ops);

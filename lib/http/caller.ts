@@ -1,3 +1,4 @@
+import { likeMatches } from '../service/access';
 import type { Principal } from '../tenancy/authenticate';
 import { isWalletId, tenantScope } from '../store/keys';
 import type { Caller } from './contract';
@@ -40,6 +41,5 @@ export function wholeStageResource(methodArn: string): string {
 
 /** How API Gateway matches an execute-api policy resource (with `*` wildcards) against a method ARN. */
 export function policyResourceMatches(resource: string, methodArn: string): boolean {
-  const pattern = resource.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
-  return new RegExp(`^${pattern}$`).test(methodArn);
+  return likeMatches(resource, methodArn);
 }

@@ -1,4 +1,4 @@
-import { TABLE, type IndexName, type QueueId } from './resources';
+import { SYSTEM_PARTITIONS, TABLE, walletPartitionKey, type IndexName, type QueueId } from './resources';
 import type { RouteGroup } from './routes';
 
 /**
@@ -48,12 +48,6 @@ export interface FunctionAccess {
   };
 }
 
-/** Partitions of service-level items (lib/store/keys.ts builds them). */
-export const SYSTEM_PARTITIONS = {
-  walletCounter: 'SYS#COUNTER',
-  walletNames: 'SYS#WNAME#*',
-  baseKey: 'SYS#ADMIN',
-} as const;
 
 const OWN_DATA_ALL: readonly DataAction[] = DATA_ACTIONS;
 
@@ -64,6 +58,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     shared: {
       data: [
         { actions: ['UpdateItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] },
+        // A taken name is refused before a wallet id and a usage-plan key are spent on it.
+        { actions: ['GetItem'], on: 'table', partitions: [`${SYSTEM_PARTITIONS.walletNamePrefix}*`] },
         { actions: ['Query'], on: TABLE.gsi1.name },
       ],
       mac: true,
@@ -73,7 +69,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
       data: OWN_DATA_ALL,
       // A new wallet's name is reserved in the same transaction that creates the wallet, inside the new
       // wallet's session: the reservation item holds only {wallet_id}.
-      also: [{ actions: ['PutItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletNames] }],
+      also: [{ actions: ['PutItem'], on: 'table', partitions: [`${SYSTEM_PARTITIONS.walletNamePrefix}*`] }],
     },
   },
   webhooks: { shared: { mac: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
@@ -91,7 +87,7 @@ export const FUNCTION_NAMES = Object.keys(FUNCTION_ACCESS) as FunctionName[];
 
 /** The wallet partitions a session of `walletId` reaches (what the tenant role's LeadingKeys allow). */
 export function walletPartitionPatterns(walletId: string): [string, string] {
-  return [`W#${walletId}`, `W#${walletId}#*`];
+  return [walletPartitionKey(walletId), `${walletPartitionKey(walletId)}#*`];
 }
 
 const compiled = new Map<string, RegExp>();

@@ -5,7 +5,10 @@
 export const API_DEFAULTS = {
   /** An authorizer decision is reused for this long per key: a revoked key works at most this long. */
   authorizerCacheTtlSeconds: 30,
-  /** The whole stage, every caller together (requests/s, burst): what protects the functions and the table. */
+  /**
+   * The stage's default method limit (requests/s, burst): API Gateway applies it to each method on its
+   * own, every caller together — what one route may send to its function.
+   */
   throttleRateLimit: 500,
   throttleBurstLimit: 1000,
   /** Each wallet, all its keys and tokens together (usage plan "tenants"): no tenant can take the stage. */
@@ -14,9 +17,15 @@ export const API_DEFAULTS = {
   /** The base (super-admin) key (usage plan "platform"). */
   platformThrottleRateLimit: 50,
   platformThrottleBurstLimit: 100,
-  /** Each public route, every anonymous caller together: together they stay well under the stage limit. */
+  /** Each public route, every anonymous caller together: well under what an authenticated method gets. */
   publicThrottleRateLimit: 20,
   publicThrottleBurstLimit: 40,
+  /**
+   * API Gateway's default account-level limit in a region (not ours to set: a quota), shared by every
+   * method and API of the account; the local gateway emulates it.
+   */
+  accountThrottleRateLimit: 10_000,
+  accountThrottleBurstLimit: 5_000,
   /** Active (not deactivated) DIDs per wallet: each holds a KMS key at about 1 USD a month. */
   maxDidsPerWallet: 100,
   /** DIDs a wallet may create per minute: KMS CreateKey has a small per-account rate that all tenants share. */

@@ -7,7 +7,6 @@ export const ENV = {
   authorizerCacheTtl: 'AUTHORIZER_CACHE_TTL_SECONDS',
   serviceName: 'POWERTOOLS_SERVICE_NAME',
   logLevel: 'POWERTOOLS_LOG_LEVEL',
-  stage: 'STAGE_NAME',
   webhookQueueUrl: 'WEBHOOK_QUEUE_URL', // = queueUrlEnvName('webhook')
   /** 'true' only in the local runtime: webhook targets on loopback are allowed (never private ranges). */
   webhookAllowLoopback: 'WEBHOOK_ALLOW_LOOPBACK',
@@ -24,8 +23,6 @@ export const ENV = {
   /** Prefix of the usage-plan key values (per-tenant throttling); the tenants' plan name (tenancy only). */
   usageKeyPrefix: 'USAGE_KEY_PREFIX',
   usagePlanName: 'USAGE_PLAN_NAME',
-  /** Local runtime: where the local gateway's usage-key registry is kept (unset: in memory). */
-  localUsageKeysFile: 'LOCAL_USAGE_KEYS_FILE',
   /** Per-wallet limits on DIDs (each is a KMS key: cost, and KMS's shared CreateKey rate). */
   maxDidsPerWallet: 'MAX_DIDS_PER_WALLET',
   maxDidCreationsPerMinute: 'MAX_DID_CREATIONS_PER_MINUTE',

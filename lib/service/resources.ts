@@ -23,6 +23,26 @@ export const TABLE = {
 
 export type IndexName = typeof TABLE.gsi1.name | typeof TABLE.publicDids.name;
 
+/** The key attributes of the base table or of an index: the one mapping every reader of keys uses. */
+export function keyAttributesOf(index?: IndexName): { readonly partitionKey: string; readonly sortKey?: string } {
+  if (index === TABLE.gsi1.name) return { partitionKey: TABLE.gsi1.partitionKey, sortKey: TABLE.gsi1.sortKey };
+  if (index === TABLE.publicDids.name) return { partitionKey: TABLE.publicDids.partitionKey };
+  return { partitionKey: TABLE.partitionKey, sortKey: TABLE.sortKey };
+}
+
+/** A wallet's partition: every tenant item's partition key is this, or this followed by `#…`. */
+export function walletPartitionKey(walletId: string): string {
+  return `W#${walletId}`;
+}
+
+/** Partitions of service-level items (not any wallet's). */
+export const SYSTEM_PARTITIONS = {
+  walletCounter: 'SYS#COUNTER',
+  /** Followed by the wallet name. */
+  walletNamePrefix: 'SYS#WNAME#',
+  baseKey: 'SYS#ADMIN',
+} as const;
+
 /** Sort-key prefixes of outbox items: events, and webhook jobs to enqueue (a redelivery's first attempt). */
 export const OUTBOX_SK_PREFIX = 'EVT#';
 export const OUTBOX_JOB_SK_PREFIX = 'JOBQ#';

@@ -1,4 +1,4 @@
-import { OUTBOX_JOB_SK_PREFIX, OUTBOX_SK_PREFIX } from '../service/resources';
+import { OUTBOX_JOB_SK_PREFIX, OUTBOX_SK_PREFIX, SYSTEM_PARTITIONS, walletPartitionKey } from '../service/resources';
 import type { ItemKey } from './port';
 
 /**
@@ -24,7 +24,7 @@ export function isWalletId(value: string): boolean {
   return WALLET_ID.test(value);
 }
 
-const walletPk = (s: TenantScope) => `W#${s.walletId}`;
+const walletPk = (s: TenantScope) => walletPartitionKey(s.walletId);
 
 export const keys = {
   wallet: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'WALLET' }),
@@ -51,9 +51,9 @@ export const keys = {
   localKey: (s: TenantScope, ref: string): ItemKey => ({ PK: walletPk(s), SK: `LKEY#${ref}` }),
   walletPartition: walletPk,
   // System items (not tenant data).
-  walletName: (name: string): ItemKey => ({ PK: `SYS#WNAME#${name}`, SK: 'WNAME' }),
-  walletCounter: { PK: 'SYS#COUNTER', SK: 'WALLET_ID' } as ItemKey,
-  baseKey: { PK: 'SYS#ADMIN', SK: 'BASEKEY' } as ItemKey,
+  walletName: (name: string): ItemKey => ({ PK: `${SYSTEM_PARTITIONS.walletNamePrefix}${name}`, SK: 'WNAME' }),
+  walletCounter: { PK: SYSTEM_PARTITIONS.walletCounter, SK: 'WALLET_ID' } as ItemKey,
+  baseKey: { PK: SYSTEM_PARTITIONS.baseKey, SK: 'BASEKEY' } as ItemKey,
 } as const;
 
 /** Values of the sparse GSI1. */

@@ -42,6 +42,9 @@ export class TenancyService {
   }
 
   async createSubwallet(input: { wallet_name: string; label?: string | undefined }) {
+    // Checked first so that a taken name spends no wallet id and no usage-plan key; the transaction
+    // below still decides a race for the same name.
+    if (await this.store.get(keys.walletName(input.wallet_name))) throw nameTaken(input.wallet_name);
     // Ids come from an atomic counter; a failed create only leaves a gap.
     const walletId = String(await this.store.increment(keys.walletCounter, 'value'));
     const scope = tenantScope(walletId);
@@ -66,9 +69,7 @@ export class TenancyService {
         },
       ]));
     } catch (err) {
-      if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) {
-        throw new ConflictError(`A subwallet named "${input.wallet_name}" already exists`, 'wallet_name_taken');
-      }
+      if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) throw nameTaken(input.wallet_name);
       throw err;
     }
     return { wallet_id: Number(walletId), token: await this.tokens.mint(walletId) };
@@ -232,6 +233,10 @@ const SUBWALLET_CURSOR = {
   GSI1PK: (v: string) => v === gsi1.walletListPk,
   GSI1SK: (v: string) => /^W#[0-9]{16}$/.test(v),
 };
+
+function nameTaken(name: string) {
+  return new ConflictError(`A subwallet named "${name}" already exists`, 'wallet_name_taken');
+}
 
 function walletNotFound(walletId: string) {
   return new NotFoundError(`No subwallet with id ${walletId}`, 'wallet_not_found');

@@ -44,7 +44,7 @@ async function main() {
     dataDir: null,
     logLevel: 'SILENT',
     authorizerCacheTtlSeconds: ttl,
-    throttles: { stage: unthrottled, tenant: unthrottled, platform: unthrottled, publicRoute: unthrottled },
+    throttles: { stage: unthrottled, tenant: unthrottled, platform: unthrottled, publicRoute: unthrottled, account: unthrottled },
   });
   const base = rt.baseApiKey!;
   const post = async (path: string, body: unknown) => {

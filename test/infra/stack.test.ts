@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_DEFAULTS } from '../../lib/service/api-settings';
@@ -38,6 +38,48 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
+/** A cycle among the resources' dependencies (Ref, Fn::GetAtt, DependsOn), or null. */
+function dependencyCycle(all: Resources): string[] | null {
+  const deps = new Map<string, Set<string>>();
+  const walk = (v: unknown, into: Set<string>) => {
+    if (Array.isArray(v)) v.forEach((x) => walk(x, into));
+    else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if (typeof o.Ref === 'string' && o.Ref in all) into.add(o.Ref);
+      if (Array.isArray(o['Fn::GetAtt']) && String(o['Fn::GetAtt'][0]) in all) into.add(String(o['Fn::GetAtt'][0]));
+      Object.values(o).forEach((x) => walk(x, into));
+    }
+  };
+  for (const [id, r] of Object.entries(all)) {
+    const d = new Set<string>();
+    walk(r.Properties, d);
+    for (const x of [(r as { DependsOn?: string | string[] }).DependsOn ?? []].flat()) d.add(x);
+    deps.set(id, d);
+  }
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (id: string, path: string[]): string[] | null => {
+    if (state.get(id) === 'done') return null;
+    if (state.get(id) === 'open') return [...path.slice(path.indexOf(id)), id];
+    state.set(id, 'open');
+    for (const d of deps.get(id) ?? []) {
+      const c = visit(d, [...path, id]);
+      if (c) return c;
+    }
+    state.set(id, 'done');
+    return null;
+  };
+  for (const id of deps.keys()) {
+    const c = visit(id, []);
+    if (c) return c;
+  }
+  return null;
+}
+
+test('the cycle check finds a cycle when there is one', () => {
+  expect(dependencyCycle({ A: { Type: 't', Properties: { x: { Ref: 'B' } } }, B: { Type: 't', Properties: { y: { 'Fn::GetAtt': ['A', 'Arn'] } } } })).toEqual(['A', 'B', 'A']);
+  expect(dependencyCycle({ A: { Type: 't', Properties: { x: { Ref: 'B' } } }, B: { Type: 't', Properties: {} } })).toBeNull();
+});
+
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 
 describe('cdk-nag', () => {
@@ -55,8 +97,8 @@ describe('cdk-nag', () => {
   test('the service stack synthesized with no unacknowledged finding and no circular dependency', () => {
     expect(resources).toBeDefined();
     // CloudFormation's own validation reports (as warnings) what a deploy would refuse.
-    const report = join(outdir, 'validation-report.json');
-    if (existsSync(report)) expect(readFileSync(report, 'utf8')).not.toMatch(/Circular/);
+    // CloudFormation refuses a template whose resources depend on each other in a circle.
+    expect(dependencyCycle(resources)).toBeNull();
   });
 });
 
@@ -104,7 +146,7 @@ describe('API routes', () => {
     });
   });
 
-  test('stage throttling, access logs and error logging are on; every public route has its own, lower limit', () => {
+  test("the stage's default method limit, access logs and error logging are on; every public route has its own, lower limit", () => {
     const stage = ofType('AWS::ApiGateway::Stage')[0]![1].Properties;
     expect(stage.AccessLogSetting).toMatchObject({ DestinationArn: expect.anything() });
     const settings = stage.MethodSettings as Record<string, any>[];
@@ -118,8 +160,8 @@ describe('API routes', () => {
         expect.objectContaining({ HttpMethod: r.method, ResourcePath: `/${r.path.replace(/\//g, '~1')}`, ThrottlingRateLimit: API_DEFAULTS.publicThrottleRateLimit }),
       );
     }
-    // Anonymous traffic together cannot take the stage that tenants share.
-    expect(publicRoutes.length * API_DEFAULTS.publicThrottleRateLimit).toBeLessThan(API_DEFAULTS.throttleRateLimit);
+    // Each public route is held well below what an authenticated method may take.
+    expect(API_DEFAULTS.publicThrottleRateLimit).toBeLessThan(API_DEFAULTS.throttleRateLimit);
   });
 
   test('per-tenant throttling: usage plans keyed by the authorizer, the base key in its own plan', () => {
@@ -176,7 +218,7 @@ describe('data and keys', () => {
     });
     // Only the configuration the service reads (lib/service/env-names.ts), nothing else.
     const known = new Set<string>([...Object.values(ENV), ...QUEUES.map((q) => queueUrlEnvName(q.id)), 'NODE_OPTIONS']);
-    const keyBackendLocalOnly = [ENV.localMasterKey, ENV.localUsageKeysFile];
+    const keyBackendLocalOnly = [ENV.localMasterKey];
     for (const [, fn] of ofType('AWS::Lambda::Function')) {
       if (fn.Properties.Handler !== 'index.handler') continue;
       const vars = fn.Properties.Environment.Variables as Record<string, unknown>;
@@ -393,7 +435,7 @@ describe('the API reference page', () => {
     for (const [other, r] of ofType('AWS::Lambda::Function')) {
       if (other === id || !r.Properties.Code?.S3Key) continue;
       const dir = join(outdir, `asset.${r.Properties.Code.S3Key.replace(/\.zip$/, '')}`);
-      if (existsSync(dir)) expect(readdirSync(dir)).not.toContain('swagger-ui-bundle.js');
+      expect(readdirSync(dir)).not.toContain('swagger-ui-bundle.js');
     }
   });
 

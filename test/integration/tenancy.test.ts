@@ -1,3 +1,5 @@
+import { localUsageKeys } from '../../lib/adapters/local-usage-keys';
+import { walletUsageKey } from '../../lib/service/usage-keys';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
 let api: TestApi;
@@ -44,9 +46,12 @@ describe('subwallets (contract 4.6)', () => {
     expectError(await api.call('POST', '/api/subwallet/create', { key: api.baseKey }), 400, 'validation_failed');
   });
 
-  test('a duplicate wallet_name is a 409', async () => {
-    await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'dup-wallet' } });
+  test('a duplicate wallet_name is a 409 that spends no wallet id and registers no throttling key', async () => {
+    const first = await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'dup-wallet' } });
     expectError(await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'dup-wallet' } }), 409, 'wallet_name_taken');
+    const next = await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'after-dup-wallet' } });
+    expect(next.body.wallet_id).toBe(first.body.wallet_id + 1);
+    expect(localUsageKeys.planOf(walletUsageKey('credential-service', String(next.body.wallet_id)))).toBe('tenants');
   });
 
   test('an unknown wallet is a 404; a non-numeric id a 400', async () => {

@@ -55,8 +55,9 @@ test("the key manager refuses another wallet's key inside a wallet's session", a
   const km = buildKeyManager(deps);
   const record = (await inSession(scopeOf(b), () => deps.store.get(keys.did(scopeOf(b), didOfB))))! as unknown as DidRecord;
   await expect(inSession(scopeOf(a), () => km.publicJwk(scopeOf(b), record.key_ref, record.alg))).rejects.toMatchObject({ name: 'AccessDeniedException' });
-  // Even with its own scope, A's session cannot read B's sealed key: it lives in B's partition.
-  await expect(inSession(scopeOf(a), () => km.publicJwk(scopeOf(a), record.key_ref, record.alg))).rejects.toThrow();
+  // With its own scope and B's key reference, A finds nothing: the sealed key lives in B's partition
+  // (the reference names no wallet; where the key is stored does). Deployed, KMS refuses: the key's tag is B's.
+  await expect(inSession(scopeOf(a), () => km.publicJwk(scopeOf(a), record.key_ref, record.alg))).rejects.toThrow(`no local ${record.alg} key ${record.key_ref} in wallet ${a.walletId}`);
   await expect(inSession(scopeOf(b), () => km.publicJwk(scopeOf(b), record.key_ref, record.alg))).resolves.toEqual(record.public_jwk);
 });
 

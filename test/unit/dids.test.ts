@@ -295,3 +295,18 @@ describe('per-wallet DID limits and deactivation', () => {
     expect((await s.store.get(keys.didQuota(scope)))!.active).toBe(0); // counted once
   });
 });
+
+test('a DID from before the quota existed frees no slot when deactivated (the count never goes below what it counted)', async () => {
+  const store = new MemoryStore();
+  const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
+  const dids = new DidService({ store, keyManager, taa: new TaaService(store, undefined), indyNamespace: 't', limits: { maxDids: 1, maxCreationsPerMinute: 100 } });
+  const scope = tenantScope('21');
+  const old = await dids.create(scope, { method: 'key', baseUrl: 'https://x' });
+  // As an older version stored it: no quota mark, and a counter that never counted it.
+  await store.write([{ type: 'update', key: keys.did(scope, old.qualified), set: {}, remove: ['quota_counted'] }]);
+  await store.write([{ type: 'update', key: keys.didQuota(scope), set: { active: 0 } }]);
+  await dids.create(scope, { method: 'key', baseUrl: 'https://x' }); // takes the one slot
+  await dids.deactivate(scope, old.did);
+  expect((await store.get(keys.didQuota(scope)))!.active).toBe(1);
+  await expect(dids.create(scope, { method: 'key', baseUrl: 'https://x' })).rejects.toMatchObject({ code: 'did_quota_exceeded' });
+});

@@ -1,4 +1,4 @@
-import { CreateKeyCommand, DisabledException, GetPublicKeyCommand, KMSClient, KMSInternalException, KMSInvalidStateException, SignCommand } from '@aws-sdk/client-kms';
+import { CreateKeyCommand, DisabledException, GetPublicKeyCommand, KMSClient, KMSInternalException, KMSInvalidStateException, ScheduleKeyDeletionCommand, SignCommand } from '@aws-sdk/client-kms';
 import { createHash, createPublicKey, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { mockClient } from 'aws-sdk-client-mock';
 import { compactVerify, importJWK, jwtVerify } from 'jose';
@@ -122,8 +122,14 @@ describe('KmsKeyManager (aws-sdk-client-mock answering with real keys)', () => {
 
     waits.length = 0;
     kms.on(GetPublicKeyCommand).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }));
+    kms.on(ScheduleKeyDeletionCommand).resolves({ DeletionDate: new Date() });
+    const created = kms.commandCalls(CreateKeyCommand).length;
     await expect(manager.create(scope, 'EdDSA')).rejects.toMatchObject({ status: 503, code: 'key_service_unavailable' });
     expect(waits).toEqual([100, 200, 400, 800, 1600, 3200]);
+    // The caller never got that key: it is given up, not left costing.
+    const orphan = kms.commandCalls(CreateKeyCommand)[created]!;
+    const arnOfOrphan = (await orphan.returnValue).KeyMetadata!.Arn;
+    expect(kms.commandCalls(ScheduleKeyDeletionCommand).map((c) => c.args[0].input)).toEqual([{ KeyId: arnOfOrphan, PendingWindowInDays: 30 }]);
     // An existing key's AccessDenied is not waited for: it is a real refusal.
     await expect(manager.publicJwk(scope, key.ref, 'EdDSA')).rejects.toMatchObject({ name: 'AccessDeniedException' });
     expect(waits).toHaveLength(6);

@@ -57,14 +57,36 @@ test("a wallet over its usage plan's limit gets 429, and another wallet is not a
   }
 });
 
-test('anonymous traffic on a public route is throttled on that route, not on the stage tenants share', async () => {
-  const g = await gateway({ throttles: { publicRoute: { rateLimit: 0.001, burstLimit: 1 }, stage: { rateLimit: 0.001, burstLimit: 5 } } });
+test("anonymous traffic is throttled at its public route; a tenant's method keeps its own limit", async () => {
+  const g = await gateway({ throttles: { publicRoute: { rateLimit: 0.001, burstLimit: 1 } } });
   try {
     expect((await g.call('/openapi.json')).status).toBe(200);
     for (let i = 0; i < 3; i++) expect(await g.call('/openapi.json')).toEqual({ status: 429, body: gw('THROTTLED') });
-    // Refused public calls took nothing from the stage: the tenant still has its share.
-    for (let i = 0; i < 4; i++) expect((await g.call('/api/v1/wallet', 'wallet-1')).status).toBe(200);
-    expect((await g.call('/api/v1/wallet', 'wallet-1')).status).toBe(429); // the stage's own limit, now reached
+    for (let i = 0; i < 5; i++) expect((await g.call('/api/v1/wallet', 'wallet-1')).status).toBe(200);
+  } finally {
+    await g.close();
+  }
+});
+
+test("the stage's default limit is per method (API Gateway's default method throttling), not one bucket for the stage", async () => {
+  const g = await gateway({ throttles: { stage: { rateLimit: 0.001, burstLimit: 2 } } });
+  try {
+    expect((await g.call('/api/v1/wallet', 'wallet-1')).status).toBe(200);
+    expect((await g.call('/api/v1/wallet', 'wallet-2')).status).toBe(200);
+    expect(await g.call('/api/v1/wallet', 'wallet-1')).toEqual({ status: 429, body: gw('THROTTLED') }); // this method's bucket, every caller together
+    expect((await g.call('/api/v1/apikeys', 'wallet-1')).status).toBe(200); // another method: its own bucket
+  } finally {
+    await g.close();
+  }
+});
+
+test('the account limit is shared by all methods, and a refused request uses up no other bucket', async () => {
+  const g = await gateway({ throttles: { account: { rateLimit: 0.001, burstLimit: 3 }, tenant: { rateLimit: 0.001, burstLimit: 3 } } });
+  try {
+    expect((await g.call('/api/v1/wallet', 'wallet-1')).status).toBe(200);
+    expect((await g.call('/openapi.json')).status).toBe(200);
+    expect((await g.call('/api/v1/apikeys', 'wallet-2')).status).toBe(200);
+    expect((await g.call('/api/v1/apikeys', 'wallet-1')).status).toBe(429); // the account's third token is gone
   } finally {
     await g.close();
   }

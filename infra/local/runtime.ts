@@ -157,6 +157,14 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         GlobalSecondaryIndexUpdates: [{ Create: PUBLIC_DIDS_INDEX }],
       }),
     );
+    // Writes to the new index's key fail while the index is still being built.
+    for (let waited = 0; ; waited += 100) {
+      const t = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+      if (t?.GlobalSecondaryIndexes?.find((i) => i.IndexName === TABLE.publicDids.name)?.IndexStatus === 'ACTIVE') break;
+      if (waited > 30_000) throw new Error('DynamoDB Local did not finish building the PublicDids index');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await indexPublishedDids(client, tableName);
     table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
   }
   if (table?.StreamSpecification?.StreamEnabled && table.LatestStreamArn) return table.LatestStreamArn;
@@ -193,14 +201,15 @@ export async function ensureQueues(client: SQSClient): Promise<Record<string, st
 
 /**
  * DIDs published in a data folder from before the PublicDids index carry only their old GSI1 lookup
- * value: give them the new index's attribute, so they stay resolvable. Idempotent.
+ * value: give them the new index's attribute, so they stay resolvable. Run once, when `ensureTable`
+ * adds the index to such a folder; idempotent.
  */
-export async function indexPublishedDids(client: DynamoDBClient): Promise<void> {
+async function indexPublishedDids(client: DynamoDBClient, tableName = LOCAL_TABLE_NAME): Promise<void> {
   let start: Record<string, AttributeValue> | undefined;
   do {
     const out = await client.send(
       new ScanCommand({
-        TableName: LOCAL_TABLE_NAME,
+        TableName: tableName,
         FilterExpression: '#t = :did AND attribute_exists(#g) AND attribute_not_exists(#p)',
         ExpressionAttributeNames: { '#t': 'type', '#g': TABLE.gsi1.partitionKey, '#p': TABLE.publicDids.partitionKey },
         ExpressionAttributeValues: { ':did': { S: 'did' } },
@@ -210,7 +219,7 @@ export async function indexPublishedDids(client: DynamoDBClient): Promise<void> 
     for (const item of out.Items ?? []) {
       await client.send(
         new UpdateItemCommand({
-          TableName: LOCAL_TABLE_NAME,
+          TableName: tableName,
           Key: { [TABLE.partitionKey]: item[TABLE.partitionKey]!, [TABLE.sortKey]: item[TABLE.sortKey]! },
           UpdateExpression: 'SET #p = #g REMOVE #g, #gs',
           ExpressionAttributeNames: { '#p': TABLE.publicDids.partitionKey, '#g': TABLE.gsi1.partitionKey, '#gs': TABLE.gsi1.sortKey },
@@ -301,7 +310,6 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const queueUrls = await ensureQueues(sqsClient);
     for (const q of QUEUES) process.env[queueUrlEnvName(q.id)] = queueUrls[q.id];
     await registerExistingWallets(ddbClient);
-    await indexPublishedDids(ddbClient);
     ddbClient.destroy();
 
     // Handlers are imported only now: they build their adapters from the environment at load time.

@@ -63,7 +63,7 @@ export function dynamoRequests(command: string, input: Input): AccessRequest[] |
   }
 }
 
-function deny(p: Principal, r: AccessRequest): never {
+function deny(p: Principal, r: AccessRequest | string): never {
   throw new AccessDeniedError(p, r);
 }
 
@@ -71,7 +71,7 @@ export function guardDynamoDb(client: DynamoDBClient, principal: Principal): Dyn
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const requests = dynamoRequests(context.commandName ?? '', args.input as Input);
-      if (requests === null) deny(principal, { service: 'dynamodb', action: 'Query', on: 'table', partition: `(${context.commandName})` });
+      if (requests === null) deny(principal, `dynamodb ${context.commandName}, which no function declares`);
       for (const r of requests) if (!allows(principal, r)) deny(principal, r);
       return next(args);
     },

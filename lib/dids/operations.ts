@@ -1,5 +1,5 @@
 import { walletScope, type OperationImpls } from '../http/contract';
-import { Paged } from '../http/paging';
+import { listOrPage } from '../http/paging';
 import type { didContracts } from './contract';
 import type { DidMethod, KeyType } from './methods';
 import { didView } from './records';
@@ -15,9 +15,14 @@ export function didOperations(dids: DidService): OperationImpls<typeof didContra
     setPublicDid: async ({ caller, query }) => ({ result: didView(await dids.setPublic(walletScope(caller), query.DID)) }),
     listDids: async ({ caller, query }) => {
       const method = query.method as DidMethod | undefined;
-      if (query.limit === undefined && query.cursor === undefined) return (await dids.list(walletScope(caller), method)).map(didView);
-      const page = await dids.listPage(walletScope(caller), { limit: query.limit, cursor: query.cursor, method });
-      return new Paged(page.items.map(didView), page.next);
+      return listOrPage(
+        query,
+        async () => (await dids.list(walletScope(caller), method)).map(didView),
+        async (p) => {
+          const page = await dids.listPage(walletScope(caller), { ...p, method });
+          return { items: page.items.map(didView), next: page.next };
+        },
+      );
     },
     getDid: async ({ caller, params }) => didView(await dids.get(walletScope(caller), params.did)),
     deactivateDid: async ({ caller, params }) => didView(await dids.deactivate(walletScope(caller), params.did)),

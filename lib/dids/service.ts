@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import { BadRequestError, ConflictError, NotFoundError, RateLimitedError } from '../http/errors';
-import { decodeCursor, DEFAULT_PAGE, encodeCursor } from '../http/paging';
+import { decodeCursor, encodeCursor } from '../http/paging';
 import { KeyDisabledError, type KeyManager } from '../keys/port';
 import type { TaaService } from '../taa/service';
 import { keys, publishedDidIndex, type TenantScope } from '../store/keys';
@@ -62,6 +62,7 @@ export class DidService {
     const alg = KEY_TYPE_ALG[keyType];
     await this.countCreation(scope);
     const { maxDids } = this.deps.limits;
+    // A full quota is refused before a KMS key is paid for; the recording transaction below decides races.
     const quota = await this.deps.store.get(keys.didQuota(scope));
     if (((quota?.active as number | undefined) ?? 0) >= maxDids) throw quotaExceeded(maxDids);
     const key = await this.deps.keyManager.create(scope, alg);
@@ -188,10 +189,10 @@ export class DidService {
   }
 
   /** One page of the wallet's DIDs; with a `method` filter a page may hold fewer than `limit` (follow `next`). */
-  async listPage(scope: TenantScope, page: { limit?: number | undefined; cursor?: string | undefined; method?: DidMethod | undefined }): Promise<{ items: DidRecord[]; next: string | null }> {
+  async listPage(scope: TenantScope, page: { limit: number; cursor: string | undefined; method?: DidMethod | undefined }): Promise<{ items: DidRecord[]; next: string | null }> {
     const pk = keys.walletPartition(scope);
     const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, { PK: (v) => v === pk, SK: (v) => v.startsWith(keys.didPrefix) });
-    const out = await this.deps.store.queryPage(pk, { skBeginsWith: keys.didPrefix, limit: page.limit ?? DEFAULT_PAGE, ...(after ? { after } : {}) });
+    const out = await this.deps.store.queryPage(pk, { skBeginsWith: keys.didPrefix, limit: page.limit, ...(after ? { after } : {}) });
     const items = out.items.map(didFromItem).filter((d) => page.method === undefined || d.method === page.method);
     return { items, next: out.next ? encodeCursor(out.next) : null };
   }

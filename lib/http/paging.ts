@@ -14,7 +14,7 @@ export const PAGING_QUERY = {
 };
 
 /** The page size when only a cursor is given. */
-export const DEFAULT_PAGE = MAX_PAGE;
+const DEFAULT_PAGE = MAX_PAGE;
 
 /** A page of a list: the router answers `items` as the body and the cursor in the headers. */
 export class Paged<T = unknown> {
@@ -47,4 +47,15 @@ export function decodeCursor(cursor: string, attributes: Readonly<Record<string,
     Object.entries(key as Record<string, unknown>).every(([k, v]) => typeof v === 'string' && attributes[k]!(v));
   if (!ok) throw new BadRequestError('cursor is not one this list issued', 'invalid_cursor', [{ path: 'query.cursor', message: 'not a cursor of this list' }]);
   return key as Record<string, string>;
+}
+
+/** Whether the caller asked for paging: then one page (`Paged`), else the whole list (the contract's answer). */
+export async function listOrPage<T>(
+  query: { readonly limit?: number | undefined; readonly cursor?: string | undefined },
+  all: () => Promise<T[]>,
+  page: (p: { limit: number; cursor: string | undefined }) => Promise<{ items: T[]; next: string | null }>,
+): Promise<T[] | Paged<T>> {
+  if (query.limit === undefined && query.cursor === undefined) return all();
+  const out = await page({ limit: query.limit ?? DEFAULT_PAGE, cursor: query.cursor });
+  return new Paged(out.items, out.next);
 }

@@ -158,9 +158,9 @@ export function allows(p: Principal, r: AccessRequest): boolean {
 export class AccessDeniedError extends Error {
   readonly $fault = 'client';
   readonly $metadata = { httpStatusCode: 400 };
-  constructor(p: Principal, r: AccessRequest) {
+  constructor(p: Principal, r: AccessRequest | string) {
     const who = p.wallet === null ? `${p.fn} (own role)` : `${p.fn} (session of wallet ${p.wallet})`;
-    const what = r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : 'kms:GenerateMac';
+    const what = typeof r === 'string' ? r : r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : 'kms:GenerateMac';
     super(`${who} is not authorized to perform ${what}: not declared in lib/service/access.ts`);
     this.name = 'AccessDeniedException';
   }

@@ -1,4 +1,5 @@
 import { walletScope, type OperationImpls } from '../http/contract';
+import { listOrPage } from '../http/paging';
 import { tenantScope } from '../store/keys';
 import { tenancyContracts } from './contract';
 import type { TenancyService } from './service';
@@ -6,7 +7,7 @@ import type { TenancyService } from './service';
 export function tenancyOperations(service: TenancyService): OperationImpls<typeof tenancyContracts> {
   return {
     createSubwallet: ({ body }) => service.createSubwallet(body),
-    listSubwallets: ({ query }) => service.listSubwallets(query),
+    listSubwallets: ({ query }) => listOrPage(query, () => service.listSubwallets(), (p) => service.listSubwalletsPage(p)),
     getSubwallet: ({ params }) => service.getSubwallet(params.wallet_id),
     createApiKey: ({ body }) => service.createApiKey(body),
     revokeApiKey: async ({ body }) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
-import { decodeCursor, DEFAULT_PAGE, encodeCursor, Paged } from '../http/paging';
+import { decodeCursor, encodeCursor } from '../http/paging';
 import { gsi1, keys, tenantScope, type TenantScope } from '../store/keys';
 import { inSession } from '../store/session';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
@@ -75,16 +75,17 @@ export class TenancyService {
     return { wallet_id: Number(walletId), token: await this.tokens.mint(walletId) };
   }
 
-  /** Every subwallet (the contract's list), or one page of them when paging is asked for. */
-  async listSubwallets(page?: { limit?: number | undefined; cursor?: string | undefined }) {
-    if (page?.limit === undefined && page?.cursor === undefined) {
-      const items = await this.store.query(gsi1.walletListPk, { index: 'GSI1' });
-      return Promise.all(items.map((item) => this.subwalletView(walletFromItem(item))));
-    }
+  async listSubwallets() {
+    const items = await this.store.query(gsi1.walletListPk, { index: 'GSI1' });
+    return Promise.all(items.map((item) => this.subwalletView(walletFromItem(item))));
+  }
+
+  /** One page of the subwallets, after the wallet a cursor names. */
+  async listSubwalletsPage(page: { limit: number; cursor: string | undefined }) {
     const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, SUBWALLET_CURSOR);
-    const out = await this.store.queryPage(gsi1.walletListPk, { index: 'GSI1', limit: page.limit ?? DEFAULT_PAGE, ...(after ? { after } : {}) });
-    const views = await Promise.all(out.items.map((item) => this.subwalletView(walletFromItem(item))));
-    return new Paged(views, out.next ? encodeCursor(out.next) : null);
+    const out = await this.store.queryPage(gsi1.walletListPk, { index: 'GSI1', limit: page.limit, ...(after ? { after } : {}) });
+    const items = await Promise.all(out.items.map((item) => this.subwalletView(walletFromItem(item))));
+    return { items, next: out.next ? encodeCursor(out.next) : null };
   }
 
   async getSubwallet(walletId: string) {

@@ -1,6 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { indexPublishedDids, LOCAL_TAA } from '../../infra/local/runtime';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ensureTable, LOCAL_TAA } from '../../infra/local/runtime';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
 let api: TestApi;
@@ -243,30 +243,29 @@ describe('limits, deactivation and oversized DIDs', () => {
   });
 });
 
-test('a DID published in a data folder from before the PublicDids index is re-indexed at start and resolves again', async () => {
-  const w = await api.newWallet();
-  await acceptTaa(w.apiKey);
-  // did:sov resolves only when published (a did:key would resolve from its own identifier).
-  const did = `did:sov:${(await api.call('POST', '/api/v1/create-did', { key: w.apiKey })).body.did.did as string}`;
-  expect((await api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(did)}`, { key: w.apiKey })).status).toBe(200);
-  // Make it look as an older version stored it: the lookup value under GSI1, no PublicDids attribute.
+test("an older data folder's table gains the PublicDids index at start, and DIDs it published are found through it", async () => {
   const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
   const doc = DynamoDBDocumentClient.from(client);
-  const key = { PK: `W#${w.walletId}`, SK: `DID#${did}` };
-  await doc.send(new UpdateCommand({ TableName: process.env.TABLE_NAME, Key: key, UpdateExpression: 'SET GSI1PK = PDID, GSI1SK = :d REMOVE PDID', ExpressionAttributeValues: { ':d': 'DID' } }));
-  await eventuallyStatus(`/1.0/identifiers/${encodeURIComponent(did)}`, 404);
-  await indexPublishedDids(client);
-  await eventuallyStatus(`/1.0/identifiers/${encodeURIComponent(did)}`, 200);
-  const item = (await doc.send(new GetCommand({ TableName: process.env.TABLE_NAME, Key: key }))).Item!;
-  expect(item.GSI1PK).toBeUndefined();
+  const table = `legacy-${Date.now()}`;
+  // The table as the previous version created it: GSI1 only, a published DID under its GSI1 lookup value.
+  await client.send(
+    new CreateTableCommand({
+      TableName: table,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: ['PK', 'SK', 'GSI1PK', 'GSI1SK'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
+      KeySchema: [{ AttributeName: 'PK', KeyType: 'HASH' }, { AttributeName: 'SK', KeyType: 'RANGE' }],
+      GlobalSecondaryIndexes: [{ IndexName: 'GSI1', KeySchema: [{ AttributeName: 'GSI1PK', KeyType: 'HASH' }, { AttributeName: 'GSI1SK', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } }],
+    }),
+  );
+  const did = 'did:sov:WRfXPg8dantKVubE3HX8pw';
+  const key = { PK: 'W#5', SK: `DID#${did}` };
+  await doc.send(new PutCommand({ TableName: table, Item: { ...key, type: 'did', qualified: did, method: 'sov', GSI1PK: `DID#${did}`, GSI1SK: 'DID' } }));
+  await ensureTable(client, table);
+  const found = await doc.send(
+    new QueryCommand({ TableName: table, IndexName: 'PublicDids', KeyConditionExpression: 'PDID = :p', ExpressionAttributeValues: { ':p': `DID#${did}` } }),
+  );
+  expect(found.Items).toEqual([expect.objectContaining({ qualified: did })]);
+  expect((await doc.send(new GetCommand({ TableName: table, Key: key }))).Item!.GSI1PK).toBeUndefined();
+  await ensureTable(client, table); // a second start changes nothing
   client.destroy();
 });
-
-/** The index is eventually consistent: poll briefly for the expected answer. */
-async function eventuallyStatus(path: string, status: number) {
-  for (let i = 0; i < 50; i++) {
-    if ((await api.call('GET', path)).status === status) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  expect((await api.call('GET', path)).status).toBe(status);
-}

@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoRequests, guardDynamoDb, guardKeyManager, guardSecrets, guardSqs, guardUsageKeys } from '../../lib/adapters/access-guard';
@@ -71,6 +71,12 @@ describe('the local access guard refuses what a function has not declared, befor
     await expect(
       doc.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 't', Item: { PK: 'W#7', SK: 'a' } } }, { Put: { TableName: 't', Item: { PK: 'W#8', SK: 'b' } } }] })),
     ).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect(reached).toEqual([]);
+  });
+
+  test('a call no function declares (a Scan) is refused, and the refusal names it', async () => {
+    const { client, reached } = fakeDynamo({ fn: 'tenancy', wallet: '7' });
+    await expect(client.send(new ScanCommand({ TableName: 't' }))).rejects.toThrow('dynamodb ScanCommand, which no function declares');
     expect(reached).toEqual([]);
   });
 

@@ -212,9 +212,7 @@ describe('WebhookService', () => {
 
   test('a retrying delivery cannot be redelivered while its job is due, but can once it has stalled (job dead-lettered)', async () => {
     const s = setup([{ kind: 'response', status: 500 }]);
-    await s.service.putTargetUrls(s.scope, ['https://a.example/in']);
-    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
-    const job = s.sent.shift()!.job;
+    const job = await s.firstJob(['https://a.example/in']);
     await s.dispatcher.runJob(job);
     s.sent.length = 0; // the retry job is lost to the DLQ
     await expect(s.service.redeliver(s.scope, job.delivery_id)).rejects.toMatchObject({ status: 409, code: 'delivery_in_progress' });
@@ -234,10 +232,8 @@ describe('WebhookService', () => {
 
   test('every attempt is reported (metrics): outcome, verdict, exhausted retries, duration', async () => {
     const s = setup([{ kind: 'response', status: 503 }, { kind: 'timeout' }, { kind: 'response', status: 500 }]);
-    await s.service.putTargetUrls(s.scope, ['https://a.example/in']);
-    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
-    for (let i = 0; i < 3; i++) {
-      const { job } = s.sent.shift()!;
+    let job = await s.firstJob(['https://a.example/in']);
+    for (let i = 0; i < 3; i++, job = s.sent.shift()?.job as DeliveryJob) {
       s.advance(4000_000);
       await s.dispatcher.runJob(job);
     }
@@ -250,9 +246,7 @@ describe('WebhookService', () => {
 
   test('redelivery is one transaction: when closing the stalled original fails, no delivery and no job exist', async () => {
     const s = setup([{ kind: 'response', status: 500 }]);
-    await s.service.putTargetUrls(s.scope, ['https://a.example/in']);
-    await s.dispatcher.fanOut(await s.publisher.publish(s.scope, 'ping', {}));
-    const job = s.sent.shift()!.job;
+    const job = await s.firstJob(['https://a.example/in']);
     await s.dispatcher.runJob(job);
     s.advance(10_000 + STALLED_AFTER_MS);
     // The worker records a late attempt between the redeliver's read and its write.

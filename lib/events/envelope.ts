@@ -9,6 +9,14 @@ export const EVENT_TYPES = {
   ping: 'A test delivery asked for with POST /api/v1/settings/webhook-target-urls/ping.',
   'api_key.created': "An API key of the wallet was created (data: the key's record, never its value).",
   'api_key.revoked': 'An API key of the wallet was revoked or deleted (data: the key record).',
+  'oid4vci.exchange.created': 'An OID4VCI exchange and its credential offer were created (data: the exchange record).',
+  'oid4vci.exchange.redeemed': "The wallet traded the exchange's pre-authorized code for an access token (data: the exchange).",
+  'oid4vci.exchange.issued': 'Credentials were issued to the wallet (data: the exchange, with how many).',
+  'oid4vci.exchange.accepted': 'The wallet notified that it accepted (stored) the credential (data: the exchange).',
+  'oid4vci.exchange.deleted': 'The wallet notified that the holder deleted or refused the credential (data: the exchange).',
+  'oid4vci.exchange.failed': 'The exchange failed: tx_code attempts exhausted, issuance failed, or the wallet reported a failure (data: the exchange, with failure_reason).',
+  'oid4vci.exchange.expired': 'The pre-authorized code of an unredeemed exchange expired (data: the exchange).',
+  'oid4vci.exchange.removed': 'The exchange record was deleted through the API; its code no longer works (data: the exchange).',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

@@ -1,0 +1,142 @@
+import type { ItemKey } from '../store/port';
+import { walletPartitionKey } from '../service/resources';
+import type { TenantScope } from '../store/keys';
+
+/**
+ * The OID4VCI data model shared by the admin API (lib/oid4vci/supported.ts, exchanges.ts) and the
+ * public protocol endpoints (lib/oid4vci/protocol/*). Records are stored in the wallet's partition.
+ */
+
+/** Formats a supported-credential record may have. `dc+sd-jwt` is the SD-JWT VC media type since draft 06. */
+export const SUPPORTED_FORMATS = ['vc+sd-jwt', 'dc+sd-jwt', 'jwt_vc_json'] as const;
+export type SupportedFormat = (typeof SUPPORTED_FORMATS)[number];
+
+export interface DisplayEntry {
+  readonly name?: string;
+  readonly locale?: string;
+  readonly text_color?: string;
+  readonly background_color?: string;
+  readonly logo?: { readonly url?: string; readonly alt_text?: string; readonly uri?: string };
+  readonly [k: string]: unknown;
+}
+
+/** Contract 2.1, as stored and returned. */
+export interface SupportedCredentialRecord {
+  readonly supported_cred_id: string;
+  readonly wallet_id: string;
+  readonly identifier: string;
+  readonly format: SupportedFormat;
+  readonly format_data: Record<string, unknown> | null;
+  readonly vc_additional_data: Record<string, unknown> | null;
+  readonly cryptographic_binding_methods_supported: string[] | null;
+  readonly cryptographic_suites_supported: string[] | null;
+  readonly display: DisplayEntry[] | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+/** A claim leaf: `{mandatory, value_type}` (plus display). A group is an object of further claims. */
+export interface ClaimLeaf {
+  readonly mandatory?: boolean;
+  readonly value_type?: string;
+  readonly display?: readonly DisplayEntry[];
+}
+export type ClaimTree = { readonly [name: string]: ClaimLeaf | ClaimTree };
+
+/**
+ * What issuance and the issuer metadata need from a record, whichever create endpoint stored it
+ * (the generic endpoint keeps display and binding methods inside format_data). Built by
+ * `issuableConfiguration` in lib/oid4vci/supported.ts.
+ */
+export interface IssuableConfiguration {
+  /** The record's `identifier`: the credential configuration id wallets see. */
+  readonly id: string;
+  readonly supportedCredId: string;
+  readonly format: SupportedFormat;
+  /** SD-JWT VC type. */
+  readonly vct?: string;
+  /** jwt_vc_json: `vc.type` and `vc['@context']` (from vc_additional_data, else format_data). */
+  readonly types?: readonly string[];
+  readonly context?: readonly string[];
+  /** SD-JWT `claims`, or jwt_vc_json `credentialSubject`: the claims a subject may carry. */
+  readonly claims: ClaimTree;
+  /** JSON pointers of the selectively disclosable claims (SD-JWT only). */
+  readonly sdList: readonly string[];
+  readonly order: readonly string[] | null;
+  readonly display: readonly DisplayEntry[] | null;
+  readonly bindingMethods: readonly string[] | null;
+  /** Credential signing algorithms (contract: cryptographic_suites_supported). */
+  readonly signingAlgs: readonly string[] | null;
+}
+
+/**
+ * Exchange states (contract 3.1 names `created` and `offer`; the rest is ours, README "OID4VCI"):
+ * created (creation response only) → offer → redeemed (code traded for an access token) → issued
+ * → accepted | deleted | failed (the wallet's notification); offer → expired (code lifetime passed);
+ * offer|redeemed → failed (tx_code attempts exhausted, or issuance failed).
+ */
+export const EXCHANGE_STATES = ['created', 'offer', 'redeemed', 'issued', 'accepted', 'deleted', 'failed', 'expired'] as const;
+export type ExchangeState = (typeof EXCHANGE_STATES)[number];
+
+/** Contract 2.2 fields, plus internal ones the API never shows (see `exchangeView`). */
+export interface ExchangeRecord {
+  readonly exchange_id: string;
+  readonly supported_cred_id: string;
+  readonly wallet_id: string;
+  readonly state: ExchangeState;
+  readonly pin: string | null;
+  readonly credential_subject: Record<string, unknown>;
+  readonly verification_method: string;
+  readonly issuer_id: string;
+  readonly code: string;
+  readonly nonce: string | null;
+  readonly token: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  // Internal.
+  /** The configuration's identifier at creation (what the offer names). */
+  readonly credential_configuration_id: string;
+  /** Epoch ms after which the pre-authorized code is refused. */
+  readonly code_expires_at: number;
+  /** Unguessable id of the offer served by reference. */
+  readonly offer_ref: string;
+  readonly tx_code_attempts?: number;
+  readonly failure_reason?: string;
+  readonly notification_id?: string;
+  readonly issued_count?: number;
+}
+
+/** Sort-key prefixes in the wallet's partition `W#<wallet>`. */
+export const SK = {
+  supported: 'VCS#',
+  /** Uniqueness of a supported credential's identifier within the wallet. */
+  supportedIdentifier: 'VCSID#',
+  exchange: 'VCX#',
+  /** A pre-authorized code → its exchange (keyed by the code's SHA-256, base64url). */
+  code: 'VCCODE#',
+  /** An offer served by reference → its exchange. */
+  offerRef: 'VCOFFER#',
+  /** A used c_nonce or DPoP jti (single use), kept until it would have expired anyway. */
+  used: 'VCUSED#',
+} as const;
+
+const pk = (s: TenantScope) => walletPartitionKey(s.walletId);
+
+export const oid4vciKeys = {
+  supported: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${SK.supported}${id}` }),
+  supportedIdentifier: (s: TenantScope, identifier: string): ItemKey => ({ PK: pk(s), SK: `${SK.supportedIdentifier}${identifier}` }),
+  exchange: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${SK.exchange}${id}` }),
+  code: (s: TenantScope, codeHash: string): ItemKey => ({ PK: pk(s), SK: `${SK.code}${codeHash}` }),
+  offerRef: (s: TenantScope, ref: string): ItemKey => ({ PK: pk(s), SK: `${SK.offerRef}${ref}` }),
+  used: (s: TenantScope, kind: 'nonce' | 'dpop' | 'proof', hash: string): ItemKey => ({ PK: pk(s), SK: `${SK.used}${kind}#${hash}` }),
+};
+
+/**
+ * Each wallet is its own credential issuer: `<base>/oid4vci/<wallet_id>`. Its metadata lists only its
+ * configurations, and its codes and tokens are looked up only in its own partition.
+ */
+export function issuerUrl(baseUrl: string, walletId: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/oid4vci/${walletId}`;
+}
+
+export const PRE_AUTHORIZED_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';

@@ -61,6 +61,7 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   dids: 'Endpoint group: DIDs on KMS keys',
   taa: 'Endpoint group: the publication agreement (TAA)',
   resolver: 'Public DID resolution',
+  'oid4vci-issuer': 'Public OpenID4VCI issuer endpoints (metadata, token, nonce, credential, notification)',
   meta: 'Public API description',
   'webhook-relay': 'Relays new outbox items into webhook deliveries and jobs',
   'webhook-delivery': 'Delivers webhooks (one attempt per message), retries with backoff',

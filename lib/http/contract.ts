@@ -58,6 +58,19 @@ export interface OperationInput<C extends OperationContract> {
   readonly baseUrl: string;
   /** The request's Accept header ('' when absent), for the few routes that negotiate a media type. */
   readonly accept: string;
+  /**
+   * The request as protocols see it (OAuth DPoP `htu`/`htm`, `Authorization`): the method, the absolute
+   * URL the caller used (base URL + path, no query) and the headers, names lower-cased.
+   */
+  readonly request: { readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string>> };
+}
+
+/** A JSON body with its own status and headers (204, `Cache-Control`, `DPoP-Nonce`): protocol endpoints. */
+export class JsonReply<T = unknown> {
+  constructor(
+    readonly body: T | undefined,
+    readonly opts: { readonly status?: number; readonly headers?: Readonly<Record<string, string>> } = {},
+  ) {}
 }
 
 /** A response body with its own media type (content negotiation); plain results are application/json. */
@@ -82,7 +95,7 @@ export class RawRepresentation extends Representation<string> {
   }
 }
 
-export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']> | Representation | (z.input<C['response']> extends readonly (infer T)[] ? Paged<T> : never)>;
+export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']> | Representation | JsonReply<z.input<C['response']>> | (z.input<C['response']> extends readonly (infer T)[] ? Paged<T> : never)>;
 
 export type OperationImpls<Cs extends OperationContracts> = { readonly [K in keyof Cs]: OperationImpl<Cs[K]> };
 

@@ -70,6 +70,19 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/**
+ * An error in a protocol's own shape (OAuth 2.0 / OpenID4VCI: `{error, error_description}`), with the
+ * headers the protocol asks for (`WWW-Authenticate` on 401s). `code` is the protocol's error code.
+ */
+export class ProtocolError extends AppError {
+  override readonly headers: Readonly<Record<string, string>>;
+
+  constructor(status: number, error: string, description: string, headers: Readonly<Record<string, string>> = {}) {
+    super(status, error, description, undefined, { error, error_description: description });
+    this.headers = headers;
+  }
+}
+
 export class PayloadTooLargeError extends AppError {
   constructor(limit: number) {
     super(413, 'payload_too_large', `Request body exceeds ${limit} bytes`);

@@ -8,7 +8,7 @@ import { DEFAULT_MAX_BODY_BYTES, routeKey, routesOf, type Route, type RouteGroup
 import { inSession } from '../store/session';
 import { Paged } from './paging';
 import { callerFromContext } from './caller';
-import { RawRepresentation, Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
+import { JsonReply, RawRepresentation, Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
 import {
   AppError,
   BadRequestError,
@@ -54,11 +54,32 @@ function parseBody(event: APIGatewayProxyEvent, route: Route): unknown {
   const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   const limit = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (Buffer.byteLength(raw, 'utf8') > limit) throw new PayloadTooLargeError(limit);
+  if (route.form) {
+    const contentType = headerOf(event, 'content-type').split(';')[0]!.trim().toLowerCase();
+    if (contentType !== 'application/x-www-form-urlencoded') throw new BadRequestError('Request body must be application/x-www-form-urlencoded', 'unsupported_media_type');
+    const fields: Record<string, string> = {};
+    for (const [k, v] of new URLSearchParams(raw)) {
+      // RFC 6749 §3.2: parameters must not be included more than once.
+      if (k in fields) throw new BadRequestError(`Parameter ${k} is repeated`, 'invalid_request');
+      fields[k] = v;
+    }
+    return fields;
+  }
   try {
     return JSON.parse(raw);
   } catch {
     throw new BadRequestError('Request body is not valid JSON', 'malformed_json');
   }
+}
+
+function headerOf(event: APIGatewayProxyEvent, name: string): string {
+  return Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === name)?.[1] ?? '';
+}
+
+function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(event.headers ?? {})) if (typeof v === 'string') out[k.toLowerCase()] = v;
+  return out;
 }
 
 function authorize(route: Route, caller: Caller, now: number): void {
@@ -132,8 +153,9 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
     const query = validate(contract.query, event.queryStringParameters ?? {}, 'query');
     const body = contract.body ? validate(contract.body, parseBody(event, route), '') : undefined;
     const baseUrl = (opts.publicBaseUrl ?? `https://${event.requestContext.domainName}/${event.requestContext.stage}`).replace(/\/+$/, '');
-    const accept = Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === 'accept')?.[1] ?? '';
-    const run = () => impl({ body, query, params, caller, baseUrl, accept } as never);
+    const accept = headerOf(event, 'accept');
+    const request = { method: event.httpMethod, url: `${baseUrl}${event.path}`, headers: lowerCaseHeaders(event) };
+    const run = () => impl({ body, query, params, caller, baseUrl, accept, request } as never);
     // A wallet route runs entirely in the caller's session: its data and key calls carry credentials
     // that reach only this wallet, whatever keys the code builds.
     const result = caller.kind === 'wallet' ? await inSession(caller.scope, run) : await run();
@@ -141,6 +163,11 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
       return { statusCode: contract.status ?? 200, headers: { ...BASE_HEADERS, ...headersFor(event), 'content-type': result.mediaType, ...result.headers }, body: result.body };
     }
     if (result instanceof Representation) return json(contract.status ?? 200, result.body, { ...headersFor(event), 'content-type': result.mediaType });
+    if (result instanceof JsonReply) {
+      const status = result.opts.status ?? contract.status ?? 200;
+      const headers = { ...BASE_HEADERS, ...headersFor(event), ...result.opts.headers };
+      return status === 204 || result.body === undefined ? { statusCode: status, headers, body: '' } : json(status, result.body, headers);
+    }
     if (result instanceof Paged) return json(contract.status ?? 200, result.items, { ...headersFor(event), ...nextPageHeaders(baseUrl, event, result.next) });
     return json(contract.status ?? 200, result, headersFor(event));
   };

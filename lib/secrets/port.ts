@@ -15,7 +15,9 @@ export type SecretPurpose =
   | 'api-key-mac/v1'
   | 'subwallet-token/v1'
   | 'local-key-encryption/v1'
-  | `webhook-signing/v1/${string}/${number}`;
+  | `webhook-signing/v1/${string}/${number}`
+  /** A wallet's OID4VCI issuer secrets (access-token key, c_nonce MAC): `oid4vci/v1/<wallet_id>`. */
+  | `oid4vci/v1/${string}`;
 
 /**
  * Caches derivations (one KMS call per purpose per cold start); failures are not cached. Bounded,

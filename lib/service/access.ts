@@ -78,6 +78,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   },
   taa: { tenant: { data: ['GetItem', 'PutItem'] } },
   resolver: { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] } },
+  // Public OID4VCI endpoints: the wallet comes from the path; its issuer secrets are MAC-derived, its credentials signed in KMS.
+  'oid4vci-issuer': { shared: { mac: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign', 'GetPublicKey'] } },
   meta: {},
   'webhook-relay': { shared: { sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },

@@ -1,0 +1,140 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { SDJwtInstance } from '@sd-jwt/core';
+import type { DisclosureFrame } from '@sd-jwt/types';
+import { sdJwtSigner, signCompactJws, type IssuerSigner } from '../../keys/signer';
+import type { IssuableConfiguration } from '../records';
+
+/** The holder key a proof proved possession of: its JWK, and its DID when the proof named one. */
+export interface HolderBinding {
+  readonly jwk: Record<string, unknown>;
+  readonly did?: string;
+}
+
+/**
+ * The seam where status lists (issue 7) add each credential's status entry at issuance: SD-JWT VC
+ * gets `status`, jwt_vc_json gets `vc.credentialStatus`. Called once per credential.
+ */
+export interface StatusEntrySource {
+  entryFor(config: IssuableConfiguration, exchangeId: string): Promise<CredentialStatusClaims | null>;
+}
+
+export interface CredentialStatusClaims {
+  /** SD-JWT VC `status` claim (IETF Token Status List: `{status_list: {idx, uri}}`). */
+  readonly sdJwt?: Record<string, unknown>;
+  /** VC `credentialStatus` (W3C Bitstring Status List entry). */
+  readonly w3c?: Record<string, unknown>;
+}
+
+export interface IssueInput {
+  readonly config: IssuableConfiguration;
+  readonly subject: Record<string, unknown>;
+  /** The issuer's DID: `iss`. The signer's `kid` is the verification method (a DID URL of it). */
+  readonly issuerDid: string;
+  readonly signer: IssuerSigner;
+  readonly holder: HolderBinding;
+  readonly now: Date;
+  readonly validitySeconds: number;
+  readonly status: CredentialStatusClaims | null;
+}
+
+const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/**
+ * RFC 6901 pointers of the `sd_list` turned into an `@sd-jwt` disclosure frame: `/address/street`
+ * makes `street` disclosable inside `address`. A pointer into an array marks that element.
+ */
+export function disclosureFrame(sdList: readonly string[], subject: Record<string, unknown>): DisclosureFrame<Record<string, unknown>> {
+  const frame: Record<string, unknown> = {};
+  for (const pointer of sdList) {
+    const segments = pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let node: Record<string, unknown> = frame;
+    let value: unknown = subject;
+    segments.forEach((seg, i) => {
+      const container = value;
+      const isArray = Array.isArray(container);
+      const key: string | number = isArray ? Number(seg) : seg;
+      value = container !== null && typeof container === 'object' ? (container as Record<string, unknown>)[seg] : undefined;
+      if (i === segments.length - 1) {
+        const sd = ((node._sd as (string | number)[] | undefined) ?? []);
+        if (!sd.includes(key)) sd.push(key);
+        node._sd = sd;
+      } else {
+        node[seg] = (node[seg] as Record<string, unknown> | undefined) ?? {};
+        node = node[seg] as Record<string, unknown>;
+      }
+    });
+  }
+  return frame as DisclosureFrame<Record<string, unknown>>;
+}
+
+/** Only the pointers whose claim is present in this subject (optional claims may be left out). */
+function presentPointers(sdList: readonly string[], subject: Record<string, unknown>): string[] {
+  return sdList.filter((pointer) => {
+    let value: unknown = subject;
+    for (const seg of pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))) {
+      if (value === null || typeof value !== 'object' || !(seg in (value as object))) return false;
+      value = (value as Record<string, unknown>)[seg];
+    }
+    return true;
+  });
+}
+
+const sha256 = (data: string | ArrayBuffer) => new Uint8Array(createHash('sha256').update(typeof data === 'string' ? data : Buffer.from(data)).digest());
+
+/** SD-JWT VC (draft-ietf-oauth-sd-jwt-vc): `typ` from the format, `cnf.jwk` binding, the `sd_list` claims disclosable. */
+export async function issueSdJwtVc(input: IssueInput): Promise<string> {
+  const { config, subject, signer, now } = input;
+  const sdjwt = new SDJwtInstance<Record<string, unknown>>({
+    signer: sdJwtSigner(signer),
+    signAlg: signer.alg,
+    hasher: sha256,
+    hashAlg: 'sha-256',
+    saltGenerator: () => randomBytes(16).toString('base64url'),
+  });
+  const iat = epoch(now);
+  const payload: Record<string, unknown> = {
+    ...subject,
+    iss: input.issuerDid,
+    iat,
+    nbf: iat,
+    exp: iat + input.validitySeconds,
+    vct: config.vct,
+    cnf: { jwk: input.holder.jwk },
+    ...(input.status?.sdJwt ? { status: input.status.sdJwt } : {}),
+  };
+  const frame = disclosureFrame(presentPointers(config.sdList, subject), subject);
+  return sdjwt.issue(payload, frame, { header: { typ: config.format, kid: signer.kid } });
+}
+
+/** VC-JWT (VCDM 1.1 JWT encoding, OpenID4VCI Appendix A.1.1): `vc` from the configuration, holder DID as subject id. */
+export async function issueJwtVcJson(input: IssueInput): Promise<string> {
+  const { config, subject, signer, now, holder } = input;
+  const iat = epoch(now);
+  const id = `urn:uuid:${randomUUID()}`;
+  const exp = iat + input.validitySeconds;
+  const vc: Record<string, unknown> = {
+    '@context': config.context && config.context.length > 0 ? config.context : ['https://www.w3.org/2018/credentials/v1'],
+    type: config.types && config.types.length > 0 ? config.types : ['VerifiableCredential'],
+    id,
+    issuer: input.issuerDid,
+    // Verifiers (Credo) require issuanceDate to equal nbf to the second.
+    issuanceDate: new Date(iat * 1000).toISOString(),
+    expirationDate: new Date(exp * 1000).toISOString(),
+    credentialSubject: { ...(holder.did ? { id: holder.did } : {}), ...subject },
+    ...(input.status?.w3c ? { credentialStatus: input.status.w3c } : {}),
+  };
+  const payload: Record<string, unknown> = {
+    iss: input.issuerDid,
+    ...(holder.did ? { sub: holder.did } : { cnf: { jwk: holder.jwk } }),
+    nbf: iat,
+    iat,
+    exp,
+    jti: id,
+    vc,
+  };
+  return signCompactJws(signer, { typ: 'JWT' }, payload);
+}
+
+export function issueCredential(input: IssueInput): Promise<string> {
+  return input.config.format === 'jwt_vc_json' ? issueJwtVcJson(input) : issueSdJwtVc(input);
+}

@@ -1,0 +1,83 @@
+import type { ClaimLeaf, ClaimTree, IssuableConfiguration } from '../records';
+import { PRE_AUTHORIZED_GRANT } from '../records';
+import { VERIFIABLE_ALGS } from '../../oid4vc/callbacks';
+
+/** Most proofs (credentials) one credential request may carry: advertised as `batch_credential_issuance`. */
+export const BATCH_SIZE = 10;
+
+export const DEFAULT_BINDING_METHODS = ['jwk', 'did:key', 'did:jwk'] as const;
+export const CREDENTIAL_SIGNING_ALGS = ['EdDSA', 'ES256'] as const;
+
+export function issuerEndpoints(issuer: string) {
+  return {
+    token: `${issuer}/token`,
+    credential: `${issuer}/credential`,
+    nonce: `${issuer}/nonce`,
+    notification: `${issuer}/notification`,
+    /** Never published: the library reads the access-token key from here in-process (lib/oid4vc/callbacks.ts). */
+    jwks: `${issuer}/jwks`,
+  };
+}
+
+const isLeaf = (node: ClaimLeaf | ClaimTree): node is ClaimLeaf => {
+  const keys = Object.keys(node);
+  return keys.length === 0 || keys.every((k) => k === 'mandatory' || k === 'value_type' || k === 'display');
+};
+
+/** OpenID4VCI 1.0 Appendix B.2 claims description: one entry per claim (groups too), with its path. */
+export function claimsDescription(tree: ClaimTree, prefix: string[] = []): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const [name, node] of Object.entries(tree)) {
+    const path = [...prefix, name];
+    if (isLeaf(node)) {
+      out.push({ path, ...(node.mandatory ? { mandatory: true } : {}), ...(node.display ? { display: node.display } : {}) });
+    } else {
+      out.push({ path });
+      out.push(...claimsDescription(node, path));
+    }
+  }
+  return out;
+}
+
+/** One `credential_configurations_supported` entry in the 1.0 shape (with `credential_metadata`, which 1.0 wallets key on). */
+export function configurationMetadata(c: IssuableConfiguration): Record<string, unknown> {
+  const display = c.display ?? undefined;
+  const common = {
+    format: c.format,
+    scope: c.id,
+    cryptographic_binding_methods_supported: c.bindingMethods ?? [...DEFAULT_BINDING_METHODS],
+    credential_signing_alg_values_supported: c.signingAlgs ?? [...CREDENTIAL_SIGNING_ALGS],
+    proof_types_supported: { jwt: { proof_signing_alg_values_supported: [...VERIFIABLE_ALGS] } },
+    credential_metadata: { ...(display ? { display } : {}), claims: claimsDescription(c.claims) },
+    ...(display ? { display } : {}),
+  };
+  if (c.format === 'jwt_vc_json') {
+    return { ...common, credential_definition: { type: c.types ?? ['VerifiableCredential'] } };
+  }
+  return { ...common, vct: c.vct };
+}
+
+export function credentialIssuerMetadata(issuer: string, label: string | null, configs: readonly IssuableConfiguration[]): Record<string, unknown> {
+  const e = issuerEndpoints(issuer);
+  return {
+    credential_issuer: issuer,
+    credential_endpoint: e.credential,
+    nonce_endpoint: e.nonce,
+    notification_endpoint: e.notification,
+    batch_credential_issuance: { batch_size: BATCH_SIZE },
+    ...(label ? { display: [{ name: label }] } : {}),
+    credential_configurations_supported: Object.fromEntries(configs.map((c) => [c.id, configurationMetadata(c)])),
+  };
+}
+
+/** RFC 8414 metadata of the issuer's own authorization server (pre-authorized code grant only). */
+export function authorizationServerMetadata(issuer: string): Record<string, unknown> {
+  return {
+    issuer,
+    token_endpoint: issuerEndpoints(issuer).token,
+    grant_types_supported: [PRE_AUTHORIZED_GRANT],
+    'pre-authorized_grant_anonymous_access_supported': true,
+    token_endpoint_auth_methods_supported: ['none'],
+    dpop_signing_alg_values_supported: [...VERIFIABLE_ALGS],
+  };
+}

@@ -1,0 +1,434 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import {
+  decodeJwt,
+  Oauth2AuthorizationServer,
+  Oauth2ErrorCodes,
+  Oauth2ResourceServer,
+  Oauth2ResourceUnauthorizedError,
+  Oauth2ServerErrorResponseError,
+  preAuthorizedCodeGrantIdentifier,
+  type Jwk,
+  type RequestLike,
+} from '@openid4vc/oauth2';
+import { Openid4vciIssuer, Openid4vciVersion, type IssuerMetadataResult } from '@openid4vc/openid4vci';
+import { ValidationError as LibraryValidationError } from '@openid4vc/utils';
+import { didFromItem, qualify } from '../../dids/records';
+import type { EventPublisher } from '../../events/publisher';
+import { NotFoundError, ProtocolError } from '../../http/errors';
+import type { KeyManager } from '../../keys/port';
+import { issuerSigner } from '../../keys/signer';
+import { oid4vcCallbacks, type CallbackKeys } from '../../oid4vc/callbacks';
+import { keys, type TenantScope } from '../../store/keys';
+import { ConditionFailedError, type ItemStore, type WriteOp } from '../../store/port';
+import { issuableConfiguration, supportedFromItem } from '../supported';
+import { issuerUrl, oid4vciKeys, SK, type ExchangeRecord, type ExchangeState, type IssuableConfiguration } from '../records';
+import { exchangeView } from '../exchanges';
+import { issueCredential, type HolderBinding, type StatusEntrySource } from './formats';
+import { es256Sign, mintNonce, nonceExpiry, type IssuerSecretSource, type IssuerSecrets } from './issuer-secrets';
+import { authorizationServerMetadata, BATCH_SIZE, credentialIssuerMetadata, issuerEndpoints } from './metadata';
+
+export interface IssuerProtocolSettings {
+  /** Access-token lifetime (short: one credential request and the notification follow at once). */
+  readonly accessTokenTtlSeconds: number;
+  readonly cNonceTtlSeconds: number;
+  /** Wrong tx_codes before the pre-authorized code is burnt. */
+  readonly maxTxCodeAttempts: number;
+  /** `exp` of issued credentials, counted from issuance. */
+  readonly credentialValiditySeconds: number;
+  /** How far a DPoP proof's `iat` may be from now (RFC 9449 §11.1). */
+  readonly dpopWindowSeconds: number;
+}
+
+export const DEFAULT_PROTOCOL_SETTINGS: IssuerProtocolSettings = {
+  accessTokenTtlSeconds: 300,
+  cNonceTtlSeconds: 300,
+  maxTxCodeAttempts: 5,
+  credentialValiditySeconds: 365 * 86400,
+  dpopWindowSeconds: 300,
+};
+
+export interface IssuerProtocolDeps {
+  readonly store: ItemStore;
+  readonly events: EventPublisher;
+  readonly keyManager: KeyManager;
+  readonly secrets: IssuerSecretSource;
+  readonly status: StatusEntrySource | null;
+  readonly settings?: IssuerProtocolSettings;
+  readonly now?: () => Date;
+}
+
+/** What the endpoints receive from the router: the request as the protocol sees it. */
+export interface ProtocolRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+const sha256b64 = (v: string) => createHash('sha256').update(v).digest('base64url');
+const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
+
+const invalid = (error: string, description: string, status = 400) => new ProtocolError(status, error, description);
+
+/** Library errors carry protocol data: turn them into our ProtocolError (the only thing that speaks to the caller). */
+export function toProtocolError(e: unknown): unknown {
+  if (e instanceof Oauth2ResourceUnauthorizedError) {
+    const challenge = e.wwwAuthenticateHeaders[0];
+    return new ProtocolError(401, (challenge?.error as string | undefined) ?? 'invalid_token', (challenge?.error_description as string | undefined) ?? 'The access token is missing or invalid', {
+      'www-authenticate': e.toHeaderValue(),
+    });
+  }
+  if (e instanceof Oauth2ServerErrorResponseError) {
+    return new ProtocolError(e.status, e.errorResponse.error, e.errorResponse.error_description ?? e.errorResponse.error);
+  }
+  if (e instanceof LibraryValidationError) return invalid(Oauth2ErrorCodes.InvalidRequest, e.message.split('\n')[0]!);
+  return e;
+}
+
+async function mapped<T>(fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw toProtocolError(e);
+  }
+}
+
+function requestLike(r: ProtocolRequest): RequestLike {
+  return { method: r.method as RequestLike['method'], url: r.url, headers: new Headers(r.headers) };
+}
+
+/**
+ * The public side of a wallet's credential issuer (OpenID4VCI 1.0, pre-authorized code flow), built
+ * on `@openid4vc/openid4vci` and `@openid4vc/oauth2` with crypto injected (lib/oid4vc/callbacks.ts).
+ * Every call runs in the wallet's session: codes, tokens and exchanges are found only in its partition.
+ * One-time values are spent with conditional writes in the same transaction as the state they move.
+ */
+export class IssuerProtocol {
+  private readonly settings: IssuerProtocolSettings;
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: IssuerProtocolDeps) {
+    this.settings = deps.settings ?? DEFAULT_PROTOCOL_SETTINGS;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  private async callbacks(scope: TenantScope, issuer: string): Promise<{ callbacks: ReturnType<typeof oid4vcCallbacks>; secrets: IssuerSecrets }> {
+    const secrets = await this.deps.secrets.of(scope.walletId);
+    const { privateKey, publicJwk } = secrets.tokenKey;
+    const tokenKey: CallbackKeys['tokenKey'] = { privateKey, publicJwk: publicJwk as Jwk, jwksUri: issuerEndpoints(issuer).jwks, sign: (d) => es256Sign(privateKey, d) };
+    return { callbacks: oid4vcCallbacks({ tokenKey }), secrets };
+  }
+
+  private async walletLabel(scope: TenantScope): Promise<string | null> {
+    const wallet = await this.deps.store.get(keys.wallet(scope));
+    if (!wallet) throw new NotFoundError('No such credential issuer', 'issuer_not_found');
+    return typeof wallet.label === 'string' && wallet.label ? wallet.label : null;
+  }
+
+  private async configurations(scope: TenantScope): Promise<IssuableConfiguration[]> {
+    const items = await this.deps.store.query(keys.walletPartition(scope), { skBeginsWith: SK.supported });
+    return items.map((i) => issuableConfiguration(supportedFromItem(i)));
+  }
+
+  async issuerMetadata(scope: TenantScope, baseUrl: string): Promise<Record<string, unknown>> {
+    const label = await this.walletLabel(scope);
+    return credentialIssuerMetadata(issuerUrl(baseUrl, scope.walletId), label, await this.configurations(scope));
+  }
+
+  async authorizationServerMetadata(scope: TenantScope, baseUrl: string): Promise<Record<string, unknown>> {
+    await this.walletLabel(scope);
+    return authorizationServerMetadata(issuerUrl(baseUrl, scope.walletId));
+  }
+
+  /** The offer by reference: served while its code can still be redeemed, unguessable (256-bit id). */
+  async offer(scope: TenantScope, ref: string): Promise<Record<string, unknown>> {
+    const item = await this.deps.store.get(oid4vciKeys.offerRef(scope, ref));
+    const ex = item ? await this.exchange(scope, item.exchange_id as string) : null;
+    if (!item || !ex || ex.state !== 'offer' || this.now().getTime() > ex.code_expires_at) throw new NotFoundError('No such credential offer, or it was already used', 'offer_not_found');
+    return item.offer as Record<string, unknown>;
+  }
+
+  async nonce(scope: TenantScope): Promise<{ c_nonce: string; c_nonce_expires_in: number }> {
+    await this.walletLabel(scope);
+    const { nonceKey } = await this.deps.secrets.of(scope.walletId);
+    return { c_nonce: mintNonce(nonceKey, epoch(this.now()) + this.settings.cNonceTtlSeconds), c_nonce_expires_in: this.settings.cNonceTtlSeconds };
+  }
+
+  private async exchange(scope: TenantScope, id: string): Promise<ExchangeRecord | null> {
+    const item = await this.deps.store.get(oid4vciKeys.exchange(scope, id), { consistent: true });
+    return item ? (item as unknown as ExchangeRecord) : null;
+  }
+
+  /** A state change and its event in one transaction, conditional on the state it leaves. */
+  private transition(scope: TenantScope, ex: ExchangeRecord, from: ExchangeState, to: ExchangeState, set: Record<string, unknown> = {}, extra: WriteOp[] = []): { ops: WriteOp[]; next: ExchangeRecord } {
+    const updated_at = this.now().toISOString();
+    const next = { ...ex, ...set, state: to, updated_at } as ExchangeRecord;
+    const type = `oid4vci.exchange.${to}` as const;
+    const data = { ...exchangeView(next), ...(to === 'failed' ? { failure_reason: next.failure_reason ?? null } : {}), ...(to === 'issued' ? { issued_count: next.issued_count ?? 0 } : {}) };
+    return {
+      next,
+      ops: [
+        { type: 'update', key: oid4vciKeys.exchange(scope, ex.exchange_id), set: { ...set, state: to, updated_at }, condition: { equals: { state: from } } },
+        ...extra,
+        this.deps.events.stage(scope, type as Parameters<EventPublisher['stage']>[1], data).op,
+      ],
+    };
+  }
+
+  /** Marks an unredeemed, expired exchange `expired` (once, whoever notices first). */
+  private async expire(scope: TenantScope, ex: ExchangeRecord): Promise<void> {
+    try {
+      await this.deps.store.write(this.transition(scope, ex, 'offer', 'expired').ops);
+    } catch (e) {
+      if (!(e instanceof ConditionFailedError)) throw e;
+    }
+  }
+
+  /** Token endpoint (OpenID4VCI 1.0 §6): the pre-authorized code (and tx_code) for a short-lived, exchange-bound access token. */
+  async token(scope: TenantScope, baseUrl: string, request: ProtocolRequest, form: Record<string, string>): Promise<Record<string, unknown>> {
+    const issuer = issuerUrl(baseUrl, scope.walletId);
+    await this.walletLabel(scope);
+    const { callbacks, secrets } = await this.callbacks(scope, issuer);
+    const as = new Oauth2AuthorizationServer({ callbacks });
+    const asMetadata = as.createAuthorizationServerMetadata(authorizationServerMetadata(issuer) as Parameters<Oauth2AuthorizationServer['createAuthorizationServerMetadata']>[0]);
+    const req = requestLike(request);
+    const parsed = await mapped(() => as.parseAccessTokenRequest({ request: req, accessTokenRequest: form }));
+    if (parsed.grant.grantType !== preAuthorizedCodeGrantIdentifier) throw invalid(Oauth2ErrorCodes.UnsupportedGrantType, 'Only the pre-authorized code grant is supported');
+    const { preAuthorizedCode, txCode } = parsed.grant;
+    const codeItem = await this.deps.store.get(oid4vciKeys.code(scope, sha256b64(preAuthorizedCode)), { consistent: true });
+    const ex = codeItem ? await this.exchange(scope, codeItem.exchange_id as string) : null;
+    if (!codeItem || !ex || ex.code !== preAuthorizedCode) throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
+    const now = this.now();
+    if (ex.state === 'offer' && now.getTime() > ex.code_expires_at) {
+      await this.expire(scope, ex);
+      throw invalid(Oauth2ErrorCodes.InvalidGrant, 'The pre-authorized code has expired');
+    }
+    if (ex.state !== 'offer') throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
+    if (ex.pin !== null && txCode !== undefined && !sameSecret(txCode, ex.pin)) await this.wrongTxCode(scope, ex);
+
+    const verified = await mapped(() =>
+      as.verifyPreAuthorizedCodeAccessTokenRequest({
+        authorizationServerMetadata: asMetadata,
+        grant: parsed.grant as Parameters<Oauth2AuthorizationServer['verifyPreAuthorizedCodeAccessTokenRequest']>[0]['grant'],
+        accessTokenRequest: parsed.accessTokenRequest,
+        request: req,
+        expectedPreAuthorizedCode: ex.code,
+        expectedTxCode: ex.pin ?? undefined,
+        preAuthorizedCodeExpiresAt: new Date(ex.code_expires_at),
+        now,
+        dpop: parsed.dpop ? { jwt: parsed.dpop.jwt, allowedSigningAlgs: asMetadata.dpop_signing_alg_values_supported } : undefined,
+      }),
+    );
+    const dpopOps = parsed.dpop ? this.spendDpop(scope, parsed.dpop.jwt) : [];
+    const tokenId = `urn:uuid:${randomUUID()}`;
+    const cNonce = mintNonce(secrets.nonceKey, epoch(now) + this.settings.cNonceTtlSeconds);
+    const response = await mapped(() =>
+      as.createAccessTokenResponse({
+        audience: issuer,
+        authorizationServer: issuer,
+        expiresInSeconds: this.settings.accessTokenTtlSeconds,
+        signer: { method: 'jwk', publicJwk: secrets.tokenKey.publicJwk as Jwk, alg: 'ES256' },
+        subject: ex.exchange_id,
+        now,
+        dpop: verified.dpop ? { jwk: verified.dpop.jwk } : undefined,
+        cNonce,
+        cNonceExpiresIn: this.settings.cNonceTtlSeconds,
+        additionalAccessTokenPayload: { jti: tokenId },
+      }),
+    );
+    const { ops } = this.transition(scope, ex, 'offer', 'redeemed', { token: tokenId, nonce: cNonce }, [
+      // Single use: the code's lookup goes with the redemption.
+      { type: 'delete', key: oid4vciKeys.code(scope, sha256b64(preAuthorizedCode)), condition: 'exists' },
+      ...dpopOps,
+    ]);
+    await this.spend(ops, 'invalid_grant', 'Unknown or already used pre-authorized code');
+    return response as unknown as Record<string, unknown>;
+  }
+
+  /** A wrong tx_code costs an attempt; the last allowed one burns the code (state `failed`). */
+  private async wrongTxCode(scope: TenantScope, ex: ExchangeRecord): Promise<never> {
+    const attempts = (ex.tx_code_attempts ?? 0) + 1;
+    if (attempts >= this.settings.maxTxCodeAttempts) {
+      const { ops } = this.transition(scope, ex, 'offer', 'failed', { tx_code_attempts: attempts, failure_reason: 'tx_code_attempts_exhausted' }, [
+        { type: 'delete', key: oid4vciKeys.code(scope, sha256b64(ex.code)) },
+      ]);
+      await this.deps.store.write(ops).catch((e) => {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      });
+      throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Invalid tx_code; no attempts are left and the pre-authorized code is no longer valid');
+    }
+    await this.deps.store
+      .write([{ type: 'update', key: oid4vciKeys.exchange(scope, ex.exchange_id), set: { updated_at: this.now().toISOString() }, add: { tx_code_attempts: 1 }, condition: { equals: { state: 'offer', tx_code_attempts: ex.tx_code_attempts ?? null } } }])
+      .catch((e) => {
+        if (!(e instanceof ConditionFailedError)) throw e;
+        // A concurrent guess moved the count first: this one is refused all the same.
+      });
+    throw invalid(Oauth2ErrorCodes.InvalidGrant, `Invalid tx_code (${this.settings.maxTxCodeAttempts - attempts} attempt(s) left)`);
+  }
+
+  /** RFC 9449 §11.1: a DPoP proof is fresh (`iat` near now) and used once (its `jti` recorded until it could no longer be fresh). */
+  private spendDpop(scope: TenantScope, jwt: string): WriteOp[] {
+    let payload: Record<string, unknown>;
+    try {
+      payload = decodeJwt({ jwt }).payload as Record<string, unknown>;
+    } catch {
+      throw invalid(Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof is not a JWT');
+    }
+    const iat = payload.iat;
+    const now = epoch(this.now());
+    if (typeof iat !== 'number' || Math.abs(now - iat) > this.settings.dpopWindowSeconds) throw invalid(Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof is not fresh (iat)');
+    if (typeof payload.jti !== 'string' || payload.jti.length < 8 || payload.jti.length > 256) throw invalid(Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof needs a jti');
+    return [{ type: 'put', item: { ...oid4vciKeys.used(scope, 'dpop', sha256b64(payload.jti)), ttl: now + 2 * this.settings.dpopWindowSeconds + 60 }, condition: 'not_exists' }];
+  }
+
+  /** Writes spends and their state change; a failed condition means a replay (or a lost race): the protocol error given. */
+  private async spend(ops: WriteOp[], error: string, description: string): Promise<void> {
+    try {
+      await this.deps.store.write(ops);
+    } catch (e) {
+      if (!(e instanceof ConditionFailedError)) throw e;
+      const used = e.failedIndexes.map((i) => ops[i]).find((op) => op && op.type === 'put' && String(op.item.SK).startsWith(SK.used));
+      if (used && used.type === 'put') {
+        const sk = String(used.item.SK);
+        if (sk.includes('dpop#')) throw invalid(Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof was already used');
+        throw invalid('invalid_nonce', 'The c_nonce was already used; get a fresh one from the nonce endpoint');
+      }
+      throw invalid(error, description);
+    }
+  }
+
+  /** The access token of a resource request, verified (signature, `aud`, expiry, DPoP binding) and tied to its exchange. */
+  private async authorize(scope: TenantScope, issuer: string, request: ProtocolRequest): Promise<{ ex: ExchangeRecord; dpopOps: WriteOp[]; callbacks: ReturnType<typeof oid4vcCallbacks>; secrets: IssuerSecrets }> {
+    const { callbacks, secrets } = await this.callbacks(scope, issuer);
+    const rs = new Oauth2ResourceServer({ callbacks });
+    const asMetadata = { ...authorizationServerMetadata(issuer), jwks_uri: issuerEndpoints(issuer).jwks } as Parameters<Oauth2ResourceServer['verifyResourceRequest']>[0]['authorizationServers'][number];
+    const result = await mapped(() => rs.verifyResourceRequest({ request: requestLike(request), resourceServer: issuer, authorizationServers: [asMetadata], now: this.now() }));
+    const dpopOps = result.dpop ? this.spendDpop(scope, request.headers.dpop ?? '') : [];
+    const tokenPayload = result.tokenPayload as { sub?: string; jti?: string };
+    const ex = tokenPayload.sub ? await this.exchange(scope, tokenPayload.sub) : null;
+    if (!ex || !tokenPayload.jti || ex.token !== tokenPayload.jti) {
+      throw new ProtocolError(401, 'invalid_token', 'The access token is not valid for this issuer', { 'www-authenticate': `${result.scheme} error="invalid_token"` });
+    }
+    return { ex, dpopOps, callbacks, secrets };
+  }
+
+  /** Credential endpoint (1.0 §8, draft 13 `proof`, draft 11 `format` + `proof`): one credential per proof, each with its own salts. */
+  async credential(scope: TenantScope, baseUrl: string, request: ProtocolRequest, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const issuer = issuerUrl(baseUrl, scope.walletId);
+    const { ex, dpopOps, callbacks, secrets } = await this.authorize(scope, issuer, request);
+    if (ex.state !== 'redeemed') throw invalid('invalid_credential_request', `Credentials were already requested with this access token (exchange ${ex.state})`);
+    const record = await this.deps.store.get(oid4vciKeys.supported(scope, ex.supported_cred_id));
+    if (!record) throw invalid('invalid_credential_request', 'The credential configuration of this offer no longer exists');
+    const config = issuableConfiguration(supportedFromItem(record));
+    const issuerMetadata = this.issuerMetadataResult(issuer, config);
+    const lib = new Openid4vciIssuer({ callbacks });
+    const parsed = await mapped(() => lib.parseCredentialRequest({ issuerMetadata, credentialRequest: body }));
+    this.checkRequestedConfiguration(parsed, body, config);
+    const proofs = parsed.proofs?.jwt ?? [];
+    if (proofs.length === 0) throw invalid('invalid_proof', 'A jwt proof of possession of the holder key is required');
+    if (proofs.length > BATCH_SIZE) throw invalid('invalid_credential_request', `At most ${BATCH_SIZE} proofs per request (batch_credential_issuance)`);
+    if (!('proofs' in body) && proofs.length > 1) throw invalid('invalid_credential_request', 'Several proofs go in `proofs`');
+
+    const now = this.now();
+    const nonces = new Set<string>();
+    const holders: HolderBinding[] = [];
+    for (const jwt of proofs) {
+      const nonce = proofNonce(jwt);
+      const exp = nonce ? nonceExpiry(secrets.nonceKey, nonce) : null;
+      if (!nonce || exp === null) throw invalid('invalid_nonce', 'The proof carries no c_nonce of this issuer; get one from the nonce endpoint');
+      if (exp < epoch(now)) throw invalid('invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint');
+      const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }));
+      nonces.add(nonce);
+      const signer = verified.signer as { method: string; publicJwk: Jwk; didUrl?: string };
+      holders.push({ jwk: publicOnly(signer.publicJwk), ...(signer.method === 'did' && signer.didUrl ? { did: signer.didUrl.split('#')[0]! } : {}) });
+    }
+
+    const didItem = await this.deps.store.get(keys.did(scope, qualify(ex.issuer_id)));
+    if (!didItem) throw invalid('invalid_credential_request', 'The issuer DID of this offer no longer exists in the wallet');
+    const did = didFromItem(didItem);
+    if (did.deactivated_at) throw invalid('invalid_credential_request', 'The issuer DID of this offer was deactivated');
+    const signer = issuerSigner(this.deps.keyManager, scope, { ref: did.key_ref, alg: did.alg }, ex.verification_method);
+    const credentials: string[] = [];
+    for (const holder of holders) {
+      const status = this.deps.status ? await this.deps.status.entryFor(config, ex.exchange_id) : null;
+      credentials.push(await issueCredential({ config, subject: ex.credential_subject, issuerDid: did.qualified, signer, holder, now, validitySeconds: this.settings.credentialValiditySeconds, status }));
+    }
+
+    const notificationId = randomUUID();
+    const spentNonces: WriteOp[] = [...nonces].map((n) => ({ type: 'put', item: { ...oid4vciKeys.used(scope, 'nonce', sha256b64(n)), ttl: (nonceExpiry(secrets.nonceKey, n) ?? epoch(now)) + 60 }, condition: 'not_exists' }));
+    const { ops } = this.transition(scope, ex, 'redeemed', 'issued', { notification_id: notificationId, issued_count: credentials.length, nonce: [...nonces][0] ?? ex.nonce }, [...spentNonces, ...dpopOps]);
+    await this.spend(ops, 'invalid_credential_request', 'Credentials were already requested with this access token');
+
+    const singular = !('proofs' in body);
+    const draftNonce = singular ? { cNonce: mintNonce(secrets.nonceKey, epoch(now) + this.settings.cNonceTtlSeconds), cNonceExpiresInSeconds: this.settings.cNonceTtlSeconds } : {};
+    const response = await mapped(() =>
+      lib.createCredentialResponse({
+        credentialRequest: parsed,
+        ...(singular ? { credential: credentials[0] } : { credentials: credentials.map((credential) => ({ credential })) }),
+        notificationId,
+        ...draftNonce,
+      }),
+    );
+    return response.credentialResponse as unknown as Record<string, unknown>;
+  }
+
+  private issuerMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult {
+    const credentialIssuer = credentialIssuerMetadata(issuer, null, [config]) as unknown as IssuerMetadataResult['credentialIssuer'];
+    const lib = new Openid4vciIssuer({ callbacks: oid4vcCallbacks() });
+    return {
+      originalDraftVersion: Openid4vciVersion.V1,
+      credentialIssuer,
+      authorizationServers: [authorizationServerMetadata(issuer) as unknown as IssuerMetadataResult['authorizationServers'][number]],
+      knownCredentialConfigurations: lib.getKnownCredentialConfigurationsSupported(credentialIssuer),
+    } as IssuerMetadataResult;
+  }
+
+  /** The request must ask for what this exchange offers: by configuration id (1.0), identifier, or format (drafts). */
+  private checkRequestedConfiguration(parsed: ReturnType<Openid4vciIssuer['parseCredentialRequest']>, body: Record<string, unknown>, config: IssuableConfiguration): void {
+    const named = parsed.credentialConfigurationId ?? parsed.credentialIdentifier;
+    if (named !== undefined) {
+      if (named !== config.id) throw invalid('unknown_credential_configuration', `This access token is for credential configuration ${config.id}`);
+      return;
+    }
+    const format = parsed.format as { format?: string; vct?: string; credential_definition?: { type?: string[] }; types?: string[] } | undefined;
+    const requested = format?.format ?? (typeof body.format === 'string' ? body.format : undefined);
+    if (!requested) throw invalid('invalid_credential_request', 'Name the credential: credential_configuration_id (1.0), or format with vct / credential_definition (drafts)');
+    const sdJwt = (f: string) => f === 'vc+sd-jwt' || f === 'dc+sd-jwt';
+    const formatMatches = requested === config.format || (sdJwt(requested) && sdJwt(config.format));
+    const types = format?.credential_definition?.type ?? format?.types ?? (Array.isArray(body.types) ? (body.types as string[]) : undefined);
+    const typeMatches = config.format === 'jwt_vc_json' ? !types || (config.types ?? []).every((t) => types.includes(t)) : (format?.vct ?? body.vct) === config.vct;
+    if (!formatMatches || !typeMatches) throw invalid('unknown_credential_configuration', `This access token is for credential configuration ${config.id}`);
+  }
+
+  /** Notification endpoint (1.0 §11): the wallet tells what became of the credential. */
+  async notification(scope: TenantScope, baseUrl: string, request: ProtocolRequest, body: { notification_id: string; event: 'credential_accepted' | 'credential_deleted' | 'credential_failure'; event_description?: string | undefined }): Promise<void> {
+    const issuer = issuerUrl(baseUrl, scope.walletId);
+    const { ex, dpopOps } = await this.authorize(scope, issuer, request);
+    if (!ex.notification_id || body.notification_id !== ex.notification_id) throw invalid('invalid_notification_id', 'Unknown notification_id');
+    const to: ExchangeState = body.event === 'credential_accepted' ? 'accepted' : body.event === 'credential_deleted' ? 'deleted' : 'failed';
+    if (ex.state === to) return; // the same notification again
+    if (ex.state !== 'issued') throw invalid('invalid_notification_request', `The exchange is already ${ex.state}`);
+    const set = to === 'failed' ? { failure_reason: `wallet: ${(body.event_description ?? 'credential_failure').slice(0, 500)}` } : {};
+    const { ops } = this.transition(scope, ex, 'issued', to, set, dpopOps);
+    await this.spend(ops, 'invalid_notification_request', 'The exchange changed state meanwhile');
+  }
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(sha256b64(a));
+  const y = Buffer.from(sha256b64(b));
+  return timingSafeEqual(x, y);
+}
+
+function proofNonce(jwt: string): string | null {
+  try {
+    const nonce = (decodeJwt({ jwt }).payload as Record<string, unknown>).nonce;
+    return typeof nonce === 'string' ? nonce : null;
+  } catch {
+    throw invalid('invalid_proof', 'The proof is not a JWT');
+  }
+}
+
+function publicOnly(jwk: Jwk): Record<string, unknown> {
+  const { kty, crv, x, y } = jwk as Record<string, unknown>;
+  return { kty, crv, x, ...(y ? { y } : {}) };
+}

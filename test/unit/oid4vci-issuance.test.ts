@@ -1,0 +1,124 @@
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { decodeSdJwt, getClaims } from '@sd-jwt/decode';
+import { createHash } from 'node:crypto';
+import { disclosureFrame, issueJwtVcJson, issueSdJwtVc } from '../../lib/oid4vci/protocol/formats';
+import { IssuerSecretSource, mintNonce, nonceExpiry } from '../../lib/oid4vci/protocol/issuer-secrets';
+import { claimsDescription } from '../../lib/oid4vci/protocol/metadata';
+import type { IssuableConfiguration } from '../../lib/oid4vci/records';
+import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+
+const hasher = (data: string | ArrayBuffer) => new Uint8Array(createHash('sha256').update(typeof data === 'string' ? data : Buffer.from(data)).digest());
+
+function edSigner() {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    signer: { alg: 'EdDSA' as const, kid: 'did:key:z6Mkissuer#z6Mkissuer', sign: async (d: Uint8Array) => new Uint8Array(sign(null, d, privateKey)) },
+    jwk: publicKey.export({ format: 'jwk' }),
+  };
+}
+
+const sdConfig: IssuableConfiguration = {
+  id: 'Identity',
+  supportedCredId: 's1',
+  format: 'vc+sd-jwt',
+  vct: 'https://example.com/identity',
+  claims: { given_name: { mandatory: true, value_type: 'string' }, address: { street: { value_type: 'string' }, city: { value_type: 'string' } }, grades: { '1': { value_type: 'number' }, '2': { value_type: 'number' } } },
+  sdList: ['/given_name', '/address/street', '/grades/1', '/nickname'],
+  order: null,
+  display: null,
+  bindingMethods: null,
+  signingAlgs: null,
+};
+const holder = { jwk: { kty: 'OKP', crv: 'Ed25519', x: 'A'.repeat(43) } };
+
+describe('the disclosure frame built from sd_list pointers', () => {
+  it('marks top-level, nested and numeric-keyed claims, escaping ~1 and ~0 as RFC 6901 says', () => {
+    expect(disclosureFrame(['/given_name', '/address/street', '/grades/1', '/a~1b/c~0d'], {})).toEqual({
+      _sd: ['given_name'],
+      address: { _sd: ['street'] },
+      grades: { _sd: ['1'] },
+      'a/b': { _sd: ['c~d'] },
+    });
+  });
+});
+
+describe('an SD-JWT VC issued for a configuration', () => {
+  it('discloses exactly the sd_list claims present in the subject, nested ones too, and binds the holder key', async () => {
+    const { signer } = edSigner();
+    const now = new Date('2026-11-23T12:00:00Z');
+    const subject = { given_name: 'Ada', address: { street: 'Main 1', city: 'Paris' }, grades: { '1': 5, '2': 6 } };
+    const compact = await issueSdJwtVc({ config: sdConfig, subject, issuerDid: 'did:key:z6Mkissuer', signer, holder, now, validitySeconds: 3600, status: null });
+    const decoded = await decodeSdJwt(compact, hasher);
+    const disclosed = decoded.disclosures.map((d) => d.key).sort();
+    expect(disclosed).toEqual(['1', 'given_name', 'street']);
+    const payload = decoded.jwt.payload as Record<string, any>;
+    expect(payload).toMatchObject({ iss: 'did:key:z6Mkissuer', vct: sdConfig.vct, iat: 1795435200, exp: 1795435200 + 3600, cnf: { jwk: holder.jwk } });
+    expect(payload.address.city).toBe('Paris');
+    expect(payload.given_name).toBeUndefined();
+    expect(decoded.jwt.header).toMatchObject({ typ: 'vc+sd-jwt', alg: 'EdDSA', kid: signer.kid });
+    expect(await getClaims(payload, decoded.disclosures, hasher)).toMatchObject(subject);
+  });
+
+  it('uses fresh salts for every credential of the same subject', async () => {
+    const { signer } = edSigner();
+    const input = { config: sdConfig, subject: { given_name: 'Ada' }, issuerDid: 'did:key:z', signer, holder, now: new Date(), validitySeconds: 60, status: null };
+    const [a, b] = [await issueSdJwtVc(input), await issueSdJwtVc(input)];
+    expect(a.split('~')[1]).not.toEqual(b.split('~')[1]);
+  });
+
+  it('carries the status entry the status seam supplies', async () => {
+    const { signer } = edSigner();
+    const status = { sdJwt: { status_list: { idx: 7, uri: 'https://example.com/sl/1' } } };
+    const compact = await issueSdJwtVc({ config: sdConfig, subject: { given_name: 'Ada' }, issuerDid: 'did:key:z', signer, holder, now: new Date(), validitySeconds: 60, status });
+    expect(decodeJwt(compact.split('~')[0]!).status).toEqual(status.sdJwt);
+  });
+});
+
+describe('a jwt_vc_json credential', () => {
+  it('is a VC-JWT that jose verifies, with the holder DID as subject and a urn:uuid id', async () => {
+    const { signer, jwk } = edSigner();
+    const config: IssuableConfiguration = { ...sdConfig, format: 'jwt_vc_json', types: ['VerifiableCredential', 'Degree'], context: ['https://www.w3.org/2018/credentials/v1'], sdList: [] };
+    const jwt = await issueJwtVcJson({ config, subject: { name: 'Ada' }, issuerDid: 'did:key:z6Mkissuer', signer, holder: { ...holder, did: 'did:key:z6Mkholder' }, now: new Date(), validitySeconds: 60, status: null });
+    const { payload } = await jwtVerify(jwt, await importJWK(jwk as any, 'EdDSA'));
+    expect(payload).toMatchObject({ iss: 'did:key:z6Mkissuer', sub: 'did:key:z6Mkholder', vc: { type: ['VerifiableCredential', 'Degree'], credentialSubject: { id: 'did:key:z6Mkholder', name: 'Ada' } } });
+    expect(payload.jti).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);
+    expect(decodeProtectedHeader(jwt)).toMatchObject({ typ: 'JWT', kid: signer.kid });
+  });
+});
+
+describe('c_nonces', () => {
+  it('verify only with the key that minted them, and carry their expiry', () => {
+    const key = Buffer.alloc(32, 1);
+    const nonce = mintNonce(key, 1_800_000_000);
+    expect(nonceExpiry(key, nonce)).toBe(1_800_000_000);
+    expect(nonceExpiry(Buffer.alloc(32, 2), nonce)).toBeNull();
+    const [r, e, m] = nonce.split('.');
+    expect(nonceExpiry(key, `${r}.${(1_900_000_000).toString(36)}.${m}`)).toBeNull();
+    expect(nonceExpiry(key, `${r}x.${e}.${m}`)).toBeNull();
+    expect(Buffer.from(r!, 'base64url').length).toBeGreaterThanOrEqual(16);
+  });
+});
+
+describe("a wallet's issuer secrets", () => {
+  it('are stable per wallet, different between wallets, and sign verifiable ES256', async () => {
+    const source = new IssuerSecretSource({ derive: async (p) => createHash('sha256').update(p).digest() });
+    const [a1, a2, b] = [await source.of('1'), await new IssuerSecretSource({ derive: async (p) => createHash('sha256').update(p).digest() }).of('1'), await source.of('2')];
+    expect(a1.tokenKey.publicJwk).toEqual(a2.tokenKey.publicJwk);
+    expect(a1.tokenKey.publicJwk.x).not.toEqual(b.tokenKey.publicJwk.x);
+    expect(a1.nonceKey.equals(b.nonceKey)).toBe(false);
+  });
+});
+
+describe('the claims description of the issuer metadata', () => {
+  it('lists every claim with its path, groups and numeric keys included', () => {
+    expect(claimsDescription(sdConfig.claims)).toEqual([
+      { path: ['given_name'], mandatory: true },
+      { path: ['address'] },
+      { path: ['address', 'street'] },
+      { path: ['address', 'city'] },
+      { path: ['grades'] },
+      { path: ['grades', '1'] },
+      { path: ['grades', '2'] },
+    ]);
+  });
+});

@@ -60,6 +60,7 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   webhooks: 'Endpoint group: webhook settings and deliveries',
   dids: 'Endpoint group: DIDs on KMS keys',
   taa: 'Endpoint group: the publication agreement (TAA)',
+  oid4vci: 'Endpoint group: OID4VCI supported credentials, exchanges and offers',
   resolver: 'Public DID resolution',
   meta: 'Public API description',
   'webhook-relay': 'Relays new outbox items into webhook deliveries and jobs',

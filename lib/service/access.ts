@@ -77,6 +77,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['CreateKey', 'GetPublicKey', 'ScheduleKeyDeletion'] },
   },
   taa: { tenant: { data: ['GetItem', 'PutItem'] } },
+  oid4vci: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },
   resolver: { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] } },
   meta: {},
   'webhook-relay': { shared: { sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem'] } },

@@ -60,6 +60,7 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   webhooks: 'Endpoint group: webhook settings and deliveries',
   dids: 'Endpoint group: DIDs on KMS keys',
   taa: 'Endpoint group: the publication agreement (TAA)',
+  oid4vci: 'Endpoint group: OID4VCI supported credentials, exchanges and offers',
   resolver: 'Public DID resolution',
   'oid4vci-issuer': 'Public OpenID4VCI issuer endpoints (metadata, token, nonce, credential, notification)',
   meta: 'Public API description',

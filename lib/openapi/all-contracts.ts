@@ -6,6 +6,7 @@ import { resolverContracts } from '../resolver/contract';
 import { taaContracts } from '../taa/contract';
 import { metaContracts } from '../meta/contract';
 import { issuerProtocolContracts } from '../oid4vci/protocol/contract';
+import { oid4vciAdminContracts } from '../oid4vci/contract';
 
 /** Every feature's contracts, for the OpenAPI document. A feature adds its map here. */
-export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...didContracts, ...taaContracts, ...resolverContracts, ...issuerProtocolContracts, ...metaContracts };
+export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...didContracts, ...taaContracts, ...oid4vciAdminContracts, ...resolverContracts, ...issuerProtocolContracts, ...metaContracts };

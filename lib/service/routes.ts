@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'resolver' | 'oid4vci-issuer' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -64,6 +64,17 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/public-did', group: 'dids', auth: 'wallet', operationId: 'getPublicDid', tag: 'DIDs', summary: "This wallet's public DID (null if none)" },
   { method: 'POST', path: '/api/v1/fetch-taa', group: 'taa', auth: 'wallet', operationId: 'fetchTaa', tag: 'TAA', summary: 'The publication agreement, its mechanisms and this wallet’s acceptance' },
   { method: 'POST', path: '/api/v1/accept-taa', group: 'taa', auth: 'wallet', operationId: 'acceptTaa', tag: 'TAA', summary: 'Accept the publication agreement', maxBodyBytes: 256 * 1024 },
+  // Contract 4.4: OID4VCI supported credentials, exchanges and offers (README, "OID4VCI: supported credentials and offers").
+  { method: 'GET', path: '/api/v1/oid4vci/credentials-supported', group: 'oid4vci', auth: 'wallet', operationId: 'listSupportedCredentials', tag: 'OID4VCI', summary: 'Supported credentials; filters supported_cred_id, format, identifier' },
+  { method: 'POST', path: '/api/v1/oid4vci/credentials-supported', group: 'oid4vci', auth: 'wallet', operationId: 'createSupportedCredential', tag: 'OID4VCI', summary: 'Create a supported credential (generic: format_data and vc_additional_data as given)' },
+  { method: 'POST', path: '/api/v1/oid4vci/credentials-supported/jwt', group: 'oid4vci', auth: 'wallet', operationId: 'createJwtSupportedCredential', tag: 'OID4VCI', summary: 'Create a jwt_vc_json supported credential' },
+  { method: 'POST', path: '/api/v1/oid4vci/credentials-supported/sd-jwt', group: 'oid4vci', auth: 'wallet', operationId: 'createSdJwtSupportedCredential', tag: 'OID4VCI', summary: 'Create an SD-JWT VC supported credential' },
+  { method: 'GET', path: '/api/v1/oid4vci/credentials-supported/{supported_cred_id}', group: 'oid4vci', auth: 'wallet', operationId: 'getSupportedCredential', tag: 'OID4VCI', summary: 'One supported credential' },
+  { method: 'DELETE', path: '/api/v1/oid4vci/credentials-supported/{supported_cred_id}', group: 'oid4vci', auth: 'wallet', operationId: 'deleteSupportedCredential', tag: 'OID4VCI', summary: 'Delete a supported credential (frees its id)' },
+  { method: 'GET', path: '/api/v1/oid4vci/exchanges', group: 'oid4vci', auth: 'wallet', operationId: 'listExchanges', tag: 'OID4VCI', summary: 'Exchanges; filters exchange_id, state, supported_cred_id' },
+  { method: 'GET', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'getExchange', tag: 'OID4VCI', summary: 'One exchange' },
+  { method: 'DELETE', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'deleteExchange', tag: 'OID4VCI', summary: 'Delete an exchange: its offer and code stop working' },
+  { method: 'POST', path: '/api/v1/oid4vci/issue', group: 'oid4vci', auth: 'wallet', operationId: 'issueCredentialOffer', tag: 'OID4VCI', summary: 'Create an exchange and its credential offer (pre-authorized code)' },
   // Public: DID resolution (Universal Resolver style) and did:web documents.
   { method: 'GET', path: '/1.0/identifiers/{did}', group: 'resolver', auth: 'public', operationId: 'resolveDid', cors: true, tag: 'DID resolution', summary: 'Resolve a published DID (and any did:key / did:jwk)' },
   { method: 'GET', path: '/dids/{id}/did.json', group: 'resolver', auth: 'public', operationId: 'getDidWebDocument', cors: true, tag: 'DID resolution', summary: 'The DID document of a published did:web DID' },

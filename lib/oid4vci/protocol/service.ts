@@ -22,7 +22,7 @@ import { keys, type TenantScope } from '../../store/keys';
 import { ConditionFailedError, type ItemStore, type WriteOp } from '../../store/port';
 import { issuableConfiguration, supportedFromItem } from '../supported';
 import { issuerUrl, oid4vciKeys, SK, type ExchangeRecord, type ExchangeState, type IssuableConfiguration } from '../records';
-import { exchangeView } from '../exchanges';
+import { exchangeEventData, exchangeFromItem } from '../exchanges';
 import { issueCredential, type HolderBinding, type StatusEntrySource } from './formats';
 import { es256Sign, mintNonce, nonceExpiry, type IssuerSecretSource, type IssuerSecrets } from './issuer-secrets';
 import { authorizationServerMetadata, BATCH_SIZE, credentialIssuerMetadata, issuerEndpoints } from './metadata';
@@ -155,7 +155,7 @@ export class IssuerProtocol {
 
   private async exchange(scope: TenantScope, id: string): Promise<ExchangeRecord | null> {
     const item = await this.deps.store.get(oid4vciKeys.exchange(scope, id), { consistent: true });
-    return item ? (item as unknown as ExchangeRecord) : null;
+    return item ? exchangeFromItem(item) : null;
   }
 
   /** A state change and its event in one transaction, conditional on the state it leaves. */
@@ -163,7 +163,7 @@ export class IssuerProtocol {
     const updated_at = this.now().toISOString();
     const next = { ...ex, ...set, state: to, updated_at } as ExchangeRecord;
     const type = `oid4vci.exchange.${to}` as const;
-    const data = { ...exchangeView(next), ...(to === 'failed' ? { failure_reason: next.failure_reason ?? null } : {}), ...(to === 'issued' ? { issued_count: next.issued_count ?? 0 } : {}) };
+    const data = { ...exchangeEventData(next), ...(to === 'failed' ? { failure_reason: next.failure_reason ?? null } : {}), ...(to === 'issued' ? { issued_count: next.issued_count ?? 0 } : {}) };
     return {
       next,
       ops: [

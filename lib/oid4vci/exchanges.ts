@@ -1,0 +1,293 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { didDocument } from '../dids/document';
+import { didFromItem, qualify, type DidRecord } from '../dids/records';
+import type { EventPublisher } from '../events/publisher';
+import { BadRequestError, NotFoundError, type ErrorDetail } from '../http/errors';
+import { decodeCursor, encodeCursor } from '../http/paging';
+import { keys, type TenantScope } from '../store/keys';
+import { ConditionFailedError, WriteConflictError, type Item, type ItemStore, type WriteOp } from '../store/port';
+import { issuerUrl, oid4vciKeys, PRE_AUTHORIZED_GRANT, SK, type ExchangeRecord, type ExchangeState } from './records';
+import { issuableConfiguration, supportedFromItem, supportedNotFound, validateSubject } from './supported';
+
+/**
+ * Exchanges and their credential offers (contract 4.4 issue, exchanges): the admin side of the
+ * pre-authorized code flow. The public protocol endpoints redeem what is stored here.
+ */
+
+/** Code lifetime in seconds: default and bounds of `expires_in`. */
+export const CODE_LIFETIME = { default: 600, min: 60, max: 30 * 86400 } as const;
+/** Code and offer-ref items outlive the code by a day (DynamoDB TTL), so a late redemption still reads as expired, not unknown. */
+const LOOKUP_GRACE_SECONDS = 86400;
+export const PIN = /^[0-9A-Za-z]{1,16}$/;
+export const TX_CODE_DESCRIPTION = 'Enter the transaction code the issuer sent you separately';
+export const OFFER_SCHEME = 'openid-credential-offer://';
+
+/** The key of a pre-authorized code's lookup item: SHA-256, base64url. */
+export function codeHash(code: string): string {
+  return createHash('sha256').update(code, 'utf8').digest('base64url');
+}
+
+/** Contract 2.2: the exchange as the API shows it. */
+export function exchangeView(r: ExchangeRecord, state: ExchangeState = r.state) {
+  return {
+    exchange_id: r.exchange_id,
+    supported_cred_id: r.supported_cred_id,
+    wallet_id: r.wallet_id,
+    state,
+    pin: r.pin,
+    credential_subject: r.credential_subject,
+    verification_method: r.verification_method,
+    issuer_id: r.issuer_id,
+    code: r.code,
+    nonce: r.nonce,
+    token: r.token,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+/** Event data: the view without the pre-authorized code and the PIN, which together redeem the credential. */
+export function exchangeEventData(r: ExchangeRecord): Record<string, unknown> {
+  const { code: _code, pin, ...rest } = exchangeView(r);
+  return { ...rest, pin_required: pin !== null };
+}
+
+export function exchangeFromItem(item: Item): ExchangeRecord {
+  const { PK: _pk, SK: _sk, type: _type, ...rest } = item;
+  return rest as unknown as ExchangeRecord;
+}
+
+/** The DIDs an exchange may be issued under; DidService satisfies it. */
+export interface DidLookup {
+  get(scope: TenantScope, did: string): Promise<DidRecord>;
+  publicDid(scope: TenantScope): Promise<DidRecord | null>;
+}
+
+/** Reads DIDs straight from the wallet's partition: this function holds no key manager. */
+export function storeDidLookup(store: ItemStore): DidLookup {
+  const get = async (scope: TenantScope, did: string) => {
+    const item = await store.get(keys.did(scope, qualify(did)));
+    if (!item) throw new NotFoundError(`No DID ${did} in this wallet`, 'did_not_found');
+    return didFromItem(item);
+  };
+  return {
+    get,
+    publicDid: async (scope) => {
+      const pointer = await store.get(keys.publicDid(scope));
+      return pointer ? get(scope, pointer.did as string) : null;
+    },
+  };
+}
+
+export interface IssueInput {
+  readonly supported_cred_id: string;
+  readonly credential_subject?: Record<string, unknown> | undefined;
+  readonly did?: string | undefined;
+  readonly verification_method?: string | undefined;
+  readonly pin?: string | undefined;
+  readonly expires_in?: number | undefined;
+}
+
+export interface ExchangeFilters {
+  readonly exchange_id?: string | undefined;
+  readonly state?: ExchangeState | undefined;
+  readonly supported_cred_id?: string | undefined;
+}
+
+export interface ExchangeServiceDeps {
+  readonly store: ItemStore;
+  readonly events: EventPublisher;
+  readonly dids: DidLookup;
+  readonly now?: () => Date;
+}
+
+const exchangeNotFound = (id: string) => new NotFoundError(`No exchange ${id} in this wallet`, 'exchange_not_found');
+const bad = (message: string, code: string, path: string) => new BadRequestError(message, code, [{ path, message }]);
+
+function matches(r: ExchangeRecord, f: ExchangeFilters): boolean {
+  return (
+    (f.exchange_id === undefined || r.exchange_id === f.exchange_id) &&
+    (f.state === undefined || r.state === f.state) &&
+    (f.supported_cred_id === undefined || r.supported_cred_id === f.supported_cred_id)
+  );
+}
+
+export class ExchangeService {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: ExchangeServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** The issuer DID and signing method: the given DID (else the public one), active and this wallet's. */
+  private async issuer(scope: TenantScope, input: IssueInput): Promise<{ did: DidRecord; verificationMethod: string }> {
+    let did: DidRecord;
+    if (input.did === undefined) {
+      const pub = await this.deps.dids.publicDid(scope);
+      if (!pub) throw bad('This wallet has no public DID: give did, or make one public (POST /api/v1/set-public-did)', 'no_public_did', 'did');
+      did = pub;
+    } else {
+      try {
+        did = await this.deps.dids.get(scope, input.did);
+      } catch (err) {
+        if (err instanceof NotFoundError) throw bad(`${input.did} is not a DID of this wallet`, 'unknown_did', 'did');
+        throw err;
+      }
+    }
+    if (did.deactivated_at) throw bad(`${did.qualified} is deactivated`, 'did_deactivated', 'did');
+    if (input.verification_method === undefined) return { did, verificationMethod: did.kid };
+    const hash = input.verification_method.indexOf('#');
+    const vm = hash > 0 ? `${qualify(input.verification_method.slice(0, hash))}${input.verification_method.slice(hash)}` : input.verification_method;
+    const doc = didDocument(did.qualified, did.method, did.public_jwk);
+    const usable = (doc.assertionMethod as string[] | undefined) ?? [];
+    if (!usable.includes(vm)) {
+      throw bad(`verification_method must be a signing method of ${did.qualified}: ${usable.join(', ')}`, 'invalid_verification_method', 'verification_method');
+    }
+    return { did, verificationMethod: vm };
+  }
+
+  /** A new exchange in state `offer`, its code and offer, and the `created` event: one transaction. */
+  async issue(scope: TenantScope, input: IssueInput, baseUrl: string) {
+    const item = await this.deps.store.get(oid4vciKeys.supported(scope, input.supported_cred_id));
+    if (!item) throw supportedNotFound(input.supported_cred_id);
+    const config = issuableConfiguration(supportedFromItem(item));
+    const subject = input.credential_subject ?? {};
+    const problems: ErrorDetail[] = validateSubject(config, subject).map((d) => ({ path: `credential_subject${d.path}`, message: d.message }));
+    if (problems.length) throw new BadRequestError(`credential_subject does not fit supported credential ${config.id}`, 'invalid_credential_subject', problems);
+    if (input.pin !== undefined && !PIN.test(input.pin)) throw bad('pin must be 1–16 letters or digits', 'validation_failed', 'pin');
+    const { did, verificationMethod } = await this.issuer(scope, input);
+
+    const now = this.now();
+    const at = now.toISOString();
+    const expiresAt = now.getTime() + (input.expires_in ?? CODE_LIFETIME.default) * 1000;
+    const code = randomBytes(32).toString('base64url');
+    const offerRef = randomBytes(32).toString('base64url');
+    const record: ExchangeRecord = {
+      exchange_id: randomUUID(),
+      supported_cred_id: input.supported_cred_id,
+      wallet_id: scope.walletId,
+      state: 'offer',
+      pin: input.pin ?? null,
+      credential_subject: subject,
+      verification_method: verificationMethod,
+      issuer_id: did.qualified,
+      code,
+      nonce: null,
+      token: null,
+      created_at: at,
+      updated_at: at,
+      credential_configuration_id: config.id,
+      code_expires_at: expiresAt,
+      offer_ref: offerRef,
+    };
+    const issuer = issuerUrl(baseUrl, scope.walletId);
+    const pin = input.pin;
+    const offer = {
+      credential_issuer: issuer,
+      // `credentials` and `user_pin_required` are the contract's (draft 11); wallets today read the 1.0 names.
+      credentials: [config.id],
+      credential_configuration_ids: [config.id],
+      grants: {
+        [PRE_AUTHORIZED_GRANT]: {
+          'pre-authorized_code': code,
+          user_pin_required: pin !== undefined,
+          ...(pin !== undefined ? { tx_code: { input_mode: /^[0-9]+$/.test(pin) ? ('numeric' as const) : ('text' as const), length: pin.length, description: TX_CODE_DESCRIPTION } } : {}),
+        },
+      },
+    };
+    const ttl = Math.floor(expiresAt / 1000) + LOOKUP_GRACE_SECONDS;
+    await this.deps.store.write([
+      { type: 'put', item: { ...oid4vciKeys.exchange(scope, record.exchange_id), type: 'oid4vci_exchange', ...record }, condition: 'not_exists' },
+      { type: 'put', item: { ...oid4vciKeys.code(scope, codeHash(code)), type: 'oid4vci_code', exchange_id: record.exchange_id, expires_at_ms: expiresAt, ttl }, condition: 'not_exists' },
+      { type: 'put', item: { ...oid4vciKeys.offerRef(scope, offerRef), type: 'oid4vci_offer', exchange_id: record.exchange_id, offer, ttl }, condition: 'not_exists' },
+      this.deps.events.stage(scope, 'oid4vci.exchange.created', exchangeEventData(record)).op,
+    ]);
+    return {
+      offer,
+      credential_offer: `${OFFER_SCHEME}?credential_offer=${encodeURIComponent(JSON.stringify(offer))}`,
+      credential_offer_uri: `${OFFER_SCHEME}?credential_offer_uri=${encodeURIComponent(`${issuer}/offers/${offerRef}`)}`,
+      exchange: exchangeView(record, 'created'),
+    };
+  }
+
+  /**
+   * An exchange whose code expired unredeemed becomes `expired` when read: the conditional update
+   * and its event commit together, so concurrent readers record (and announce) it once.
+   */
+  private async settle(scope: TenantScope, r: ExchangeRecord): Promise<ExchangeRecord | null> {
+    if (r.state !== 'offer' || this.now().getTime() <= r.code_expires_at) return r;
+    const at = this.now().toISOString();
+    const expired: ExchangeRecord = { ...r, state: 'expired', updated_at: at };
+    try {
+      await this.deps.store.write([
+        { type: 'update', key: oid4vciKeys.exchange(scope, r.exchange_id), set: { state: 'expired', updated_at: at }, condition: { equals: { state: 'offer' } } },
+        this.deps.events.stage(scope, 'oid4vci.exchange.expired', exchangeEventData(expired)).op,
+      ]);
+      return expired;
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+      // Another request moved it (expired it, redeemed it just in time, or deleted it): read what it left.
+      const again = await this.deps.store.get(oid4vciKeys.exchange(scope, r.exchange_id), { consistent: true });
+      return again ? exchangeFromItem(again) : null;
+    }
+  }
+
+  async get(scope: TenantScope, id: string): Promise<ExchangeRecord> {
+    const item = await this.deps.store.get(oid4vciKeys.exchange(scope, id));
+    const record = item ? await this.settle(scope, exchangeFromItem(item)) : null;
+    if (!record) throw exchangeNotFound(id);
+    return record;
+  }
+
+  private async settleAll(scope: TenantScope, items: Item[], filters: ExchangeFilters): Promise<ExchangeRecord[]> {
+    const settled = await Promise.all(items.map((i) => this.settle(scope, exchangeFromItem(i))));
+    return settled.filter((r): r is ExchangeRecord => r !== null && matches(r, filters));
+  }
+
+  async list(scope: TenantScope, filters: ExchangeFilters = {}): Promise<ExchangeRecord[]> {
+    if (filters.exchange_id !== undefined) {
+      const item = await this.deps.store.get(oid4vciKeys.exchange(scope, filters.exchange_id));
+      return this.settleAll(scope, item ? [item] : [], filters);
+    }
+    return this.settleAll(scope, await this.deps.store.query(keys.walletPartition(scope), { skBeginsWith: SK.exchange }), filters);
+  }
+
+  /** One page; with filters a page may hold fewer than `limit` (follow `next`). */
+  async listPage(scope: TenantScope, page: { limit: number; cursor: string | undefined }, filters: ExchangeFilters = {}) {
+    const pk = keys.walletPartition(scope);
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, { PK: (v) => v === pk, SK: (v) => v.startsWith(SK.exchange) });
+    const out = await this.deps.store.queryPage(pk, { skBeginsWith: SK.exchange, limit: page.limit, ...(after ? { after } : {}) });
+    return { items: await this.settleAll(scope, out.items, filters), next: out.next ? encodeCursor(out.next) : null };
+  }
+
+  /** Deletes the exchange with its code and offer: the offer stops working at once. */
+  async delete(scope: TenantScope, id: string): Promise<void> {
+    const item = await this.deps.store.get(oid4vciKeys.exchange(scope, id), { consistent: true });
+    if (!item) throw exchangeNotFound(id);
+    const r = exchangeFromItem(item);
+    const ops: WriteOp[] = [
+      // Unchanged since read, so the event reports the state it was deleted in.
+      { type: 'delete', key: oid4vciKeys.exchange(scope, id), condition: { equals: { updated_at: r.updated_at, state: r.state } } },
+      { type: 'delete', key: oid4vciKeys.code(scope, codeHash(r.code)) },
+      { type: 'delete', key: oid4vciKeys.offerRef(scope, r.offer_ref) },
+      this.deps.events.stage(scope, 'oid4vci.exchange.removed', exchangeEventData(r)).op,
+    ];
+    try {
+      await this.deps.store.write(ops);
+    } catch (err) {
+      if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+      // Changed meanwhile: once more from a fresh read (or 404 when it is gone).
+      const again = await this.deps.store.get(oid4vciKeys.exchange(scope, id), { consistent: true });
+      if (!again) throw exchangeNotFound(id);
+      const fresh = exchangeFromItem(again);
+      await this.deps.store.write([
+        { type: 'delete', key: oid4vciKeys.exchange(scope, id), condition: 'exists' },
+        ops[1]!,
+        ops[2]!,
+        this.deps.events.stage(scope, 'oid4vci.exchange.removed', exchangeEventData(fresh)).op,
+      ]).catch((e: unknown) => {
+        throw e instanceof ConditionFailedError ? exchangeNotFound(id) : e;
+      });
+    }
+  }
+}

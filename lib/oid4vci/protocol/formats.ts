@@ -8,6 +8,8 @@ import type { IssuableConfiguration } from '../records';
 export interface HolderBinding {
   readonly jwk: Record<string, unknown>;
   readonly did?: string;
+  /** The DID URL the proof named (`kid`), when it named one. */
+  readonly didUrl?: string;
 }
 
 /**
@@ -99,7 +101,9 @@ export async function issueSdJwtVc(input: IssueInput): Promise<string> {
     nbf: iat,
     exp: iat + input.validitySeconds,
     vct: config.vct,
-    cnf: { jwk: input.holder.jwk },
+    // A holder that proved with a DID key is bound by that DID URL (RFC 7800 `kid`): wallets such as
+    // Credo look the key up by the binding they proved with, and refuse a `jwk` they did not send.
+    cnf: input.holder.didUrl ? { kid: input.holder.didUrl } : { jwk: input.holder.jwk },
     ...(input.status?.sdJwt ? { status: input.status.sdJwt } : {}),
   };
   const frame = disclosureFrame(presentPointers(config.sdList, subject), subject);

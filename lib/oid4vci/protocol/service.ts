@@ -339,7 +339,7 @@ export class IssuerProtocol {
       const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }));
       nonces.add(nonce);
       const signer = verified.signer as { method: string; publicJwk: Jwk; didUrl?: string };
-      holders.push({ jwk: publicOnly(signer.publicJwk), ...(signer.method === 'did' && signer.didUrl ? { did: signer.didUrl.split('#')[0]! } : {}) });
+      holders.push({ jwk: publicOnly(signer.publicJwk), ...(signer.method === 'did' && signer.didUrl ? { did: signer.didUrl.split('#')[0]!, didUrl: signer.didUrl } : {}) });
     }
 
     const didItem = await this.deps.store.get(keys.did(scope, qualify(ex.issuer_id)));
@@ -368,7 +368,7 @@ export class IssuerProtocol {
         ...draftNonce,
       }),
     );
-    return response.credentialResponse as unknown as Record<string, unknown>;
+    return response as Record<string, unknown>;
   }
 
   private issuerMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult {

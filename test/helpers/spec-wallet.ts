@@ -502,8 +502,8 @@ export interface CredentialRequestOptions {
   body?: unknown;
   /** Send exactly this Authorization header (null: none). */
   authorization?: string | null;
-  /** Send exactly this DPoP header instead of a fresh proof. */
-  dpopProof?: string;
+  /** Send exactly this DPoP header instead of a fresh proof (null: none). */
+  dpopProof?: string | null;
 }
 
 export interface CredentialResult extends HttpResult {
@@ -735,7 +735,7 @@ export class SpecWallet {
 
   // --- Credential endpoint (§8) ----------------------------------------------------------------
 
-  private authHeaders(accessToken: string | null, htm: string, url: string, o: { authorization?: string | null; dpopProof?: string } = {}): Record<string, string> {
+  private authHeaders(accessToken: string | null, htm: string, url: string, o: { authorization?: string | null; dpopProof?: string | null } = {}): Record<string, string> {
     const headers: Record<string, string> = {};
     if (o.authorization !== undefined) {
       if (o.authorization !== null) headers.authorization = o.authorization;
@@ -743,7 +743,9 @@ export class SpecWallet {
       // RFC 9449 §7.1: a DPoP-bound token goes in `Authorization: DPoP`, RFC 6750 §2.1 otherwise.
       headers.authorization = `${this.dpop ? 'DPoP' : 'Bearer'} ${accessToken}`;
     }
-    if (o.dpopProof !== undefined) headers.dpop = o.dpopProof;
+    if (o.dpopProof !== undefined) {
+      if (o.dpopProof !== null) headers.dpop = o.dpopProof;
+    }
     else if (this.dpop && accessToken !== null) headers.dpop = this.makeDpopProof({ htm, htu: url, accessToken, nonce: this.rsDpopNonce });
     return headers;
   }

@@ -350,7 +350,7 @@ describe('SD-JWT digests (RFC 9901), recomputed by the wallet', () => {
 describe('receive(): the whole pre-authorized flow against a scripted issuer', () => {
   const ISSUER = 'https://issuer.example/oid4vci/7';
   function scriptedIssuer(opts: { dpop: boolean; expectTxCode?: string }) {
-    const seen: { token?: URLSearchParams; credential?: any; credentialHeaders?: Headers } = {};
+    const seen: { token?: URLSearchParams; credential?: any; credentialHeaders?: Headers; nonceHeaders?: Headers; notification?: any; notificationHeaders?: Headers } = {};
     const f = fakeFetch({
       'GET https://issuer.example/offers/abc': () => ({ body: { credential_issuer: ISSUER, credential_configuration_ids: ['Id'], grants: { [PRE_AUTHORIZED_CODE_GRANT]: { 'pre-authorized_code': 'code', ...(opts.expectTxCode ? { tx_code: { length: 4 } } : {}) } } } }),
       'GET https://issuer.example/.well-known/openid-credential-issuer/oid4vci/7': () => ({
@@ -368,7 +368,15 @@ describe('receive(): the whole pre-authorized flow against a scripted issuer', (
         seen.token = new URLSearchParams(req.body);
         return { body: { access_token: 'AT', token_type: opts.dpop ? 'DPoP' : 'Bearer' }, headers: { 'cache-control': 'no-store' } };
       },
-      [`POST ${ISSUER}/nonce`]: () => ({ body: { c_nonce: 'CN' }, headers: { 'cache-control': 'no-store' } }),
+      [`POST ${ISSUER}/nonce`]: (req) => {
+        seen.nonceHeaders = req.headers;
+        return { body: { c_nonce: 'CN' }, headers: { 'cache-control': 'no-store' } };
+      },
+      [`POST ${ISSUER}/notification`]: (req) => {
+        seen.notification = JSON.parse(req.body);
+        seen.notificationHeaders = req.headers;
+        return { status: 204 };
+      },
       [`POST ${ISSUER}/credential`]: (req) => {
         seen.credential = JSON.parse(req.body);
         seen.credentialHeaders = req.headers;
@@ -381,7 +389,7 @@ describe('receive(): the whole pre-authorized flow against a scripted issuer', (
   test.each([
     [false, 'jwk'],
     [true, 'did:key'],
-  ] as const)('dpop %s, %s binding: offer by reference → metadata → token → nonce → a batch of 2', async (dpop, binding) => {
+  ] as const)('dpop %s, %s binding: offer by reference → metadata → token → nonce → a batch of 2 → notification', async (dpop, binding) => {
     const { f, seen } = scriptedIssuer({ dpop, expectTxCode: '1234' });
     const w = new SpecWallet({ alg: 'ES256', binding, shape: 'v1', dpop, fetch: f.impl });
     const got = await w.receive('openid-credential-offer://?credential_offer_uri=https%3A%2F%2Fissuer.example%2Foffers%2Fabc', { txCode: '1234', batch: 2 });
@@ -401,6 +409,16 @@ describe('receive(): the whole pre-authorized flow against a scripted issuer', (
     expect(auth).toBe(dpop ? 'DPoP AT' : 'Bearer AT');
     if (dpop) expect(decodeJwtParts(seen.credentialHeaders!.get('dpop')!).payload).toMatchObject({ htm: 'POST', htu: `${ISSUER}/credential`, ath: accessTokenHash('AT') });
     else expect(seen.credentialHeaders!.get('dpop')).toBeNull();
+    // §7.1: the nonce endpoint is not a protected resource.
+    expect(seen.nonceHeaders!.get('authorization')).toBeNull();
+
+    // §11.1: JSON with notification_id and event, under the same access token.
+    const notified = await w.notify({ accessToken: got.accessToken, notificationId: got.notificationId!, event: 'credential_accepted' });
+    expect(notified.status).toBe(204);
+    expect(seen.notification).toEqual({ notification_id: 'NID', event: 'credential_accepted' });
+    expect(seen.notificationHeaders!.get('content-type')).toBe('application/json');
+    expect(seen.notificationHeaders!.get('authorization')).toBe(dpop ? 'DPoP AT' : 'Bearer AT');
+    if (dpop) expect(decodeJwtParts(seen.notificationHeaders!.get('dpop')!).payload).toMatchObject({ htu: `${ISSUER}/notification`, ath: accessTokenHash('AT') });
   });
 
   test('an offer that wants a tx_code is not redeemed without one; a batch larger than batch_size is not sent', async () => {

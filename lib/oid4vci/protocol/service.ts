@@ -22,7 +22,7 @@ import { keys, type TenantScope } from '../../store/keys';
 import { ConditionFailedError, type ItemStore, type WriteOp } from '../../store/port';
 import { issuableConfiguration, supportedFromItem } from '../supported';
 import { issuerUrl, oid4vciKeys, SK, type ExchangeRecord, type ExchangeState, type IssuableConfiguration } from '../records';
-import { exchangeEventData, exchangeFromItem } from '../exchanges';
+import { codeHash, exchangeEventData, exchangeFromItem } from '../exchanges';
 import { issueCredential, type HolderBinding, type StatusEntrySource } from './formats';
 import { es256Sign, mintNonce, nonceExpiry, type IssuerSecretSource, type IssuerSecrets } from './issuer-secrets';
 import { authorizationServerMetadata, BATCH_SIZE, credentialIssuerMetadata, issuerEndpoints } from './metadata';
@@ -74,7 +74,8 @@ export function toProtocolError(e: unknown): unknown {
   if (e instanceof Oauth2ResourceUnauthorizedError) {
     const challenge = e.wwwAuthenticateHeaders[0];
     return new ProtocolError(401, (challenge?.error as string | undefined) ?? 'invalid_token', (challenge?.error_description as string | undefined) ?? 'The access token is missing or invalid', {
-      'www-authenticate': e.toHeaderValue(),
+      // Header values must be visible ASCII: the library's descriptions may carry newlines.
+      'www-authenticate': e.toHeaderValue().replace(/[\r\n\t]+/g, ' ').replace(/[^\x20-\x7e]/g, ''),
     });
   }
   if (e instanceof Oauth2ServerErrorResponseError) {
@@ -194,7 +195,7 @@ export class IssuerProtocol {
     const parsed = await mapped(() => as.parseAccessTokenRequest({ request: req, accessTokenRequest: form }));
     if (parsed.grant.grantType !== preAuthorizedCodeGrantIdentifier) throw invalid(Oauth2ErrorCodes.UnsupportedGrantType, 'Only the pre-authorized code grant is supported');
     const { preAuthorizedCode, txCode } = parsed.grant;
-    const codeItem = await this.deps.store.get(oid4vciKeys.code(scope, sha256b64(preAuthorizedCode)), { consistent: true });
+    const codeItem = await this.deps.store.get(oid4vciKeys.code(scope, codeHash(preAuthorizedCode)), { consistent: true });
     const ex = codeItem ? await this.exchange(scope, codeItem.exchange_id as string) : null;
     if (!codeItem || !ex || ex.code !== preAuthorizedCode) throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
     const now = this.now();
@@ -237,31 +238,28 @@ export class IssuerProtocol {
     );
     const { ops } = this.transition(scope, ex, 'offer', 'redeemed', { token: tokenId, nonce: cNonce }, [
       // Single use: the code's lookup goes with the redemption.
-      { type: 'delete', key: oid4vciKeys.code(scope, sha256b64(preAuthorizedCode)), condition: 'exists' },
+      { type: 'delete', key: oid4vciKeys.code(scope, codeHash(preAuthorizedCode)), condition: 'exists' },
       ...dpopOps,
     ]);
     await this.spend(ops, 'invalid_grant', 'Unknown or already used pre-authorized code');
     return response as unknown as Record<string, unknown>;
   }
 
-  /** A wrong tx_code costs an attempt; the last allowed one burns the code (state `failed`). */
+  /**
+   * A wrong tx_code costs an attempt (an atomic counter: concurrent guesses each count); the last
+   * allowed one burns the code (state `failed`, once).
+   */
   private async wrongTxCode(scope: TenantScope, ex: ExchangeRecord): Promise<never> {
-    const attempts = (ex.tx_code_attempts ?? 0) + 1;
+    const attempts = await this.deps.store.increment(oid4vciKeys.exchange(scope, ex.exchange_id), 'tx_code_attempts');
     if (attempts >= this.settings.maxTxCodeAttempts) {
       const { ops } = this.transition(scope, ex, 'offer', 'failed', { tx_code_attempts: attempts, failure_reason: 'tx_code_attempts_exhausted' }, [
-        { type: 'delete', key: oid4vciKeys.code(scope, sha256b64(ex.code)) },
+        { type: 'delete', key: oid4vciKeys.code(scope, codeHash(ex.code)) },
       ]);
       await this.deps.store.write(ops).catch((e) => {
         if (!(e instanceof ConditionFailedError)) throw e;
       });
       throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Invalid tx_code; no attempts are left and the pre-authorized code is no longer valid');
     }
-    await this.deps.store
-      .write([{ type: 'update', key: oid4vciKeys.exchange(scope, ex.exchange_id), set: { updated_at: this.now().toISOString() }, add: { tx_code_attempts: 1 }, condition: { equals: { state: 'offer', tx_code_attempts: ex.tx_code_attempts ?? null } } }])
-      .catch((e) => {
-        if (!(e instanceof ConditionFailedError)) throw e;
-        // A concurrent guess moved the count first: this one is refused all the same.
-      });
     throw invalid(Oauth2ErrorCodes.InvalidGrant, `Invalid tx_code (${this.settings.maxTxCodeAttempts - attempts} attempt(s) left)`);
   }
 
@@ -315,12 +313,13 @@ export class IssuerProtocol {
   async credential(scope: TenantScope, baseUrl: string, request: ProtocolRequest, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     const issuer = issuerUrl(baseUrl, scope.walletId);
     const { ex, dpopOps, callbacks, secrets } = await this.authorize(scope, issuer, request);
-    if (ex.state !== 'redeemed') throw invalid('invalid_credential_request', `Credentials were already requested with this access token (exchange ${ex.state})`);
+    if (ex.state !== 'redeemed') await this.refuseSpentToken(scope, ex, body);
     const record = await this.deps.store.get(oid4vciKeys.supported(scope, ex.supported_cred_id));
     if (!record) throw invalid('invalid_credential_request', 'The credential configuration of this offer no longer exists');
     const config = issuableConfiguration(supportedFromItem(record));
     const issuerMetadata = this.issuerMetadataResult(issuer, config);
     const lib = new Openid4vciIssuer({ callbacks });
+    precheckCredentialRequest(body, config);
     const parsed = await mapped(() => lib.parseCredentialRequest({ issuerMetadata, credentialRequest: body }));
     this.checkRequestedConfiguration(parsed, body, config);
     const proofs = parsed.proofs?.jwt ?? [];
@@ -333,8 +332,10 @@ export class IssuerProtocol {
     const holders: HolderBinding[] = [];
     for (const jwt of proofs) {
       const nonce = proofNonce(jwt);
-      const exp = nonce ? nonceExpiry(secrets.nonceKey, nonce) : null;
-      if (!nonce || exp === null) throw invalid('invalid_nonce', 'The proof carries no c_nonce of this issuer; get one from the nonce endpoint');
+      // §8.3.1.2: a proof without a c_nonce is invalid_proof; one with a wrong c_nonce, invalid_nonce.
+      if (!nonce) throw invalid('invalid_proof', 'The proof carries no nonce; get a c_nonce from the nonce endpoint');
+      const exp = nonceExpiry(secrets.nonceKey, nonce);
+      if (exp === null) throw invalid('invalid_nonce', 'The proof carries no c_nonce of this issuer; get one from the nonce endpoint');
       if (exp < epoch(now)) throw invalid('invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint');
       const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }));
       nonces.add(nonce);
@@ -369,6 +370,19 @@ export class IssuerProtocol {
       }),
     );
     return response as Record<string, unknown>;
+  }
+
+  /**
+   * One credential request per access token: a replay (its nonce already spent) is invalid_nonce, a
+   * new request with the same token is invalid_token.
+   */
+  private async refuseSpentToken(scope: TenantScope, ex: ExchangeRecord, body: Record<string, unknown>): Promise<never> {
+    const jwts = proofJwts(body);
+    const nonce = typeof jwts[0] === 'string' && COMPACT_JWS.test(jwts[0]) ? proofNonce(jwts[0]) : null;
+    if (nonce && (await this.deps.store.get(oid4vciKeys.used(scope, 'nonce', sha256b64(nonce)), { consistent: true }))) {
+      throw invalid('invalid_nonce', 'This c_nonce was already used; get a fresh one from the nonce endpoint');
+    }
+    throw new ProtocolError(401, 'invalid_token', `Credentials were already issued with this access token (exchange ${ex.state})`, { 'www-authenticate': 'Bearer error="invalid_token"' });
   }
 
   private issuerMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult {
@@ -417,6 +431,30 @@ function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(sha256b64(a));
   const y = Buffer.from(sha256b64(b));
   return timingSafeEqual(x, y);
+}
+
+/** The proof JWTs of a request in any of its shapes (1.0 `proofs.jwt`, drafts' `proof.jwt`). */
+function proofJwts(body: Record<string, unknown>): unknown[] {
+  const proofs = body.proofs as { jwt?: unknown } | undefined;
+  if (proofs && typeof proofs === 'object' && Array.isArray(proofs.jwt)) return proofs.jwt;
+  const proof = body.proof as { jwt?: unknown } | undefined;
+  return proof && typeof proof === 'object' && proof.jwt !== undefined ? [proof.jwt] : [];
+}
+
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/**
+ * What the library would refuse with a generic invalid_credential_request gets the specific code
+ * §8.3.1.2 names: an unknown configuration, a proof that is not a signed JWT (`alg: none` has no signature).
+ */
+function precheckCredentialRequest(body: Record<string, unknown>, config: IssuableConfiguration): void {
+  for (const field of ['credential_configuration_id', 'credential_identifier'] as const) {
+    const id = body[field];
+    if (typeof id === 'string' && id !== config.id) throw invalid('unknown_credential_configuration', `This access token is for credential configuration ${config.id}`);
+  }
+  for (const jwt of proofJwts(body)) {
+    if (typeof jwt !== 'string' || !COMPACT_JWS.test(jwt)) throw invalid('invalid_proof', 'Each proof must be a signed compact JWT');
+  }
 }
 
 function proofNonce(jwt: string): string | null {

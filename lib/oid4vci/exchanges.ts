@@ -152,7 +152,10 @@ export class ExchangeService {
     if (!item) throw supportedNotFound(input.supported_cred_id);
     const config = issuableConfiguration(supportedFromItem(item));
     const subject = input.credential_subject ?? {};
-    const problems: ErrorDetail[] = validateSubject(config, subject).map((d) => ({ path: `credential_subject${d.path}`, message: d.message }));
+    // Sorted: stored claim trees come back from DynamoDB in no particular key order.
+    const problems: ErrorDetail[] = validateSubject(config, subject)
+      .map((d) => ({ path: `credential_subject${d.path}`, message: d.message }))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     if (problems.length) throw new BadRequestError(`credential_subject does not fit supported credential ${config.id}`, 'invalid_credential_subject', problems);
     if (input.pin !== undefined && !PIN.test(input.pin)) throw bad('pin must be 1–16 letters or digits', 'validation_failed', 'pin');
     const { did, verificationMethod } = await this.issuer(scope, input);

@@ -122,9 +122,9 @@ describe('issue', () => {
       status: 400,
       code: 'invalid_credential_subject',
       details: [
-        { path: 'credential_subject/given_name', message: expect.stringContaining('mandatory') },
         { path: 'credential_subject/address/city', message: expect.stringContaining('must be a string') },
         { path: 'credential_subject/address/zip', message: expect.stringContaining('unknown claim') },
+        { path: 'credential_subject/given_name', message: expect.stringContaining('mandatory') },
         { path: 'credential_subject/nick', message: expect.stringContaining('unknown claim') },
       ],
     });

@@ -179,6 +179,8 @@ describe('credentials-supported (contract 2.1)', () => {
     expect(await details('/jwt', { ...JWT_BODY, id: undefined })).toEqual(['id']);
     expect(await details('', { format: 'ldp_vc', id: 'x' })).toEqual(['format']);
     expect(await details('/sd-jwt', { ...SD_BODY, extra: 1 })).toEqual(['extra']);
+    // DynamoDB cannot store an empty member name: a 400, not a 500.
+    expect(await details('', { format: 'vc+sd-jwt', id: 'x', format_data: { vct: 'v', claims: {}, extra: { '': 1 } } })).toEqual(['format_data.extra.']);
   });
 });
 
@@ -283,6 +285,9 @@ describe('issue and exchanges (contract 2.2, 2.3)', () => {
     expect(byPath['credential_subject/nick']).toMatch(/unknown claim/);
     expect((await api.call('GET', '/api/v1/oid4vci/exchanges', { key: w.apiKey })).body).toEqual([]);
     expectError(await api.call('POST', '/api/v1/oid4vci/issue', { key: w.apiKey, body: { credential_subject: {} } }), 400, 'validation_failed');
+    const empty = await api.call('POST', '/api/v1/oid4vci/issue', { key: w.apiKey, body: { supported_cred_id: sd.supported_cred_id, credential_subject: { given_name: 'E', family_name: 'M', '': 1 } } });
+    expectError(empty, 400, 'validation_failed');
+    expect(empty.body.details).toEqual([{ path: 'credential_subject.', message: expect.any(String) }]);
   });
 
   test('list filters, another wallet’s exchange and configuration are 404, delete removes the code', async () => {

@@ -128,6 +128,11 @@ describe('issue', () => {
         { path: 'credential_subject/nick', message: expect.stringContaining('unknown claim') },
       ],
     });
+    await expect(s.exchanges.issue(scope, { ...input, credential_subject: { given_name: 'E', '': 1 } }, BASE)).rejects.toMatchObject({
+      status: 400,
+      code: 'validation_failed',
+      details: [{ path: 'credential_subject.' }],
+    });
     await expect(s.exchanges.issue(other, { ...input, credential_subject: { given_name: 'E' } }, BASE)).rejects.toMatchObject({ status: 404, code: 'supported_credential_not_found' });
     expect(s.events()).toEqual([]);
   });

@@ -2,12 +2,12 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { didDocument } from '../dids/document';
 import { didFromItem, qualify, type DidRecord } from '../dids/records';
 import type { EventPublisher } from '../events/publisher';
-import { BadRequestError, NotFoundError, type ErrorDetail } from '../http/errors';
+import { BadRequestError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
 import { decodeCursor, encodeCursor } from '../http/paging';
 import { keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, WriteConflictError, type Item, type ItemStore, type WriteOp } from '../store/port';
 import { issuerUrl, oid4vciKeys, PRE_AUTHORIZED_GRANT, SK, type ExchangeRecord, type ExchangeState } from './records';
-import { issuableConfiguration, supportedFromItem, supportedNotFound, validateSubject } from './supported';
+import { issuableConfiguration, supportedFromItem, supportedNotFound, unstorable, validateSubject } from './supported';
 
 /**
  * Exchanges and their credential offers (contract 4.4 issue, exchanges): the admin side of the
@@ -152,7 +152,12 @@ export class ExchangeService {
     if (!item) throw supportedNotFound(input.supported_cred_id);
     const config = issuableConfiguration(supportedFromItem(item));
     const subject = input.credential_subject ?? {};
-    const problems: ErrorDetail[] = validateSubject(config, subject).map((d) => ({ path: `credential_subject${d.path}`, message: d.message }));
+    const unfit = unstorable(subject, 'credential_subject');
+    if (unfit.length) throw new ValidationError(unfit);
+    // Sorted: stored claim trees come back from DynamoDB in no particular key order.
+    const problems: ErrorDetail[] = validateSubject(config, subject)
+      .map((d) => ({ path: `credential_subject${d.path}`, message: d.message }))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     if (problems.length) throw new BadRequestError(`credential_subject does not fit supported credential ${config.id}`, 'invalid_credential_subject', problems);
     if (input.pin !== undefined && !PIN.test(input.pin)) throw bad('pin must be 1–16 letters or digits', 'validation_failed', 'pin');
     const { did, verificationMethod } = await this.issuer(scope, input);

@@ -43,6 +43,27 @@ export const isSdJwt = (f: SupportedFormat): f is 'vc+sd-jwt' | 'dc+sd-jwt' => f
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Nesting a stored JSON value may have: DynamoDB allows 32 levels per item, and events wrap the value in a few more. */
+export const MAX_JSON_DEPTH = 24;
+
+/** What DynamoDB would refuse in free-form JSON (an empty map key, nesting past its limit), as 400s rather than 500s. */
+export function unstorable(value: unknown, path: string, out: ErrorDetail[] = [], depth = 1): ErrorDetail[] {
+  if (typeof value !== 'object' || value === null) return out;
+  if (depth > MAX_JSON_DEPTH) {
+    out.push({ path, message: `nests deeper than ${MAX_JSON_DEPTH} levels` });
+    return out;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => unstorable(v, `${path}.${i}`, out, depth + 1));
+    return out;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k === '') out.push({ path: `${path}.`, message: 'an empty member name cannot be stored' });
+    else unstorable(v, `${path}.${k}`, out, depth + 1);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // JSON pointers (RFC 6901)
 
@@ -270,6 +291,10 @@ export function validateDraft(d: SupportedDraft): ErrorDetail[] {
   const fd = d.format_data ?? {};
   const ad = d.vc_additional_data ?? {};
   const p = d.paths;
+  unstorable(d.format_data, 'format_data', out);
+  unstorable(d.vc_additional_data, 'vc_additional_data', out);
+  unstorable(d.display, 'display', out);
+  if (out.length) return out;
   if (d.display) checkDisplay(d.display, 'display', out);
   if (fd.display !== undefined) checkDisplay(fd.display, 'format_data.display', out);
   checkStringList(fd.cryptographic_binding_methods_supported, 'format_data.cryptographic_binding_methods_supported', out);

@@ -401,6 +401,58 @@ describe('DIDs, the TAA and resolution', () => {
   });
 });
 
+describe('OID4VCI admin', () => {
+  test('supported credentials, offers and exchanges', async () => {
+    const w = await newWallet();
+    const key = w.apiKey;
+    const S = '/api/v1/oid4vci/credentials-supported';
+    const claims = { given_name: { mandatory: true, value_type: 'string', display: [{ name: 'Given name', locale: 'en' }] }, address: { city: { value_type: 'string' } } };
+    const sd = (
+      await hit('createSdJwtSupportedCredential', `${S}/sd-jwt`, 200, {
+        key,
+        body: { id: 'Pid', vct: 'urn:pid', claims, sd_list: ['/given_name', '/address/city'], display: [{ name: 'PID', logo: { url: 'https://example.com/l.png', alt_text: 'l' } }] },
+      })
+    ).body;
+    await hit('createSdJwtSupportedCredential', `${S}/sd-jwt`, 409, { key, body: { id: 'Pid', vct: 'urn:pid', claims } });
+    await hit('createSdJwtSupportedCredential', `${S}/sd-jwt`, 400, { key, body: { id: 'Pid2', vct: 'urn:pid', claims, sd_list: ['/cnf/jwk'] } });
+    await hit('createSdJwtSupportedCredential', `${S}/sd-jwt`, 413, { key, body: { id: 'Big', vct: 'x'.repeat(70 * 1024), claims } });
+    const jwtBody = { id: 'Degree', type: ['VerifiableCredential', 'Degree'], '@context': ['https://www.w3.org/2018/credentials/v1'], credentialSubject: { degree: {} } };
+    const jwt = (await hit('createJwtSupportedCredential', `${S}/jwt`, 200, { key, body: jwtBody })).body;
+    await hit('createJwtSupportedCredential', `${S}/jwt`, 400, { key, body: { ...jwtBody, id: 'Degree2', type: ['Degree'] } });
+    await hit('createJwtSupportedCredential', `${S}/jwt`, 409, { key, body: jwtBody });
+    await hit('createSupportedCredential', S, 200, { key, body: { format: 'dc+sd-jwt', id: 'Generic', format_data: { vct: 'urn:g', claims: {}, display: [{ name: 'G' }] } } });
+    await hit('createSupportedCredential', S, 400, { key, body: { format: 'ldp_vc', id: 'x' } });
+    await hit('createSupportedCredential', S, 409, { key, body: { format: 'dc+sd-jwt', id: 'Generic', format_data: { vct: 'urn:g', claims: {} } } });
+
+    await hit('listSupportedCredentials', S, 200, { key });
+    await hit('listSupportedCredentials', `${S}?format=jwt_vc_json&limit=1`, 200, { key });
+    await hit('listSupportedCredentials', `${S}?format=mdoc`, 400, { key });
+    await hit('getSupportedCredential', `${S}/${sd.supported_cred_id}`, 200, { key });
+    await hit('getSupportedCredential', `${S}/no-such-record`, 404, { key });
+
+    // The issuer: a DID of this wallet (no public one yet: 400 without `did`).
+    const did = (await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'key' } })).body.did.did;
+    const issue = (body: object, status: number) => hit('issueCredentialOffer', '/api/v1/oid4vci/issue', status, { key, body });
+    await issue({ supported_cred_id: sd.supported_cred_id, credential_subject: { given_name: 'E' } }, 400);
+    const offered = (await issue({ supported_cred_id: sd.supported_cred_id, credential_subject: { given_name: 'E', address: { city: 'K' } }, did, pin: '1234' }, 200)).body;
+    await issue({ supported_cred_id: jwt.supported_cred_id, credential_subject: { degree: 'BSc' }, did, expires_in: 3600 }, 200);
+    await issue({ supported_cred_id: sd.supported_cred_id, credential_subject: { nick: 'E' }, did }, 400);
+    await issue({ supported_cred_id: 'no-such-record', did }, 404);
+    await issue({ credential_subject: {} }, 400);
+
+    const id = offered.exchange.exchange_id;
+    await hit('listExchanges', '/api/v1/oid4vci/exchanges', 200, { key });
+    await hit('listExchanges', `/api/v1/oid4vci/exchanges?state=offer&supported_cred_id=${sd.supported_cred_id}&limit=1`, 200, { key });
+    await hit('listExchanges', '/api/v1/oid4vci/exchanges?state=nope', 400, { key });
+    await hit('getExchange', `/api/v1/oid4vci/exchanges/${id}`, 200, { key });
+    await hit('getExchange', '/api/v1/oid4vci/exchanges/no-such-exchange', 404, { key });
+    await hit('deleteExchange', `/api/v1/oid4vci/exchanges/${id}`, 200, { key });
+    await hit('deleteExchange', `/api/v1/oid4vci/exchanges/${id}`, 404, { key });
+    await hit('deleteSupportedCredential', `${S}/${sd.supported_cred_id}`, 200, { key });
+    await hit('deleteSupportedCredential', `${S}/${sd.supported_cred_id}`, 404, { key });
+  });
+});
+
 describe('meta', () => {
   test('the document, the reference page and its files', async () => {
     await hit('getOpenApi', '/openapi.json', 200);

@@ -122,11 +122,16 @@ describe('issue', () => {
       status: 400,
       code: 'invalid_credential_subject',
       details: [
-        { path: 'credential_subject/given_name', message: expect.stringContaining('mandatory') },
         { path: 'credential_subject/address/city', message: expect.stringContaining('must be a string') },
         { path: 'credential_subject/address/zip', message: expect.stringContaining('unknown claim') },
+        { path: 'credential_subject/given_name', message: expect.stringContaining('mandatory') },
         { path: 'credential_subject/nick', message: expect.stringContaining('unknown claim') },
       ],
+    });
+    await expect(s.exchanges.issue(scope, { ...input, credential_subject: { given_name: 'E', '': 1 } }, BASE)).rejects.toMatchObject({
+      status: 400,
+      code: 'validation_failed',
+      details: [{ path: 'credential_subject.' }],
     });
     await expect(s.exchanges.issue(other, { ...input, credential_subject: { given_name: 'E' } }, BASE)).rejects.toMatchObject({ status: 404, code: 'supported_credential_not_found' });
     expect(s.events()).toEqual([]);

@@ -6,6 +6,7 @@ import {
   parsePointer,
   SupportedCredentialService,
   toPointer,
+  unstorable,
   validateDraft,
   validateSubject,
 } from '../../lib/oid4vci/supported';
@@ -242,6 +243,14 @@ describe('validateSubject', () => {
     expect(validateSubject(j, { id: 'did:key:z6Mk', degree: 'BSc' })).toEqual([]);
     expect(validateSubject({ ...config, claims: {} }, { id: 'x' }).map((p) => p.path)).toEqual(['/id']);
   });
+});
+
+test('what DynamoDB cannot store (an empty member name, deep nesting) is a 400, not a 500', () => {
+  expect(paths(draftFromGeneric({ id: 'g', format: 'vc+sd-jwt', format_data: { vct: 'v', claims: {}, x: [{ '': 1 }] } }))).toEqual(['format_data.x.0.']);
+  let deep: unknown = 1;
+  for (let i = 0; i < 30; i++) deep = [deep];
+  expect(paths(draftFromGeneric({ id: 'g', format: 'vc+sd-jwt', format_data: { vct: 'v', claims: {} }, vc_additional_data: { deep } }))).toEqual([expect.stringMatching(/^vc_additional_data\.deep(\.0)+$/)]);
+  expect(unstorable({ a: { b: [1, { c: 'd' }] } }, 'x')).toEqual([]);
 });
 
 test('JSON pointers: RFC 6901 escapes both ways', () => {

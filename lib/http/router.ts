@@ -166,7 +166,11 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
     if (result instanceof JsonReply) {
       const status = result.opts.status ?? contract.status ?? 200;
       const headers = { ...BASE_HEADERS, ...headersFor(event), ...result.opts.headers };
-      return status === 204 || result.body === undefined ? { statusCode: status, headers, body: '' } : json(status, result.body, headers);
+      if (status === 204 || result.body === undefined) {
+        const { 'content-type': _none, ...withoutType } = headers;
+        return { statusCode: status, headers: withoutType, body: '' };
+      }
+      return json(status, result.body, headers);
     }
     if (result instanceof Paged) return json(contract.status ?? 200, result.items, { ...headersFor(event), ...nextPageHeaders(baseUrl, event, result.next) });
     return json(contract.status ?? 200, result, headersFor(event));

@@ -72,10 +72,11 @@ function operation(route: Route, contract: OperationContract, components: Schema
             },
           }
         : {}),
-      content: Object.fromEntries([
+      // 204 No Content has no body, so no media type.
+      ...(contract.status === 204 ? {} : { content: Object.fromEntries([
         ...(contract.mediaTypes ?? ['application/json']).map((type) => [type, { schema: jsonSchema(contract.response, 'output', components) }]),
         ...Object.entries(contract.negotiated ?? {}).map(([type, schema]) => [type, { schema: jsonSchema(schema, 'output', components) }]),
-      ]),
+      ]) }),
     },
   };
   // 429: the gateway throttles every route, public ones too (stage and per-route limits).
@@ -98,7 +99,7 @@ function operation(route: Route, contract: OperationContract, components: Schema
     'x-auth-kind': route.auth,
     parameters: parameters(route, contract, components),
     ...(contract.body
-      ? { requestBody: { required: !contract.bodyOptional, content: { 'application/json': { schema: jsonSchema(contract.body, 'input', components) } } } }
+      ? { requestBody: { required: !contract.bodyOptional, content: { [route.form ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: jsonSchema(contract.body, 'input', components) } } } }
       : {}),
     responses,
   };

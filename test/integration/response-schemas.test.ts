@@ -5,6 +5,7 @@ import { ALL_CONTRACTS } from '../../lib/openapi/all-contracts';
 import { ROUTES, type Route } from '../../lib/service/routes';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
 import { startTestApi, type TestApi } from '../helpers/runtime';
+import { SpecWallet } from '../helpers/spec-wallet';
 
 /**
  * The OpenAPI document must not lie: every route of the route table is driven over HTTP as a client
@@ -94,6 +95,8 @@ function conformance(route: Route, status: number, contentType: string, text: st
   const response = op.responses?.[String(status)];
   if (!response) return `status ${status} is not declared (declared: ${Object.keys(op.responses ?? {}).join(', ')})`;
   const declared = Object.keys(response.content ?? {});
+  // A response declared without content must come without a body (204 No Content).
+  if (declared.length === 0) return text === '' && contentType === '' ? null : `${status} declared without content, answered ${JSON.stringify(contentType)} ${text.slice(0, 100)}`;
   const key = declared.find((k) => sameMediaType(k, contentType));
   if (!key) return `${status} answered ${JSON.stringify(contentType)}, declared: ${declared.join(', ') || 'no content'}`;
   let value: unknown = text;
@@ -450,6 +453,42 @@ describe('OID4VCI admin', () => {
     await hit('deleteExchange', `/api/v1/oid4vci/exchanges/${id}`, 404, { key });
     await hit('deleteSupportedCredential', `${S}/${sd.supported_cred_id}`, 200, { key });
     await hit('deleteSupportedCredential', `${S}/${sd.supported_cred_id}`, 404, { key });
+  });
+});
+
+describe('OID4VCI issuer (public protocol endpoints)', () => {
+  test('metadata, offer by reference, token, nonce, credential and notification, and their protocol errors', async () => {
+    const w = await newWallet('Issuer Ltd');
+    const key = w.apiKey;
+    const sd = (await hit('createSdJwtSupportedCredential', '/api/v1/oid4vci/credentials-supported/sd-jwt', 200, { key, body: { id: 'Pid', vct: 'urn:pid', claims: { given_name: { mandatory: true, value_type: 'string' } }, sd_list: ['/given_name'] } })).body;
+    const did = (await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'key' } })).body.did.did;
+    const offered = (await hit('issueCredentialOffer', '/api/v1/oid4vci/issue', 200, { key, body: { supported_cred_id: sd.supported_cred_id, credential_subject: { given_name: 'E' }, did } })).body;
+    const I = `/oid4vci/${w.walletId}`;
+    await hit('getCredentialIssuerMetadata', `/.well-known/openid-credential-issuer${I}`, 200);
+    await hit('getCredentialIssuerMetadata', '/.well-known/openid-credential-issuer/oid4vci/999999', 404);
+    await hit('getCredentialIssuerMetadataAppended', `${I}/.well-known/openid-credential-issuer`, 200);
+    await hit('getCredentialIssuerMetadataAppended', '/oid4vci/0/.well-known/openid-credential-issuer', 400);
+    await hit('getAuthorizationServerMetadata', `/.well-known/oauth-authorization-server${I}`, 200);
+    await hit('getAuthorizationServerMetadata', '/.well-known/oauth-authorization-server/oid4vci/999999', 404);
+    await hit('getAuthorizationServerMetadataAppended', `${I}/.well-known/oauth-authorization-server`, 200);
+    await hit('getAuthorizationServerMetadataAppended', '/oid4vci/x/.well-known/oauth-authorization-server', 400);
+    const ref = decodeURIComponent(offered.credential_offer_uri.split('credential_offer_uri=')[1]).split('/offers/')[1];
+    await hit('getCredentialOffer', `${I}/offers/${ref}`, 200);
+    await hit('getCredentialOffer', `${I}/offers/${'A'.repeat(43)}`, 404);
+    const form = (fields: Record<string, string>) => ({ rawBody: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const code = offered.offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code'];
+    await hit('token', `${I}/token`, 400, form({ grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': 'nope' }));
+    const token = (await hit('token', `${I}/token`, 200, form({ grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': code }))).body;
+    await hit('nonce', `${I}/nonce`, 200);
+    await hit('nonce', '/oid4vci/999999/nonce', 404);
+    const auth = { authorization: `Bearer ${token.access_token}` };
+    await hit('credential', `${I}/credential`, 401, { body: { credential_configuration_id: 'Pid' } });
+    await hit('credential', `${I}/credential`, 400, { headers: auth, body: { credential_configuration_id: 'Pid', proofs: { jwt: ['not-a-jwt'] } } });
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+    const proof = wallet.makeProof({ aud: `${api.rt.url}${I}`, nonce: token.c_nonce });
+    const issued = (await hit('credential', `${I}/credential`, 200, { headers: auth, body: { credential_configuration_id: 'Pid', proofs: { jwt: [proof] } } })).body;
+    await hit('notification', `${I}/notification`, 400, { headers: auth, body: { notification_id: 'other', event: 'credential_accepted' } });
+    await hit('notification', `${I}/notification`, 204, { headers: auth, body: { notification_id: issued.notification_id, event: 'credential_accepted' } });
   });
 });
 

@@ -283,8 +283,9 @@ export function wellKnownUrls(identifier: string, suffix: string): [inserted: st
 }
 
 /** `credential_configurations_supported` (1.0, draft 13), or draft 11's `credentials_supported` array keyed by `id`. */
-export function configurationsOf(metadata: any): Record<string, any> {
-  if (metadata?.credential_configurations_supported && typeof metadata.credential_configurations_supported === 'object') {
+export function configurationsOf(metadata: any, shape: RequestShape = 'v1'): Record<string, any> {
+  // A draft-11 wallet knows only draft 11's `credentials_supported` (an array with `id`s).
+  if (shape !== 'draft11' && metadata?.credential_configurations_supported && typeof metadata.credential_configurations_supported === 'object') {
     return metadata.credential_configurations_supported as Record<string, any>;
   }
   const old = metadata?.credentials_supported;
@@ -754,7 +755,7 @@ export class SpecWallet {
     const url = o.credentialEndpoint ?? this.issuerMetadata?.credential_endpoint;
     if (!url) throw new Error('no credential_endpoint: fetch the issuer metadata first');
     const shape = o.shape ?? this.shape;
-    const configuration = o.configuration ?? configurationsOf(this.issuerMetadata)[o.configurationId];
+    const configuration = o.configuration ?? configurationsOf(this.issuerMetadata, this.shape)[o.configurationId];
     const body = o.body ?? buildCredentialRequest({ shape, configurationId: o.configurationId, configuration, proofs: o.proofs, format: o.format });
     const send = async () => {
       // §8.2: unencrypted requests are application/json.
@@ -817,7 +818,7 @@ export class SpecWallet {
 
     // §13.5: validate the issuer as if the wallet had started the flow itself.
     const metadata = await this.fetchIssuerMetadata(summary.credentialIssuer);
-    const configuration = configurationsOf(metadata)[configurationId];
+    const configuration = configurationsOf(metadata, this.shape)[configurationId];
     if (!configuration) throw new Error(`§4.1.1: ${configurationId} is not in the issuer's credential_configurations_supported`);
 
     const asId = SpecWallet.authorizationServerOf(metadata, summary);

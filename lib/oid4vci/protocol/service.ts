@@ -132,7 +132,10 @@ export class IssuerProtocol {
 
   async issuerMetadata(scope: TenantScope, baseUrl: string): Promise<Record<string, unknown>> {
     const label = await this.walletLabel(scope);
-    return credentialIssuerMetadata(issuerUrl(baseUrl, scope.walletId), label, await this.configurations(scope));
+    const metadata = credentialIssuerMetadata(issuerUrl(baseUrl, scope.walletId), label, await this.configurations(scope));
+    // One document for both generations, as the library builds it: the 1.0 `credential_configurations_supported`
+    // plus draft 11's `credentials_supported` array (1.0 wallets ignore it; draft-11 wallets read only it).
+    return new Openid4vciIssuer({ callbacks: oid4vcCallbacks() }).getCredentialIssuerMetadataDraft11(metadata as unknown as IssuerMetadataResult['credentialIssuer']) as Record<string, unknown>;
   }
 
   async authorizationServerMetadata(scope: TenantScope, baseUrl: string): Promise<Record<string, unknown>> {

@@ -19,7 +19,7 @@ import type { KeyManager } from '../../keys/port';
 import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks, type CallbackKeys } from '../../oid4vc/callbacks';
 import { keys, type TenantScope } from '../../store/keys';
-import { ConditionFailedError, type ItemStore, type WriteOp } from '../../store/port';
+import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../../store/port';
 import { issuableConfiguration, supportedFromItem } from '../supported';
 import { issuerUrl, oid4vciKeys, SK, type ExchangeRecord, type ExchangeState, type IssuableConfiguration } from '../records';
 import { codeHash, exchangeEventData, exchangeFromItem } from '../exchanges';
@@ -63,6 +63,11 @@ export interface ProtocolRequest {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
 }
+
+/** Private claims of our access tokens (RFC 9068 allows them): the exchange's configuration and issuer DID. */
+const TOKEN_CLAIMS = { configuration: 'scd', issuerDid: 'idid' } as const;
+
+const notForThisIssuer = (scheme: string) => new ProtocolError(401, 'invalid_token', 'The access token is not valid for this issuer', { 'www-authenticate': `${scheme} error="invalid_token"` });
 
 const sha256b64 = (v: string) => createHash('sha256').update(v).digest('base64url');
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -190,7 +195,6 @@ export class IssuerProtocol {
   /** Token endpoint (OpenID4VCI 1.0 §6): the pre-authorized code (and tx_code) for a short-lived, exchange-bound access token. */
   async token(scope: TenantScope, baseUrl: string, request: ProtocolRequest, form: Record<string, string>): Promise<Record<string, unknown>> {
     const issuer = issuerUrl(baseUrl, scope.walletId);
-    await this.walletLabel(scope);
     const { callbacks, secrets } = await this.callbacks(scope, issuer);
     const as = new Oauth2AuthorizationServer({ callbacks });
     const asMetadata = as.createAuthorizationServerMetadata(authorizationServerMetadata(issuer) as Parameters<Oauth2AuthorizationServer['createAuthorizationServerMetadata']>[0]);
@@ -236,7 +240,8 @@ export class IssuerProtocol {
         dpop: verified.dpop ? { jwk: verified.dpop.jwk } : undefined,
         cNonce,
         cNonceExpiresIn: this.settings.cNonceTtlSeconds,
-        additionalAccessTokenPayload: { jti: tokenId },
+        // What the credential endpoint reads besides the exchange, so that it reads all three at once.
+        additionalAccessTokenPayload: { jti: tokenId, [TOKEN_CLAIMS.configuration]: ex.supported_cred_id, [TOKEN_CLAIMS.issuerDid]: ex.issuer_id },
       }),
     );
     const { ops } = this.transition(scope, ex, 'offer', 'redeemed', { token: tokenId, nonce: cNonce }, [
@@ -298,26 +303,30 @@ export class IssuerProtocol {
   }
 
   /** The access token of a resource request, verified (signature, `aud`, expiry, DPoP binding) and tied to its exchange. */
-  private async authorize(scope: TenantScope, issuer: string, request: ProtocolRequest): Promise<{ ex: ExchangeRecord; dpopOps: WriteOp[]; callbacks: ReturnType<typeof oid4vcCallbacks>; secrets: IssuerSecrets }> {
+  private async authorize(scope: TenantScope, issuer: string, request: ProtocolRequest, forIssuance = true): Promise<{ ex: ExchangeRecord; record: Item | null; didItem: Item | null; dpopOps: WriteOp[]; callbacks: ReturnType<typeof oid4vcCallbacks>; secrets: IssuerSecrets }> {
     const { callbacks, secrets } = await this.callbacks(scope, issuer);
     const rs = new Oauth2ResourceServer({ callbacks });
     const asMetadata = { ...authorizationServerMetadata(issuer), jwks_uri: issuerEndpoints(issuer).jwks } as Parameters<Oauth2ResourceServer['verifyResourceRequest']>[0]['authorizationServers'][number];
     const result = await mapped(() => rs.verifyResourceRequest({ request: requestLike(request), resourceServer: issuer, authorizationServers: [asMetadata], now: this.now() }));
     const dpopOps = result.dpop ? this.spendDpop(scope, request.headers.dpop ?? '') : [];
-    const tokenPayload = result.tokenPayload as { sub?: string; jti?: string };
-    const ex = tokenPayload.sub ? await this.exchange(scope, tokenPayload.sub) : null;
-    if (!ex || !tokenPayload.jti || ex.token !== tokenPayload.jti) {
-      throw new ProtocolError(401, 'invalid_token', 'The access token is not valid for this issuer', { 'www-authenticate': `${result.scheme} error="invalid_token"` });
-    }
-    return { ex, dpopOps, callbacks, secrets };
+    const tokenPayload = result.tokenPayload as Record<string, unknown>;
+    const [sub, jti, configId, issuerDid] = [tokenPayload.sub, tokenPayload.jti, tokenPayload[TOKEN_CLAIMS.configuration], tokenPayload[TOKEN_CLAIMS.issuerDid]];
+    if (typeof sub !== 'string' || typeof jti !== 'string' || typeof configId !== 'string' || typeof issuerDid !== 'string') throw notForThisIssuer(result.scheme);
+    // The token (signed by this issuer) names all three, so they are read together.
+    const [ex, record, didItem] = await Promise.all([
+      this.exchange(scope, sub),
+      forIssuance ? this.deps.store.get(oid4vciKeys.supported(scope, configId)) : undefined,
+      forIssuance ? this.deps.store.get(keys.did(scope, qualify(issuerDid))) : undefined,
+    ]);
+    if (!ex || ex.token !== jti || ex.supported_cred_id !== configId || ex.issuer_id !== issuerDid) throw notForThisIssuer(result.scheme);
+    return { ex, record: record ?? null, didItem: didItem ?? null, dpopOps, callbacks, secrets };
   }
 
   /** Credential endpoint (1.0 §8, draft 13 `proof`, draft 11 `format` + `proof`): one credential per proof, each with its own salts. */
   async credential(scope: TenantScope, baseUrl: string, request: ProtocolRequest, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     const issuer = issuerUrl(baseUrl, scope.walletId);
-    const { ex, dpopOps, callbacks, secrets } = await this.authorize(scope, issuer, request);
+    const { ex, record, didItem, dpopOps, callbacks, secrets } = await this.authorize(scope, issuer, request);
     if (ex.state !== 'redeemed') await this.refuseSpentToken(scope, ex, body);
-    const record = await this.deps.store.get(oid4vciKeys.supported(scope, ex.supported_cred_id));
     if (!record) throw invalid('invalid_credential_request', 'The credential configuration of this offer no longer exists');
     const config = issuableConfiguration(supportedFromItem(record));
     const issuerMetadata = this.issuerMetadataResult(issuer, config);
@@ -346,7 +355,6 @@ export class IssuerProtocol {
       holders.push({ jwk: publicOnly(signer.publicJwk), ...(signer.method === 'did' && signer.didUrl ? { did: signer.didUrl.split('#')[0]!, didUrl: signer.didUrl } : {}) });
     }
 
-    const didItem = await this.deps.store.get(keys.did(scope, qualify(ex.issuer_id)));
     if (!didItem) throw invalid('invalid_credential_request', 'The issuer DID of this offer no longer exists in the wallet');
     const did = didFromItem(didItem);
     if (did.deactivated_at) throw invalid('invalid_credential_request', 'The issuer DID of this offer was deactivated');
@@ -419,7 +427,7 @@ export class IssuerProtocol {
   /** Notification endpoint (1.0 §11): the wallet tells what became of the credential. */
   async notification(scope: TenantScope, baseUrl: string, request: ProtocolRequest, body: { notification_id: string; event: 'credential_accepted' | 'credential_deleted' | 'credential_failure'; event_description?: string | undefined }): Promise<void> {
     const issuer = issuerUrl(baseUrl, scope.walletId);
-    const { ex, dpopOps } = await this.authorize(scope, issuer, request);
+    const { ex, dpopOps } = await this.authorize(scope, issuer, request, false);
     if (!ex.notification_id || body.notification_id !== ex.notification_id) throw invalid('invalid_notification_id', 'Unknown notification_id');
     const to: ExchangeState = body.event === 'credential_accepted' ? 'accepted' : body.event === 'credential_deleted' ? 'deleted' : 'failed';
     if (ex.state === to) return; // the same notification again

@@ -52,6 +52,10 @@ export function createServiceApp(context: Record<string, unknown> = {}, outdir?:
         rateLimit: num('publicThrottleRateLimit', API_DEFAULTS.publicThrottleRateLimit),
         burstLimit: num('publicThrottleBurstLimit', API_DEFAULTS.publicThrottleBurstLimit),
       },
+      protocolRoute: {
+        rateLimit: num('protocolThrottleRateLimit', API_DEFAULTS.protocolThrottleRateLimit),
+        burstLimit: num('protocolThrottleBurstLimit', API_DEFAULTS.protocolThrottleBurstLimit),
+      },
     },
     limits: {
       maxDidsPerWallet: num('maxDidsPerWallet', API_DEFAULTS.maxDidsPerWallet),

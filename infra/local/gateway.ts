@@ -9,7 +9,7 @@ import type {
 } from 'aws-lambda';
 import { localUsageKeys, type LocalUsageKeyRegistry } from '../../lib/adapters/local-usage-keys';
 import { policyResourceMatches } from '../../lib/http/caller';
-import { API_DEFAULTS, type ThrottleLimits } from '../../lib/service/api-settings';
+import { API_DEFAULTS, routeThrottle, type ThrottleLimits } from '../../lib/service/api-settings';
 import {
   GATEWAY_ERRORS,
   GATEWAY_INTEGRATION_TIMEOUT_MS,
@@ -45,6 +45,8 @@ export interface LocalThrottles {
   readonly platform: ThrottleLimits;
   /** Each public route's own method limit. */
   readonly publicRoute: ThrottleLimits;
+  /** Each public protocol route's own method limit (OID4VCI). */
+  readonly protocolRoute: ThrottleLimits;
   /** The account's regional limit, shared by every method and every API of the account. */
   readonly account: ThrottleLimits;
 }
@@ -54,6 +56,7 @@ export const DEFAULT_THROTTLES: LocalThrottles = {
   tenant: { rateLimit: API_DEFAULTS.tenantThrottleRateLimit, burstLimit: API_DEFAULTS.tenantThrottleBurstLimit },
   platform: { rateLimit: API_DEFAULTS.platformThrottleRateLimit, burstLimit: API_DEFAULTS.platformThrottleBurstLimit },
   publicRoute: { rateLimit: API_DEFAULTS.publicThrottleRateLimit, burstLimit: API_DEFAULTS.publicThrottleBurstLimit },
+  protocolRoute: { rateLimit: API_DEFAULTS.protocolThrottleRateLimit, burstLimit: API_DEFAULTS.protocolThrottleBurstLimit },
   account: { rateLimit: API_DEFAULTS.accountThrottleRateLimit, burstLimit: API_DEFAULTS.accountThrottleBurstLimit },
 };
 
@@ -149,7 +152,7 @@ export function createGateway(opts: GatewayOptions): Server {
       buckets.push(b);
     }
     let m = methodBuckets.get(route);
-    if (!m) methodBuckets.set(route, (m = new TokenBucket(route.auth === 'public' ? throttles.publicRoute : throttles.stage)));
+    if (!m) methodBuckets.set(route, (m = new TokenBucket(routeThrottle(route, throttles) ?? throttles.stage)));
     buckets.push(m, accountBucket);
     if (!buckets.every((b) => b.ready())) return true;
     for (const b of buckets) b.take();

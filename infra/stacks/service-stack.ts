@@ -9,7 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
-import type { ThrottleLimits } from '../../lib/service/api-settings';
+import { routeThrottle, type ThrottleLimits } from '../../lib/service/api-settings';
 import { docsRendererBundleFiles } from '../../lib/service/docs-assets';
 import { ENV } from '../../lib/service/env-names';
 import { AUTHORIZER_METRICS } from '../../lib/service/metrics';
@@ -35,6 +35,8 @@ export interface ServiceStackProps extends StackProps {
     readonly platform: ThrottleLimits;
     /** Each public route, all anonymous callers together. */
     readonly publicRoute: ThrottleLimits;
+    /** Each public protocol route (OID4VCI), all holder wallets together. */
+    readonly protocolRoute: ThrottleLimits;
   };
   readonly limits: { readonly maxDidsPerWallet: number; readonly maxDidCreationsPerMinute: number };
   /** did:indy namespace of this deployment (README, "DIDs"). */
@@ -141,9 +143,12 @@ export class ServiceStack extends Stack {
     // API: REST API (see README "Why a REST API"), one Lambda integration per endpoint group.
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
     const publicMethodOptions = Object.fromEntries(
-      ROUTES.filter((r) => r.auth === 'public').map((r) => [`${r.path}/${r.method}`, { throttlingRateLimit: throttles.publicRoute.rateLimit, throttlingBurstLimit: throttles.publicRoute.burstLimit }]),
+      ROUTES.flatMap((r) => {
+        const limits = routeThrottle(r, throttles);
+        return limits ? [[`${r.path}/${r.method}`, { throttlingRateLimit: limits.rateLimit, throttlingBurstLimit: limits.burstLimit }]] : [];
+      }),
     );
-    if (throttles.publicRoute.rateLimit >= throttles.stage.rateLimit) {
+    if (Math.max(throttles.publicRoute.rateLimit, throttles.protocolRoute.rateLimit) >= throttles.stage.rateLimit) {
       Annotations.of(this).addWarningV2('public-throttle', 'a public route may take as much as an authenticated method: anonymous traffic is not held below tenants');
     }
     this.api = new apigw.RestApi(this, 'Api', {

@@ -21,6 +21,13 @@ export const API_DEFAULTS = {
   publicThrottleRateLimit: 20,
   publicThrottleBurstLimit: 40,
   /**
+   * Each public protocol route (the OID4VCI token, nonce, credential… endpoints), every tenant's holder
+   * wallets together: a credential costs a wallet 3 to 5 such calls, so these routes get more than the
+   * other public ones while staying below an authenticated method.
+   */
+  protocolThrottleRateLimit: 200,
+  protocolThrottleBurstLimit: 400,
+  /**
    * API Gateway's default account-level limit in a region (not ours to set: a quota), shared by every
    * method and API of the account; the local gateway emulates it.
    */
@@ -35,4 +42,10 @@ export const API_DEFAULTS = {
 export interface ThrottleLimits {
   readonly rateLimit: number;
   readonly burstLimit: number;
+}
+
+/** The method limit of a route that has its own (public routes), or null for the stage's default. */
+export function routeThrottle<T>(route: { readonly auth: string; readonly protocol?: true }, limits: { readonly publicRoute: T; readonly protocolRoute: T }): T | null {
+  if (route.auth !== 'public') return null;
+  return route.protocol ? limits.protocolRoute : limits.publicRoute;
 }

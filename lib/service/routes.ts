@@ -26,6 +26,8 @@ export interface Route {
   readonly maxBodyBytes?: number;
   /** Public documents any web page may read (DID documents): answered with `Access-Control-Allow-Origin: *`. */
   readonly cors?: true;
+  /** A public protocol endpoint holder wallets call (its own, higher method limit: api-settings.ts). */
+  readonly protocol?: true;
   /** The body is `application/x-www-form-urlencoded` (OAuth token requests), parsed into an object of strings. */
   readonly form?: true;
 }
@@ -79,15 +81,15 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/1.0/identifiers/{did}', group: 'resolver', auth: 'public', operationId: 'resolveDid', cors: true, tag: 'DID resolution', summary: 'Resolve a published DID (and any did:key / did:jwk)' },
   { method: 'GET', path: '/dids/{id}/did.json', group: 'resolver', auth: 'public', operationId: 'getDidWebDocument', cors: true, tag: 'DID resolution', summary: 'The DID document of a published did:web DID' },
   // Public: each wallet's OpenID4VCI credential issuer at /oid4vci/{wallet_id} (README, "OID4VCI: the issuer wallets talk to").
-  { method: 'GET', path: '/.well-known/openid-credential-issuer/oid4vci/{wallet_id}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getCredentialIssuerMetadata', cors: true, tag: 'OID4VCI issuer', summary: 'Credential issuer metadata (OpenID4VCI 1.0 well-known location)' },
-  { method: 'GET', path: '/oid4vci/{wallet_id}/.well-known/openid-credential-issuer', group: 'oid4vci-issuer', auth: 'public', operationId: 'getCredentialIssuerMetadataAppended', cors: true, tag: 'OID4VCI issuer', summary: 'Credential issuer metadata (older appended location)' },
-  { method: 'GET', path: '/.well-known/oauth-authorization-server/oid4vci/{wallet_id}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getAuthorizationServerMetadata', cors: true, tag: 'OID4VCI issuer', summary: 'OAuth authorization server metadata (RFC 8414)' },
-  { method: 'GET', path: '/oid4vci/{wallet_id}/.well-known/oauth-authorization-server', group: 'oid4vci-issuer', auth: 'public', operationId: 'getAuthorizationServerMetadataAppended', cors: true, tag: 'OID4VCI issuer', summary: 'OAuth authorization server metadata (appended location)' },
-  { method: 'GET', path: '/oid4vci/{wallet_id}/offers/{offer_id}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getCredentialOffer', tag: 'OID4VCI issuer', summary: 'A credential offer by reference (credential_offer_uri)' },
-  { method: 'POST', path: '/oid4vci/{wallet_id}/token', group: 'oid4vci-issuer', auth: 'public', operationId: 'token', form: true, maxBodyBytes: 16 * 1024, tag: 'OID4VCI issuer', summary: 'Token endpoint: pre-authorized code (and tx_code) for an access token' },
-  { method: 'POST', path: '/oid4vci/{wallet_id}/nonce', group: 'oid4vci-issuer', auth: 'public', operationId: 'nonce', tag: 'OID4VCI issuer', summary: 'Nonce endpoint: a fresh c_nonce for proofs' },
-  { method: 'POST', path: '/oid4vci/{wallet_id}/credential', group: 'oid4vci-issuer', auth: 'public', operationId: 'credential', tag: 'OID4VCI issuer', summary: 'Credential endpoint: one credential per proof of possession' },
-  { method: 'POST', path: '/oid4vci/{wallet_id}/notification', group: 'oid4vci-issuer', auth: 'public', operationId: 'notification', maxBodyBytes: 8 * 1024, tag: 'OID4VCI issuer', summary: 'Notification endpoint: accepted, deleted or failed' },
+  { method: 'GET', path: '/.well-known/openid-credential-issuer/oid4vci/{wallet_id}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getCredentialIssuerMetadata', protocol: true, cors: true, tag: 'OID4VCI issuer', summary: 'Credential issuer metadata (OpenID4VCI 1.0 well-known location)' },
+  { method: 'GET', path: '/oid4vci/{wallet_id}/.well-known/openid-credential-issuer', group: 'oid4vci-issuer', auth: 'public', operationId: 'getCredentialIssuerMetadataAppended', protocol: true, cors: true, tag: 'OID4VCI issuer', summary: 'Credential issuer metadata (older appended location)' },
+  { method: 'GET', path: '/.well-known/oauth-authorization-server/oid4vci/{wallet_id}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getAuthorizationServerMetadata', protocol: true, cors: true, tag: 'OID4VCI issuer', summary: 'OAuth authorization server metadata (RFC 8414)' },
+  { method: 'GET', path: '/oid4vci/{wallet_id}/.well-known/oauth-authorization-server', group: 'oid4vci-issuer', auth: 'public', operationId: 'getAuthorizationServerMetadataAppended', protocol: true, cors: true, tag: 'OID4VCI issuer', summary: 'OAuth authorization server metadata (appended location)' },
+  { method: 'GET', path: '/oid4vci/{wallet_id}/offers/{offer_id}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getCredentialOffer', protocol: true, tag: 'OID4VCI issuer', summary: 'A credential offer by reference (credential_offer_uri)' },
+  { method: 'POST', path: '/oid4vci/{wallet_id}/token', group: 'oid4vci-issuer', auth: 'public', operationId: 'token', protocol: true, form: true, maxBodyBytes: 16 * 1024, tag: 'OID4VCI issuer', summary: 'Token endpoint: pre-authorized code (and tx_code) for an access token' },
+  { method: 'POST', path: '/oid4vci/{wallet_id}/nonce', group: 'oid4vci-issuer', auth: 'public', operationId: 'nonce', protocol: true, tag: 'OID4VCI issuer', summary: 'Nonce endpoint: a fresh c_nonce for proofs' },
+  { method: 'POST', path: '/oid4vci/{wallet_id}/credential', group: 'oid4vci-issuer', auth: 'public', operationId: 'credential', protocol: true, tag: 'OID4VCI issuer', summary: 'Credential endpoint: one credential per proof of possession' },
+  { method: 'POST', path: '/oid4vci/{wallet_id}/notification', group: 'oid4vci-issuer', auth: 'public', operationId: 'notification', protocol: true, maxBodyBytes: 8 * 1024, tag: 'OID4VCI issuer', summary: 'Notification endpoint: accepted, deleted or failed' },
   // Public.
   { method: 'GET', path: '/openapi.json', group: 'meta', auth: 'public', operationId: 'getOpenApi', tag: 'Meta', summary: 'This API as an OpenAPI 3.1 document' },
   { method: 'GET', path: '/docs', group: 'meta', auth: 'public', operationId: 'getDocsPage', tag: 'Meta', summary: 'This API as a readable reference (HTML, rendered from /openapi.json)' },

@@ -42,7 +42,7 @@ const summary = (ms: number[]) => {
 
 async function main() {
   const unthrottled = { rateLimit: 1e9, burstLimit: 1e9 };
-  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT', throttles: { stage: unthrottled, tenant: unthrottled, platform: unthrottled, publicRoute: unthrottled, account: unthrottled } });
+  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT', throttles: { stage: unthrottled, tenant: unthrottled, platform: unthrottled, publicRoute: unthrottled, protocolRoute: unthrottled, account: unthrottled } });
   const call = async (path: string, key: string, body: unknown) => {
     const res = await fetch(`${rt.url}${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const json = (await res.json()) as Record<string, any>;

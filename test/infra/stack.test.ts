@@ -157,11 +157,13 @@ describe('API routes', () => {
     for (const r of publicRoutes) {
       // CloudFormation's path form: a leading '/', then the path with each '/' as '~1'.
       expect(settings).toContainEqual(
-        expect.objectContaining({ HttpMethod: r.method, ResourcePath: `/${r.path.replace(/\//g, '~1')}`, ThrottlingRateLimit: API_DEFAULTS.publicThrottleRateLimit }),
+        expect.objectContaining({ HttpMethod: r.method, ResourcePath: `/${r.path.replace(/\//g, '~1')}`, ThrottlingRateLimit: r.protocol ? API_DEFAULTS.protocolThrottleRateLimit : API_DEFAULTS.publicThrottleRateLimit }),
       );
     }
     // Each public route is held well below what an authenticated method may take.
     expect(API_DEFAULTS.publicThrottleRateLimit).toBeLessThan(API_DEFAULTS.throttleRateLimit);
+    expect(API_DEFAULTS.protocolThrottleRateLimit).toBeLessThan(API_DEFAULTS.throttleRateLimit);
+    expect(publicRoutes.some((r) => r.protocol)).toBe(true);
   });
 
   test('per-tenant throttling: usage plans keyed by the authorizer, the base key in its own plan', () => {

@@ -27,6 +27,7 @@ async function gateway(opts: { throttles?: Partial<LocalThrottles>; handler?: Gr
     groups: new Map<RouteGroup, GroupHandler>([
       ['tenancy', opts.handler ?? ok],
       ['meta', ok],
+      ['oid4vci-issuer', ok],
     ]),
     authorizerCacheTtlSeconds: 0,
     throttles: { ...DEFAULT_THROTTLES, ...opts.throttles },
@@ -63,6 +64,19 @@ test("anonymous traffic is throttled at its public route; a tenant's method keep
     expect((await g.call('/openapi.json')).status).toBe(200);
     for (let i = 0; i < 3; i++) expect(await g.call('/openapi.json')).toEqual({ status: 429, body: gw('THROTTLED') });
     for (let i = 0; i < 5; i++) expect((await g.call('/api/v1/wallet', 'wallet-1')).status).toBe(200);
+  } finally {
+    await g.close();
+  }
+});
+
+test('a public protocol route (OID4VCI) has its own limit, not the other public routes\' one', async () => {
+  const g = await gateway({ throttles: { publicRoute: { rateLimit: 0.001, burstLimit: 1 }, protocolRoute: { rateLimit: 0.001, burstLimit: 3 } } });
+  try {
+    expect((await g.call('/openapi.json')).status).toBe(200);
+    expect((await g.call('/openapi.json')).status).toBe(429);
+    const metadata = '/.well-known/openid-credential-issuer/oid4vci/1';
+    for (let i = 0; i < 3; i++) expect((await g.call(metadata)).status).toBe(200);
+    expect(await g.call(metadata)).toEqual({ status: 429, body: gw('THROTTLED') });
   } finally {
     await g.close();
   }

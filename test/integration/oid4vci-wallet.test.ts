@@ -422,6 +422,9 @@ describe('OID4VCI interop (spec wallet): refusals at the credential endpoint (§
     ['a proof without a nonce', (w, o) => w.makeProof({ ...o, nonce: null }), ['invalid_proof']],
     ['a proof signed by another key than its header names', (w, o) => w.makeProof({ ...o, signingKey: w.newHolderKey().privateKey }), ['invalid_proof']],
     ['a proof typed JWT instead of openid4vci-proof+jwt', (w, o) => w.makeProof({ ...o, typ: 'JWT' }), ['invalid_proof']],
+    // Appendix F.1: iat is required; a proof from before its nonce could exist, or from the future, is stale.
+    ['a proof made an hour ago', (w, o) => w.makeProof({ ...o, iat: Math.floor(Date.now() / 1000) - 3600 }), ['invalid_proof']],
+    ['a proof dated in the future', (w, o) => w.makeProof({ ...o, iat: Math.floor(Date.now() / 1000) + 3600 }), ['invalid_proof']],
     ['a proof with alg none', (_w, o) => `${Buffer.from(JSON.stringify({ typ: 'openid4vci-proof+jwt', alg: 'none', jwk: o.key.publicJwk })).toString('base64url')}.${Buffer.from(JSON.stringify({ aud: o.aud, iat: Math.floor(Date.now() / 1000), nonce: o.nonce })).toString('base64url')}.`, ['invalid_proof']],
   ];
 

@@ -349,6 +349,7 @@ export class IssuerProtocol {
       const exp = nonceExpiry(secrets.nonceKey, nonce);
       if (exp === null) throw invalid('invalid_nonce', 'The proof carries no c_nonce of this issuer; get one from the nonce endpoint');
       if (exp < epoch(now)) throw invalid('invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint');
+      checkProofTime(jwt, epoch(now), this.settings.cNonceTtlSeconds);
       const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }));
       nonces.add(nonce);
       const signer = verified.signer as { method: string; publicJwk: Jwk; didUrl?: string };
@@ -466,6 +467,13 @@ function precheckCredentialRequest(body: Record<string, unknown>, config: Issuab
   for (const jwt of proofJwts(body)) {
     if (typeof jwt !== 'string' || !COMPACT_JWS.test(jwt)) throw invalid('invalid_proof', 'Each proof must be a signed compact JWT');
   }
+}
+
+/** Appendix F.1: `iat` is required; a proof made before its nonce could exist, or in the future, is refused (60 s of clock skew). */
+function checkProofTime(jwt: string, now: number, nonceTtlSeconds: number): void {
+  const iat = (decodeJwt({ jwt }).payload as Record<string, unknown>).iat;
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw invalid('invalid_proof', 'The proof needs an iat');
+  if (iat > now + 60 || iat < now - nonceTtlSeconds - 60) throw invalid('invalid_proof', 'The proof was not made now (iat)');
 }
 
 function proofNonce(jwt: string): string | null {

@@ -12,6 +12,8 @@
  * (→ the offer's `tx_code`) and answers `credential_offer` (by value) and `credential_offer_uri`
  * (by reference). "§" numbers are OpenID4VCI 1.0's.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_TAA } from '../../infra/local/runtime';
 import { startTestApi, type TestApi } from '../helpers/runtime';
 import {
@@ -380,6 +382,22 @@ describe('OID4VCI interop (spec wallet): refusals at the token endpoint (§6.3),
     await expectNothingIssued(issuers.web, created);
     const right = await wallet.requestToken({ tokenEndpoint: as.token_endpoint, preAuthorizedCode: summary.preAuthorizedCode!, txCode: '123456' });
     expect(right.status).toBe(200);
+  });
+
+  test('an expired code is invalid_grant, its offer is no longer served, and the exchange reads expired', async () => {
+    const created = await createOffer(issuers.web, 'sd');
+    // Age the code instead of waiting (the shortest lifetime the API takes is a minute).
+    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
+    await ddb.send(
+      new UpdateCommand({ TableName: process.env.TABLE_NAME!, Key: { PK: `W#${issuers.web.walletId}`, SK: `VCX#${created.exchange.exchange_id}` }, UpdateExpression: 'SET code_expires_at = :t', ExpressionAttributeValues: { ':t': Date.now() - 1 } }),
+    );
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+    await expect(wallet.resolveOffer(created.credential_offer_uri)).rejects.toThrow();
+    const summary = summarizeOffer(created.offer);
+    const metadata = await wallet.fetchIssuerMetadata(summary.credentialIssuer);
+    const as = await wallet.fetchAuthorizationServerMetadata(SpecWallet.authorizationServerOf(metadata, summary));
+    expectOAuthError(await wallet.requestToken({ tokenEndpoint: as.token_endpoint, preAuthorizedCode: summary.preAuthorizedCode! }), 400, 'invalid_grant');
+    expect(await exchangeState(issuers.web, created.exchange.exchange_id)).toBe('expired');
   });
 
   test('a missing PIN is invalid_request, a PIN nobody asked for too', async () => {

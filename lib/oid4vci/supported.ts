@@ -212,16 +212,7 @@ interface DraftPaths {
 }
 
 /** A record about to be stored. */
-export interface SupportedDraft {
-  readonly identifier: string;
-  readonly format: SupportedFormat;
-  readonly format_data: Record<string, unknown> | null;
-  readonly vc_additional_data: Record<string, unknown> | null;
-  readonly cryptographic_binding_methods_supported: string[] | null;
-  readonly cryptographic_suites_supported: string[] | null;
-  readonly display: DisplayEntry[] | null;
-  readonly paths: DraftPaths;
-}
+export type SupportedDraft = Omit<SupportedCredentialRecord, 'supported_cred_id' | 'wallet_id' | 'created_at' | 'updated_at'> & { readonly paths: DraftPaths };
 
 interface CommonInput {
   readonly id: string;

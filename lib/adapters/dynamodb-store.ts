@@ -1,6 +1,7 @@
 import {
   ConditionalCheckFailedException,
   TransactionCanceledException,
+  TransactionConflictException,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import {
@@ -99,6 +100,13 @@ function updateParts(op: Extract<WriteOp, { type: 'update' }>, names: Record<str
     .join(' ');
 }
 
+/** A single-item write's failure in the port's terms: its condition failed, or a transaction on the item won. */
+function singleWriteError(err: unknown): unknown {
+  if (err instanceof ConditionalCheckFailedException) return new ConditionFailedError([0]);
+  if (err instanceof TransactionConflictException) return new WriteConflictError();
+  return err;
+}
+
 /**
  * {@link ItemStore} on one DynamoDB table. Takes its client (tests pass a mocked or local one), or a
  * getter that returns the client of the session under way: a wallet's scoped credentials inside its
@@ -173,8 +181,7 @@ export class DynamoDbStore implements ItemStore {
       try {
         await this.single(ops[0]!);
       } catch (err) {
-        if (err instanceof ConditionalCheckFailedException) throw new ConditionFailedError([0]);
-        throw err;
+        throw singleWriteError(err);
       }
       return;
     }
@@ -192,17 +199,26 @@ export class DynamoDbStore implements ItemStore {
     }
   }
 
-  async increment(key: ItemKey, attribute: string): Promise<number> {
-    const out = await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { PK: key.PK, SK: key.SK },
-        UpdateExpression: 'ADD #a :one',
-        ExpressionAttributeNames: { '#a': attribute },
-        ExpressionAttributeValues: { ':one': 1 },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
+  async increment(key: ItemKey, attribute: string, condition?: Condition): Promise<number> {
+    const names: Record<string, string> = { '#a': attribute };
+    const values: Record<string, unknown> = { ':one': 1 };
+    const ConditionExpression = conditionParts(condition, names, values);
+    let out;
+    try {
+      out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { PK: key.PK, SK: key.SK },
+          UpdateExpression: 'ADD #a :one',
+          ...(ConditionExpression ? { ConditionExpression } : {}),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+    } catch (err) {
+      throw singleWriteError(err);
+    }
     const value = out.Attributes?.[attribute];
     if (typeof value !== 'number') throw new Error('counter update returned no number');
     return value;

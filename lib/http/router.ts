@@ -96,13 +96,20 @@ function authorize(route: Route, caller: Caller, now: number): void {
 }
 
 /** Maps errors to responses by class: only AppErrors speak to the caller; the rest is a logged 500. */
-function errorMapper(logger: Logger, headersFor: (event: APIGatewayProxyEvent) => Record<string, string>): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+function errorMapper(
+  logger: Logger,
+  headersFor: (event: APIGatewayProxyEvent) => Record<string, string>,
+  routeOf: (event: APIGatewayProxyEvent) => Route | undefined,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
       const err = request.error;
       if (err instanceof AppError) {
         if (err.status >= 500) logger.error('request failed', { error: err });
-        request.response = json(err.status, err.body ?? errorBody(err), { ...headersFor(request.event), ...err.headers });
+        // A protocol endpoint's malformed request gets the protocol's error shape (RFC 6749 §5.2).
+        const oauth = routeOf(request.event)?.invalidRequest;
+        const body = err.body ?? (oauth && (err.status === 400 || err.status === 413) ? { error: oauth, error_description: err.details ? `${err.message}: ${err.details.map((d) => `${d.path} ${d.message}`).join('; ')}` : err.message } : errorBody(err));
+        request.response = json(err.status, body, { ...headersFor(request.event), ...err.headers });
         return;
       }
       logger.error('unhandled error', { error: err as Error });
@@ -180,6 +187,6 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
 
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(errorMapper(logger, headersFor))
+    .use(errorMapper(logger, headersFor, (event) => table.get(routeKey(event.httpMethod, event.resource))?.route))
     .handler(core);
 }

@@ -11,7 +11,7 @@ import { selfResolve } from '../resolver/resolver';
  */
 export interface CallbackKeys {
   /** Signs access tokens (ES256); its JWKS is served to the library in-process at `jwksUri`. */
-  readonly tokenKey?: { readonly privateKey: KeyObject; readonly publicJwk: Jwk; readonly jwksUri: string; sign(data: Uint8Array): Uint8Array };
+  readonly tokenKey?: { readonly publicJwk: Jwk; readonly jwksUri: string; sign(data: Uint8Array): Uint8Array };
 }
 
 /** Algorithms we verify (what the metadata advertises for proofs and DPoP). */

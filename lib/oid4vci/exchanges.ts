@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { didDocument } from '../dids/document';
 import { didFromItem, qualify, type DidRecord } from '../dids/records';
+import type { EventType } from '../events/envelope';
 import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
 import { decodeCursor, encodeCursor } from '../http/paging';
@@ -50,6 +51,63 @@ export function exchangeView(r: ExchangeRecord, state: ExchangeState = r.state) 
 export function exchangeEventData(r: ExchangeRecord): Record<string, unknown> {
   const { code: _code, pin, ...rest } = exchangeView(r);
   return { ...rest, pin_required: pin !== null };
+}
+
+/**
+ * A state change of an exchange and its event, conditional on the state it leaves: the operations of
+ * one transaction (with `extra` ones, such as spending a code or a nonce). Every state change goes
+ * through here, so each publishes exactly one event.
+ */
+export function exchangeTransition(
+  events: EventPublisher,
+  scope: TenantScope,
+  ex: ExchangeRecord,
+  to: ExchangeState,
+  at: Date,
+  set: Readonly<Record<string, unknown>> = {},
+  extra: readonly WriteOp[] = [],
+): { ops: WriteOp[]; next: ExchangeRecord } {
+  const updated_at = at.toISOString();
+  const next = { ...ex, ...set, state: to, updated_at } as ExchangeRecord;
+  const data = {
+    ...exchangeEventData(next),
+    ...(to === 'failed' ? { failure_reason: next.failure_reason ?? null } : {}),
+    ...(to === 'issued' ? { issued_count: next.issued_count ?? 0 } : {}),
+  };
+  return {
+    next,
+    ops: [
+      { type: 'update', key: oid4vciKeys.exchange(scope, ex.exchange_id), set: { ...set, state: to, updated_at }, condition: { equals: { state: ex.state } } },
+      ...extra,
+      events.stage(scope, `oid4vci.exchange.${to}` as EventType, data).op,
+    ],
+  };
+}
+
+/** Whether an exchange outlived what it waited for: its code (`offer`) or its access token (`redeemed`). */
+export function isStale(r: ExchangeRecord, nowMs: number): boolean {
+  if (r.state === 'offer') return nowMs > r.code_expires_at;
+  if (r.state === 'redeemed') return r.token_expires_at !== undefined && nowMs > r.token_expires_at;
+  return false;
+}
+
+/**
+ * A stale exchange becomes `expired` when noticed (read through the API, or its code or token
+ * presented): the conditional update and its event commit together, so concurrent readers record
+ * and announce it once. Returns the exchange as it now is (null when it was deleted meanwhile).
+ */
+export async function settleExpired(deps: { store: ItemStore; events: EventPublisher }, scope: TenantScope, r: ExchangeRecord, now: Date): Promise<ExchangeRecord | null> {
+  if (!isStale(r, now.getTime())) return r;
+  const { ops, next } = exchangeTransition(deps.events, scope, r, 'expired', now);
+  try {
+    await deps.store.write(ops);
+    return next;
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+    // Another request moved it (expired it, redeemed it just in time, or deleted it): read what it left.
+    const again = await deps.store.get(oid4vciKeys.exchange(scope, r.exchange_id), { consistent: true });
+    return again ? exchangeFromItem(again) : null;
+  }
 }
 
 export function exchangeFromItem(item: Item): ExchangeRecord {
@@ -215,26 +273,8 @@ export class ExchangeService {
     };
   }
 
-  /**
-   * An exchange whose code expired unredeemed becomes `expired` when read: the conditional update
-   * and its event commit together, so concurrent readers record (and announce) it once.
-   */
-  private async settle(scope: TenantScope, r: ExchangeRecord): Promise<ExchangeRecord | null> {
-    if (r.state !== 'offer' || this.now().getTime() <= r.code_expires_at) return r;
-    const at = this.now().toISOString();
-    const expired: ExchangeRecord = { ...r, state: 'expired', updated_at: at };
-    try {
-      await this.deps.store.write([
-        { type: 'update', key: oid4vciKeys.exchange(scope, r.exchange_id), set: { state: 'expired', updated_at: at }, condition: { equals: { state: 'offer' } } },
-        this.deps.events.stage(scope, 'oid4vci.exchange.expired', exchangeEventData(expired)).op,
-      ]);
-      return expired;
-    } catch (err) {
-      if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
-      // Another request moved it (expired it, redeemed it just in time, or deleted it): read what it left.
-      const again = await this.deps.store.get(oid4vciKeys.exchange(scope, r.exchange_id), { consistent: true });
-      return again ? exchangeFromItem(again) : null;
-    }
+  private settle(scope: TenantScope, r: ExchangeRecord): Promise<ExchangeRecord | null> {
+    return settleExpired(this.deps, scope, r, this.now());
   }
 
   async get(scope: TenantScope, id: string): Promise<ExchangeRecord> {

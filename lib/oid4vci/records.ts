@@ -72,8 +72,9 @@ export interface IssuableConfiguration {
 /**
  * Exchange states (contract 3.1 names `created` and `offer`; the rest is ours, README "OID4VCI"):
  * created (creation response only) → offer → redeemed (code traded for an access token) → issued
- * → accepted | deleted | failed (the wallet's notification); offer → expired (code lifetime passed);
- * offer|redeemed → failed (tx_code attempts exhausted, or issuance failed).
+ * → accepted | deleted | failed (the wallet's notification); offer → expired (code lifetime passed),
+ * redeemed → expired (access token lifetime passed unused); offer → failed (tx_code attempts
+ * exhausted); redeemed → failed (the configuration or issuer DID went away before issuance).
  */
 export const EXCHANGE_STATES = ['created', 'offer', 'redeemed', 'issued', 'accepted', 'deleted', 'failed', 'expired'] as const;
 export type ExchangeState = (typeof EXCHANGE_STATES)[number];
@@ -101,6 +102,8 @@ export interface ExchangeRecord {
   /** Unguessable id of the offer served by reference. */
   readonly offer_ref: string;
   readonly tx_code_attempts?: number;
+  /** Epoch ms after which the access token (state `redeemed`) no longer works. */
+  readonly token_expires_at?: number;
   readonly failure_reason?: string;
   readonly notification_id?: string;
   readonly issued_count?: number;
@@ -128,7 +131,7 @@ export const oid4vciKeys = {
   exchange: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${SK.exchange}${id}` }),
   code: (s: TenantScope, codeHash: string): ItemKey => ({ PK: pk(s), SK: `${SK.code}${codeHash}` }),
   offerRef: (s: TenantScope, ref: string): ItemKey => ({ PK: pk(s), SK: `${SK.offerRef}${ref}` }),
-  used: (s: TenantScope, kind: 'nonce' | 'dpop' | 'proof', hash: string): ItemKey => ({ PK: pk(s), SK: `${SK.used}${kind}#${hash}` }),
+  used: (s: TenantScope, kind: 'nonce' | 'dpop', hash: string): ItemKey => ({ PK: pk(s), SK: `${SK.used}${kind}#${hash}` }),
 };
 
 /**

@@ -16,8 +16,8 @@ export type SecretPurpose =
   | 'subwallet-token/v1'
   | 'local-key-encryption/v1'
   | `webhook-signing/v1/${string}/${number}`
-  /** A wallet's OID4VCI issuer secrets (access-token key, c_nonce MAC): `oid4vci/v1/<wallet_id>`. */
-  | `oid4vci/v1/${string}`;
+  /** The root of the wallets' OID4VCI issuer secrets (access-token keys, c_nonce MACs; HKDF per wallet). */
+  | 'oid4vci/v1';
 
 /**
  * Caches derivations (one KMS call per purpose per cold start); failures are not cached. Bounded,

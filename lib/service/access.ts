@@ -80,7 +80,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   oid4vci: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },
   resolver: { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] } },
   // Public OID4VCI endpoints: the wallet comes from the path; its issuer secrets are MAC-derived, its credentials signed in KMS.
-  'oid4vci-issuer': { shared: { mac: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], issuerKeys: ['Sign'] } },
+  // Its own role reads only the wallet counter: ids above it name no wallet and get no session.
+  'oid4vci-issuer': { shared: { mac: true, data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], issuerKeys: ['Sign'] } },
   meta: {},
   'webhook-relay': { shared: { sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },

@@ -28,6 +28,11 @@ export interface Route {
   readonly cors?: true;
   /** A public protocol endpoint holder wallets call (its own, higher method limit: api-settings.ts). */
   readonly protocol?: true;
+  /**
+   * A protocol endpoint whose malformed requests (bad JSON or form, too large, wrong types) are
+   * answered in OAuth's shape `{error: <this code>, error_description}` rather than `{error, code}`.
+   */
+  readonly invalidRequest?: 'invalid_request' | 'invalid_credential_request' | 'invalid_notification_request';
   /** The body is `application/x-www-form-urlencoded` (OAuth token requests), parsed into an object of strings. */
   readonly form?: true;
 }
@@ -86,10 +91,10 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/.well-known/oauth-authorization-server/oid4vci/{wallet_id}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getAuthorizationServerMetadata', protocol: true, cors: true, tag: 'OID4VCI issuer', summary: 'OAuth authorization server metadata (RFC 8414)' },
   { method: 'GET', path: '/oid4vci/{wallet_id}/.well-known/oauth-authorization-server', group: 'oid4vci-issuer', auth: 'public', operationId: 'getAuthorizationServerMetadataAppended', protocol: true, cors: true, tag: 'OID4VCI issuer', summary: 'OAuth authorization server metadata (appended location)' },
   { method: 'GET', path: '/oid4vci/{wallet_id}/offers/{offer_id}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getCredentialOffer', protocol: true, tag: 'OID4VCI issuer', summary: 'A credential offer by reference (credential_offer_uri)' },
-  { method: 'POST', path: '/oid4vci/{wallet_id}/token', group: 'oid4vci-issuer', auth: 'public', operationId: 'token', protocol: true, form: true, maxBodyBytes: 16 * 1024, tag: 'OID4VCI issuer', summary: 'Token endpoint: pre-authorized code (and tx_code) for an access token' },
-  { method: 'POST', path: '/oid4vci/{wallet_id}/nonce', group: 'oid4vci-issuer', auth: 'public', operationId: 'nonce', protocol: true, tag: 'OID4VCI issuer', summary: 'Nonce endpoint: a fresh c_nonce for proofs' },
-  { method: 'POST', path: '/oid4vci/{wallet_id}/credential', group: 'oid4vci-issuer', auth: 'public', operationId: 'credential', protocol: true, tag: 'OID4VCI issuer', summary: 'Credential endpoint: one credential per proof of possession' },
-  { method: 'POST', path: '/oid4vci/{wallet_id}/notification', group: 'oid4vci-issuer', auth: 'public', operationId: 'notification', protocol: true, maxBodyBytes: 8 * 1024, tag: 'OID4VCI issuer', summary: 'Notification endpoint: accepted, deleted or failed' },
+  { method: 'POST', path: '/oid4vci/{wallet_id}/token', group: 'oid4vci-issuer', auth: 'public', operationId: 'token', protocol: true, invalidRequest: 'invalid_request', form: true, maxBodyBytes: 16 * 1024, tag: 'OID4VCI issuer', summary: 'Token endpoint: pre-authorized code (and tx_code) for an access token' },
+  { method: 'POST', path: '/oid4vci/{wallet_id}/nonce', group: 'oid4vci-issuer', auth: 'public', operationId: 'nonce', protocol: true, invalidRequest: 'invalid_request', tag: 'OID4VCI issuer', summary: 'Nonce endpoint: a fresh c_nonce for proofs' },
+  { method: 'POST', path: '/oid4vci/{wallet_id}/credential', group: 'oid4vci-issuer', auth: 'public', operationId: 'credential', protocol: true, invalidRequest: 'invalid_credential_request', tag: 'OID4VCI issuer', summary: 'Credential endpoint: one credential per proof of possession' },
+  { method: 'POST', path: '/oid4vci/{wallet_id}/notification', group: 'oid4vci-issuer', auth: 'public', operationId: 'notification', protocol: true, invalidRequest: 'invalid_notification_request', maxBodyBytes: 8 * 1024, tag: 'OID4VCI issuer', summary: 'Notification endpoint: accepted, deleted or failed' },
   // Public.
   { method: 'GET', path: '/openapi.json', group: 'meta', auth: 'public', operationId: 'getOpenApi', tag: 'Meta', summary: 'This API as an OpenAPI 3.1 document' },
   { method: 'GET', path: '/docs', group: 'meta', auth: 'public', operationId: 'getDocsPage', tag: 'Meta', summary: 'This API as a readable reference (HTML, rendered from /openapi.json)' },

@@ -67,8 +67,11 @@ export interface ItemStore {
    * {@link WriteConflictError} when a concurrent write to the same items won.
    */
   write(ops: readonly WriteOp[]): Promise<void>;
-  /** Atomically adds 1 to a numeric attribute (created at 0) and returns the new value. */
-  increment(key: ItemKey, attribute: string): Promise<number>;
+  /**
+   * Atomically adds 1 to a numeric attribute (created at 0) and returns the new value. With a
+   * condition, only if it holds ({@link ConditionFailedError} otherwise: nothing is created or counted).
+   */
+  increment(key: ItemKey, attribute: string, condition?: Condition): Promise<number>;
 }
 
 export class ConditionFailedError extends Error {

@@ -58,7 +58,8 @@ export class MemoryStore implements ItemStore {
     }
   }
 
-  async increment(key: ItemKey, attribute: string): Promise<number> {
+  async increment(key: ItemKey, attribute: string, condition?: Condition): Promise<number> {
+    if (!this.holds(key, condition)) throw new ConditionFailedError([0]);
     const cur = this.items.get(id(key)) ?? { PK: key.PK, SK: key.SK };
     const value = ((cur[attribute] as number | undefined) ?? 0) + 1;
     this.items.set(id(key), { ...cur, [attribute]: value });

@@ -26,7 +26,7 @@ const CredentialResponse = z
   .looseObject({ credentials: z.array(z.object({ credential: z.string() })).optional(), credential: z.string().optional(), notification_id: z.string().optional() })
   .meta({ id: 'CredentialResponse', description: '1.0: credentials[]; draft 13 and 11 requests (`proof`): credential' });
 
-const oauthErrors = { 400: OAuthError, 401: OAuthError } as const;
+const oauthErrors = { 400: OAuthError, 401: OAuthError, 413: OAuthError } as const;
 const Body = z.record(z.string(), z.unknown());
 
 export const issuerProtocolContracts = {
@@ -36,7 +36,7 @@ export const issuerProtocolContracts = {
   getAuthorizationServerMetadataAppended: { params: WalletParam, response: AsMetadata, errors: [400, 404] },
   getCredentialOffer: { params: OfferParam, response: Offer, errors: [400, 404] },
   token: { params: WalletParam, body: z.record(z.string(), z.string()), response: TokenResponse, errors: [400, 401, 404], errorBodies: oauthErrors },
-  nonce: { params: WalletParam, body: Body, bodyOptional: true, response: NonceResponse, errors: [400, 404] },
+  nonce: { params: WalletParam, body: Body, bodyOptional: true, response: NonceResponse, errors: [400, 404], errorBodies: { 400: OAuthError, 413: OAuthError } },
   credential: { params: WalletParam, body: Body, response: CredentialResponse, errors: [400, 401, 404], errorBodies: oauthErrors },
   notification: { params: WalletParam, body: Body, response: z.undefined(), status: 204, errors: [400, 401, 404], errorBodies: oauthErrors },
 } satisfies OperationContracts;
@@ -44,5 +44,6 @@ export const issuerProtocolContracts = {
 export const NotificationRequest = z.object({
   notification_id: z.string().min(1).max(200),
   event: z.enum(['credential_accepted', 'credential_deleted', 'credential_failure']),
-  event_description: z.string().max(1000).optional(),
+  // §11.1: human-readable ASCII, no control characters.
+  event_description: z.string().max(1000).regex(/^[\x20-\x7e]*$/).optional(),
 });

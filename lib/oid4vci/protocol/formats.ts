@@ -124,7 +124,8 @@ export async function issueJwtVcJson(input: IssueInput): Promise<string> {
     // Verifiers (Credo) require issuanceDate to equal nbf to the second.
     issuanceDate: new Date(iat * 1000).toISOString(),
     expirationDate: new Date(exp * 1000).toISOString(),
-    credentialSubject: { ...(holder.did ? { id: holder.did } : {}), ...subject },
+    // The proven holder DID wins over any `id` in the offer's subject: `sub` must equal it.
+    credentialSubject: { ...subject, ...(holder.did ? { id: holder.did } : {}) },
     ...(input.status?.w3c ? { credentialStatus: input.status.w3c } : {}),
   };
   const payload: Record<string, unknown> = {

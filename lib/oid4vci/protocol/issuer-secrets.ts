@@ -1,17 +1,18 @@
-import { createECDH, createHmac, createPrivateKey, createPublicKey, hkdfSync, randomBytes, sign, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
+import { createECDH, createHmac, createPrivateKey, hkdfSync, randomBytes, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { SecretDeriver } from '../../secrets/port';
 import type { PublicJwk } from '../../keys/port';
 
 /**
  * A wallet's issuer secrets, derived from the service's MAC key (KMS GenerateMac deployed) and never
- * stored: the ES256 key that signs its access tokens, and the key that MACs its c_nonces.
+ * stored: the ES256 key that signs its access tokens, and the key that MACs its c_nonces. One MAC per
+ * function instance (`oid4vci/v1`), then HKDF per wallet: a caller naming many wallets costs no KMS call.
  *
  * Access tokens are verified by the same service that issues them, so their key needs no KMS Sign
  * round-trip and no published JWKS; a per-wallet key means a token of one wallet's issuer is
  * worthless at another's even before its `aud` is checked. Credentials are still signed only in KMS.
  */
 export interface IssuerSecrets {
-  readonly tokenKey: { readonly privateKey: KeyObject; readonly publicKey: KeyObject; readonly publicJwk: PublicJwk & { kid: string } };
+  readonly tokenKey: { readonly privateKey: KeyObject; readonly publicJwk: PublicJwk & { kid: string } };
   readonly nonceKey: Buffer;
 }
 
@@ -34,7 +35,8 @@ export class IssuerSecretSource {
   }
 
   private async derive(walletId: string): Promise<IssuerSecrets> {
-    const master = Buffer.from(await this.secrets.derive(`oid4vci/v1/${walletId}`));
+    const root = Buffer.from(await this.secrets.derive('oid4vci/v1'));
+    const master = Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), `wallet/${walletId}`, 32));
     const nonceKey = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'c_nonce', 32));
     // A P-256 private scalar from the secret: retried with a counter in the (2^-32) case it is out of range.
     let d: Buffer;
@@ -49,17 +51,12 @@ export class IssuerSecretSource {
     const x = point.subarray(1, 33).toString('base64url');
     const y = point.subarray(33).toString('base64url');
     const privateKey = createPrivateKey({ key: { kty: 'EC', crv: 'P-256', x, y, d: d.toString('base64url') }, format: 'jwk' });
-    const publicKey = createPublicKey(privateKey);
-    return { tokenKey: { privateKey, publicKey, publicJwk: { kty: 'EC', crv: 'P-256', x, y, kid: 'at-1' } }, nonceKey };
+    return { tokenKey: { privateKey, publicJwk: { kty: 'EC', crv: 'P-256', x, y, kid: 'at-1' } }, nonceKey };
   }
 }
 
 export function es256Sign(key: KeyObject, data: Uint8Array): Buffer {
   return sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' });
-}
-
-export function es256Verify(key: KeyObject, data: Uint8Array, signature: Uint8Array): boolean {
-  return verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature);
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { ClaimLeaf, ClaimTree, IssuableConfiguration } from '../records';
+import type { ClaimLeaf, ClaimTree, DisplayEntry, IssuableConfiguration } from '../records';
+import { isClaimLeaf } from '../supported';
 import { PRE_AUTHORIZED_GRANT } from '../records';
 import { VERIFIABLE_ALGS } from '../../oid4vc/callbacks';
 
@@ -19,10 +20,24 @@ export function issuerEndpoints(issuer: string) {
   };
 }
 
-const isLeaf = (node: ClaimLeaf | ClaimTree): node is ClaimLeaf => {
-  const keys = Object.keys(node);
-  return keys.length === 0 || keys.every((k) => k === 'mandatory' || k === 'value_type' || k === 'display');
-};
+// The admin API's own rule for what is a leaf, so that a claim named `display` stays a claim.
+const isLeaf = (node: ClaimLeaf | ClaimTree): node is ClaimLeaf => isClaimLeaf(node as Readonly<Record<string, unknown>>);
+
+/**
+ * Display entries as 1.0 §12.2.4 has them: `name` required, `logo.uri` an https or data URL (the
+ * contract's `logo.url` is its older name). Entries a wallet would reject are left out rather than
+ * spoiling the whole document.
+ */
+export function displayFor(entries: readonly DisplayEntry[] | null | undefined): DisplayEntry[] | undefined {
+  const out = (entries ?? []).flatMap((e) => {
+    if (!e || typeof e !== 'object' || typeof e.name !== 'string' || e.name === '') return [];
+    const { logo, ...rest } = e;
+    const uri = logo && typeof logo === 'object' ? (logo.uri ?? logo.url) : undefined;
+    const usable = typeof uri === 'string' && /^(https:\/\/|data:)/i.test(uri);
+    return [{ ...rest, ...(usable ? { logo: { uri, ...(typeof logo!.alt_text === 'string' ? { alt_text: logo!.alt_text } : {}) } } : {}) } as DisplayEntry];
+  });
+  return out.length > 0 ? out : undefined;
+}
 
 /** OpenID4VCI 1.0 Appendix B.2 claims description: one entry per claim (groups too), with its path. */
 export function claimsDescription(tree: ClaimTree, prefix: string[] = []): Record<string, unknown>[] {
@@ -30,7 +45,8 @@ export function claimsDescription(tree: ClaimTree, prefix: string[] = []): Recor
   for (const [name, node] of Object.entries(tree)) {
     const path = [...prefix, name];
     if (isLeaf(node)) {
-      out.push({ path, ...(node.mandatory ? { mandatory: true } : {}), ...(node.display ? { display: node.display } : {}) });
+      const display = displayFor(node.display);
+      out.push({ path, ...(node.mandatory ? { mandatory: true } : {}), ...(display ? { display } : {}) });
     } else {
       out.push({ path });
       out.push(...claimsDescription(node, path));
@@ -41,7 +57,7 @@ export function claimsDescription(tree: ClaimTree, prefix: string[] = []): Recor
 
 /** One `credential_configurations_supported` entry in the 1.0 shape (with `credential_metadata`, which 1.0 wallets key on). */
 export function configurationMetadata(c: IssuableConfiguration): Record<string, unknown> {
-  const display = c.display ?? undefined;
+  const display = displayFor(c.display);
   const common = {
     format: c.format,
     scope: c.id,

@@ -7,8 +7,9 @@ import type { IssuerProtocol } from './service';
 
 /** Public endpoints: the wallet comes from the path, and everything runs in that wallet's session. */
 export function issuerProtocolOperations(protocol: IssuerProtocol): OperationImpls<typeof issuerProtocolContracts> {
-  const asWallet = <T>(walletId: string, fn: (scope: ReturnType<typeof tenantScope>) => Promise<T>) => {
+  const asWallet = async <T>(walletId: string, fn: (scope: ReturnType<typeof tenantScope>) => Promise<T>) => {
     const scope = tenantScope(walletId);
+    await protocol.knownWallet(walletId);
     return inSession(scope, () => fn(scope));
   };
   const metadata = ({ params, baseUrl }: { params: { wallet_id: string }; baseUrl: string }) => asWallet(params.wallet_id, (s) => protocol.issuerMetadata(s, baseUrl)) as never;

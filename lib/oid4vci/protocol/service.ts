@@ -19,16 +19,17 @@ import type { KeyManager } from '../../keys/port';
 import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks, type CallbackKeys } from '../../oid4vc/callbacks';
 import { keys, type TenantScope } from '../../store/keys';
-import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../../store/port';
+import { ConditionFailedError, WriteConflictError, type Item, type ItemKey, type ItemStore, type WriteOp } from '../../store/port';
 import { issuableConfiguration, supportedFromItem } from '../supported';
 import { issuerUrl, oid4vciKeys, SK, type ExchangeRecord, type ExchangeState, type IssuableConfiguration } from '../records';
-import { codeHash, exchangeEventData, exchangeFromItem } from '../exchanges';
+import { codeHash, exchangeFromItem, exchangeTransition, settleExpired } from '../exchanges';
 import { issueCredential, type HolderBinding, type StatusEntrySource } from './formats';
 import { es256Sign, mintNonce, nonceExpiry, type IssuerSecretSource, type IssuerSecrets } from './issuer-secrets';
-import { authorizationServerMetadata, BATCH_SIZE, credentialIssuerMetadata, issuerEndpoints } from './metadata';
+import { calculateJwkThumbprint, HashAlgorithm } from '@openid4vc/oauth2';
+import { authorizationServerMetadata, BATCH_SIZE, credentialIssuerMetadata, DEFAULT_BINDING_METHODS, issuerEndpoints } from './metadata';
 
 export interface IssuerProtocolSettings {
-  /** Access-token lifetime (short: one credential request and the notification follow at once). */
+  /** Access-token lifetime: one credential request and, after the holder's decision, the notification. */
   readonly accessTokenTtlSeconds: number;
   readonly cNonceTtlSeconds: number;
   /** Wrong tx_codes before the pre-authorized code is burnt. */
@@ -67,15 +68,18 @@ export interface ProtocolRequest {
 /** Private claims of our access tokens (RFC 9068 allows them): the exchange's configuration and issuer DID. */
 const TOKEN_CLAIMS = { configuration: 'scd', issuerDid: 'idid' } as const;
 
-const notForThisIssuer = (scheme: string) => new ProtocolError(401, 'invalid_token', 'The access token is not valid for this issuer', { 'www-authenticate': `${scheme} error="invalid_token"` });
+const notForThisIssuer = (scheme: string) => unauthorized(scheme, 'invalid_token', 'The access token is not valid for this issuer');
 
 const sha256b64 = (v: string) => createHash('sha256').update(v).digest('base64url');
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
 const invalid = (error: string, description: string, status = 400) => new ProtocolError(status, error, description);
 
-/** Library errors carry protocol data: turn them into our ProtocolError (the only thing that speaks to the caller). */
-export function toProtocolError(e: unknown): unknown {
+/**
+ * Library errors carry protocol data: turn them into our ProtocolError (the only thing that speaks to
+ * the caller). A request the library finds malformed is `invalidRequest`: the endpoint's own code.
+ */
+export function toProtocolError(e: unknown, invalidRequest: string = Oauth2ErrorCodes.InvalidRequest): unknown {
   if (e instanceof Oauth2ResourceUnauthorizedError) {
     const challenge = e.wwwAuthenticateHeaders[0];
     return new ProtocolError(401, (challenge?.error as string | undefined) ?? 'invalid_token', (challenge?.error_description as string | undefined) ?? 'The access token is missing or invalid', {
@@ -86,20 +90,35 @@ export function toProtocolError(e: unknown): unknown {
   if (e instanceof Oauth2ServerErrorResponseError) {
     return new ProtocolError(e.status, e.errorResponse.error, e.errorResponse.error_description ?? e.errorResponse.error);
   }
-  if (e instanceof LibraryValidationError) return invalid(Oauth2ErrorCodes.InvalidRequest, e.message.split('\n')[0]!);
+  if (e instanceof LibraryValidationError) return invalid(invalidRequest, e.message.split('\n')[0]!);
   return e;
 }
 
-async function mapped<T>(fn: () => Promise<T> | T): Promise<T> {
+async function mapped<T>(fn: () => Promise<T> | T, invalidRequest?: string): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    throw toProtocolError(e);
+    throw toProtocolError(e, invalidRequest);
   }
 }
 
+/** The headers the libraries read; others (any bytes a client sends) never reach `Headers`, which refuses non-Latin-1. */
+const PROTOCOL_HEADERS = ['authorization', 'dpop', 'content-type', 'oauth-client-attestation', 'oauth-client-attestation-pop'] as const;
+
 function requestLike(r: ProtocolRequest): RequestLike {
-  return { method: r.method as RequestLike['method'], url: r.url, headers: new Headers(r.headers) };
+  const headers = new Headers();
+  for (const name of PROTOCOL_HEADERS) {
+    const value = r.headers[name];
+    if (value === undefined) continue;
+    if (!/^[\x20-\x7e]*$/.test(value)) throw invalid(Oauth2ErrorCodes.InvalidRequest, `The ${name} header must be visible ASCII`);
+    headers.set(name, value);
+  }
+  return { method: r.method as RequestLike['method'], url: r.url, headers };
+}
+
+/** A resource server's refusal (RFC 6750 §3, RFC 9449 §7.1): 401 with the challenge of the token's scheme. */
+function unauthorized(scheme: string, error: string, description: string): ProtocolError {
+  return new ProtocolError(401, error, description, { 'www-authenticate': `${scheme === 'DPoP' ? 'DPoP' : 'Bearer'} error="${error}"` });
 }
 
 /**
@@ -120,7 +139,7 @@ export class IssuerProtocol {
   private async callbacks(scope: TenantScope, issuer: string): Promise<{ callbacks: ReturnType<typeof oid4vcCallbacks>; secrets: IssuerSecrets }> {
     const secrets = await this.deps.secrets.of(scope.walletId);
     const { privateKey, publicJwk } = secrets.tokenKey;
-    const tokenKey: CallbackKeys['tokenKey'] = { privateKey, publicJwk: publicJwk as Jwk, jwksUri: issuerEndpoints(issuer).jwks, sign: (d) => es256Sign(privateKey, d) };
+    const tokenKey: CallbackKeys['tokenKey'] = { publicJwk: publicJwk as Jwk, jwksUri: issuerEndpoints(issuer).jwks, sign: (d) => es256Sign(privateKey, d) };
     return { callbacks: oid4vcCallbacks({ tokenKey }), secrets };
   }
 
@@ -137,10 +156,22 @@ export class IssuerProtocol {
 
   async issuerMetadata(scope: TenantScope, baseUrl: string): Promise<Record<string, unknown>> {
     const label = await this.walletLabel(scope);
-    const metadata = credentialIssuerMetadata(issuerUrl(baseUrl, scope.walletId), label, await this.configurations(scope));
+    const issuer = issuerUrl(baseUrl, scope.walletId);
+    const lib = new Openid4vciIssuer({ callbacks: oid4vcCallbacks() });
+    // A configuration the library (and so wallets) would reject is left out, not allowed to break the
+    // whole document: every other configuration of the wallet stays offerable.
+    const usable = (await this.configurations(scope)).filter((c) => {
+      try {
+        lib.createCredentialIssuerMetadata(credentialIssuerMetadata(issuer, label, [c]) as unknown as IssuerMetadataResult['credentialIssuer']);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    const metadata = credentialIssuerMetadata(issuer, label, usable);
     // One document for both generations, as the library builds it: the 1.0 `credential_configurations_supported`
     // plus draft 11's `credentials_supported` array (1.0 wallets ignore it; draft-11 wallets read only it).
-    return new Openid4vciIssuer({ callbacks: oid4vcCallbacks() }).getCredentialIssuerMetadataDraft11(metadata as unknown as IssuerMetadataResult['credentialIssuer']) as Record<string, unknown>;
+    return lib.getCredentialIssuerMetadataDraft11(metadata as unknown as IssuerMetadataResult['credentialIssuer']) as Record<string, unknown>;
   }
 
   async authorizationServerMetadata(scope: TenantScope, baseUrl: string): Promise<Record<string, unknown>> {
@@ -167,30 +198,26 @@ export class IssuerProtocol {
     return item ? exchangeFromItem(item) : null;
   }
 
-  /** A state change and its event in one transaction, conditional on the state it leaves. */
-  private transition(scope: TenantScope, ex: ExchangeRecord, from: ExchangeState, to: ExchangeState, set: Record<string, unknown> = {}, extra: WriteOp[] = []): { ops: WriteOp[]; next: ExchangeRecord } {
-    const updated_at = this.now().toISOString();
-    const next = { ...ex, ...set, state: to, updated_at } as ExchangeRecord;
-    const type = `oid4vci.exchange.${to}` as const;
-    const data = { ...exchangeEventData(next), ...(to === 'failed' ? { failure_reason: next.failure_reason ?? null } : {}), ...(to === 'issued' ? { issued_count: next.issued_count ?? 0 } : {}) };
-    return {
-      next,
-      ops: [
-        { type: 'update', key: oid4vciKeys.exchange(scope, ex.exchange_id), set: { ...set, state: to, updated_at }, condition: { equals: { state: from } } },
-        ...extra,
-        this.deps.events.stage(scope, type as Parameters<EventPublisher['stage']>[1], data).op,
-      ],
-    };
+  private transition(scope: TenantScope, ex: ExchangeRecord, to: ExchangeState, set: Record<string, unknown> = {}, extra: WriteOp[] = []) {
+    return exchangeTransition(this.deps.events, scope, ex, to, this.now(), set, extra);
   }
 
-  /** Marks an unredeemed, expired exchange `expired` (once, whoever notices first). */
-  private async expire(scope: TenantScope, ex: ExchangeRecord): Promise<void> {
-    try {
-      await this.deps.store.write(this.transition(scope, ex, 'offer', 'expired').ops);
-    } catch (e) {
-      if (!(e instanceof ConditionFailedError)) throw e;
-    }
+  /**
+   * Wallet ids are sequential: one above the service's counter names no wallet, and is refused before
+   * anything is done in its name (no role session, no key derivation). The counter is read with the
+   * function's own role (a grant on that one item) and cached for a minute.
+   */
+  async knownWallet(walletId: string): Promise<void> {
+    const id = Number(walletId);
+    const fresh = this.counter && this.now().getTime() - this.counter.at < 60_000 ? this.counter.value : -1;
+    if (id <= fresh) return;
+    const item = await this.deps.store.get(keys.walletCounter);
+    const value = typeof item?.value === 'number' ? item.value : 0;
+    this.counter = { value, at: this.now().getTime() };
+    if (id > value) throw new NotFoundError('No such credential issuer', 'issuer_not_found');
   }
+
+  private counter: { value: number; at: number } | null = null;
 
   /** Token endpoint (OpenID4VCI 1.0 §6): the pre-authorized code (and tx_code) for a short-lived, exchange-bound access token. */
   async token(scope: TenantScope, baseUrl: string, request: ProtocolRequest, form: Record<string, string>): Promise<Record<string, unknown>> {
@@ -203,15 +230,13 @@ export class IssuerProtocol {
     if (parsed.grant.grantType !== preAuthorizedCodeGrantIdentifier) throw invalid(Oauth2ErrorCodes.UnsupportedGrantType, 'Only the pre-authorized code grant is supported');
     const { preAuthorizedCode, txCode } = parsed.grant;
     const codeItem = await this.deps.store.get(oid4vciKeys.code(scope, codeHash(preAuthorizedCode)), { consistent: true });
-    const ex = codeItem ? await this.exchange(scope, codeItem.exchange_id as string) : null;
-    if (!codeItem || !ex || ex.code !== preAuthorizedCode) throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
+    let ex = codeItem ? await this.exchange(scope, codeItem.exchange_id as string) : null;
+    if (!codeItem || !ex || !sameSecret(ex.code, preAuthorizedCode)) throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
     const now = this.now();
-    if (ex.state === 'offer' && now.getTime() > ex.code_expires_at) {
-      await this.expire(scope, ex);
-      throw invalid(Oauth2ErrorCodes.InvalidGrant, 'The pre-authorized code has expired');
-    }
-    if (ex.state !== 'offer') throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
-    if (ex.pin !== null && txCode !== undefined && !sameSecret(txCode, ex.pin)) await this.wrongTxCode(scope, ex);
+    ex = await settleExpired(this.deps, scope, ex, now);
+    if (ex?.state === 'expired') throw invalid(Oauth2ErrorCodes.InvalidGrant, 'The pre-authorized code has expired');
+    if (!ex || ex.state !== 'offer') throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
+    if (ex.pin !== null && txCode !== undefined) await this.countTxCode(scope, ex, txCode);
 
     const verified = await mapped(() =>
       as.verifyPreAuthorizedCodeAccessTokenRequest({
@@ -226,7 +251,7 @@ export class IssuerProtocol {
         dpop: parsed.dpop ? { jwt: parsed.dpop.jwt, allowedSigningAlgs: asMetadata.dpop_signing_alg_values_supported } : undefined,
       }),
     );
-    const dpopOps = parsed.dpop ? this.spendDpop(scope, parsed.dpop.jwt) : [];
+    const dpopOps = parsed.dpop ? this.spendDpop(scope, parsed.dpop.jwt, null) : [];
     const tokenId = `urn:uuid:${randomUUID()}`;
     const cNonce = mintNonce(secrets.nonceKey, epoch(now) + this.settings.cNonceTtlSeconds);
     const response = await mapped(() =>
@@ -244,95 +269,138 @@ export class IssuerProtocol {
         additionalAccessTokenPayload: { jti: tokenId, [TOKEN_CLAIMS.configuration]: ex.supported_cred_id, [TOKEN_CLAIMS.issuerDid]: ex.issuer_id },
       }),
     );
-    const { ops } = this.transition(scope, ex, 'offer', 'redeemed', { token: tokenId, nonce: cNonce }, [
+    const tokenExpiresAt = now.getTime() + this.settings.accessTokenTtlSeconds * 1000;
+    const { ops } = this.transition(scope, ex, 'redeemed', { token: tokenId, nonce: cNonce, token_expires_at: tokenExpiresAt }, [
       // Single use: the code's lookup goes with the redemption.
       { type: 'delete', key: oid4vciKeys.code(scope, codeHash(preAuthorizedCode)), condition: 'exists' },
       ...dpopOps,
     ]);
-    await this.spend(ops, 'invalid_grant', 'Unknown or already used pre-authorized code');
+    await this.spend(ops, null, async () => {
+      throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
+    });
     return response as unknown as Record<string, unknown>;
   }
 
   /**
-   * A wrong tx_code costs an attempt (an atomic counter: concurrent guesses each count); the last
-   * allowed one burns the code (state `failed`, once).
+   * Every tx_code guess is counted before it is compared (an atomic counter, conditional on the code
+   * still being redeemable), so concurrent guesses cannot outrun the limit: only the first
+   * `maxTxCodeAttempts` guesses are compared at all, and a wrong one that reaches the limit burns the
+   * code (state `failed`, once).
    */
-  private async wrongTxCode(scope: TenantScope, ex: ExchangeRecord): Promise<never> {
-    const attempts = await this.deps.store.increment(oid4vciKeys.exchange(scope, ex.exchange_id), 'tx_code_attempts');
-    if (attempts >= this.settings.maxTxCodeAttempts) {
-      const { ops } = this.transition(scope, ex, 'offer', 'failed', { tx_code_attempts: attempts, failure_reason: 'tx_code_attempts_exhausted' }, [
-        { type: 'delete', key: oid4vciKeys.code(scope, codeHash(ex.code)) },
-      ]);
+  private async countTxCode(scope: TenantScope, ex: ExchangeRecord, txCode: string): Promise<void> {
+    const max = this.settings.maxTxCodeAttempts;
+    let attempts: number;
+    try {
+      attempts = await this.deps.store.increment(oid4vciKeys.exchange(scope, ex.exchange_id), 'tx_code_attempts', { equals: { state: 'offer' } });
+    } catch (e) {
+      if (e instanceof ConditionFailedError || e instanceof WriteConflictError) throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
+      throw e;
+    }
+    if (attempts <= max && sameSecret(txCode, ex.pin!)) return;
+    if (attempts >= max) {
+      const { ops } = this.transition(scope, ex, 'failed', { failure_reason: 'tx_code_attempts_exhausted' }, [{ type: 'delete', key: oid4vciKeys.code(scope, codeHash(ex.code)) }]);
       await this.deps.store.write(ops).catch((e) => {
-        if (!(e instanceof ConditionFailedError)) throw e;
+        if (!(e instanceof ConditionFailedError || e instanceof WriteConflictError)) throw e;
       });
       throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Invalid tx_code; no attempts are left and the pre-authorized code is no longer valid');
     }
-    throw invalid(Oauth2ErrorCodes.InvalidGrant, `Invalid tx_code (${this.settings.maxTxCodeAttempts - attempts} attempt(s) left)`);
+    throw invalid(Oauth2ErrorCodes.InvalidGrant, `Invalid tx_code (${max - attempts} attempt(s) left)`);
   }
 
-  /** RFC 9449 §11.1: a DPoP proof is fresh (`iat` near now) and used once (its `jti` recorded until it could no longer be fresh). */
-  private spendDpop(scope: TenantScope, jwt: string): WriteOp[] {
+  /**
+   * RFC 9449 §11.1: a DPoP proof is fresh (`iat` near now) and used once (its `jti` recorded until it
+   * could no longer be fresh). At the token endpoint a bad proof is a 400; at a resource (`scheme`
+   * given), a 401 with the DPoP challenge (§7.1).
+   */
+  private spendDpop(scope: TenantScope, jwt: string, scheme: string | null): WriteOp[] {
+    const refuse = (description: string) => (scheme === null ? invalid(Oauth2ErrorCodes.InvalidDpopProof, description) : unauthorized('DPoP', Oauth2ErrorCodes.InvalidDpopProof, description));
     let payload: Record<string, unknown>;
     try {
       payload = decodeJwt({ jwt }).payload as Record<string, unknown>;
     } catch {
-      throw invalid(Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof is not a JWT');
+      throw refuse('The DPoP proof is not a JWT');
     }
     const iat = payload.iat;
     const now = epoch(this.now());
-    if (typeof iat !== 'number' || Math.abs(now - iat) > this.settings.dpopWindowSeconds) throw invalid(Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof is not fresh (iat)');
-    if (typeof payload.jti !== 'string' || payload.jti.length < 8 || payload.jti.length > 256) throw invalid(Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof needs a jti');
+    if (typeof iat !== 'number' || Math.abs(now - iat) > this.settings.dpopWindowSeconds) throw refuse('The DPoP proof is not fresh (iat)');
+    if (typeof payload.jti !== 'string' || payload.jti.length < 8 || payload.jti.length > 256) throw refuse('The DPoP proof needs a jti');
     return [{ type: 'put', item: { ...oid4vciKeys.used(scope, 'dpop', sha256b64(payload.jti)), ttl: now + 2 * this.settings.dpopWindowSeconds + 60 }, condition: 'not_exists' }];
   }
 
-  /** Writes spends and their state change; a failed condition means a replay (or a lost race): the protocol error given. */
-  private async spend(ops: WriteOp[], error: string, description: string): Promise<void> {
+  /**
+   * Writes spends and their state change. When a spend's condition fails, the one-time value was used
+   * already: the error says which. When the state's condition fails, or a concurrent transaction on
+   * the same items won, `lost` decides the answer from what is stored now — the same answer the loser
+   * of a race gets as a request that comes second.
+   */
+  private async spend(ops: WriteOp[], scheme: string | null, lost: () => Promise<never>): Promise<void> {
     try {
       await this.deps.store.write(ops);
     } catch (e) {
+      if (e instanceof WriteConflictError) return lost();
       if (!(e instanceof ConditionFailedError)) throw e;
       const used = e.failedIndexes.map((i) => ops[i]).find((op) => op && op.type === 'put' && String(op.item.SK).startsWith(SK.used));
       if (used && used.type === 'put') {
-        const sk = String(used.item.SK);
-        if (sk.includes('dpop#')) throw invalid(Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof was already used');
+        if (String(used.item.SK).includes('dpop#')) {
+          throw scheme === null ? invalid(Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof was already used') : unauthorized('DPoP', Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof was already used');
+        }
         throw invalid('invalid_nonce', 'The c_nonce was already used; get a fresh one from the nonce endpoint');
       }
-      throw invalid(error, description);
+      return lost();
     }
   }
 
-  /** The access token of a resource request, verified (signature, `aud`, expiry, DPoP binding) and tied to its exchange. */
-  private async authorize(scope: TenantScope, issuer: string, request: ProtocolRequest, forIssuance = true): Promise<{ ex: ExchangeRecord; record: Item | null; didItem: Item | null; dpopOps: WriteOp[]; callbacks: ReturnType<typeof oid4vcCallbacks>; secrets: IssuerSecrets }> {
+  /**
+   * The access token of a resource request, verified (signature, `aud`, expiry, DPoP binding) and tied
+   * to its exchange. The token (signed by this issuer) names the exchange, its configuration and its
+   * issuer DID, so they are read at once, together with `also` (the spent-nonce records to check).
+   */
+  private async authorize(scope: TenantScope, issuer: string, request: ProtocolRequest, forIssuance: boolean, also: readonly ItemKey[] = []) {
     const { callbacks, secrets } = await this.callbacks(scope, issuer);
     const rs = new Oauth2ResourceServer({ callbacks });
     const asMetadata = { ...authorizationServerMetadata(issuer), jwks_uri: issuerEndpoints(issuer).jwks } as Parameters<Oauth2ResourceServer['verifyResourceRequest']>[0]['authorizationServers'][number];
     const result = await mapped(() => rs.verifyResourceRequest({ request: requestLike(request), resourceServer: issuer, authorizationServers: [asMetadata], now: this.now() }));
-    const dpopOps = result.dpop ? this.spendDpop(scope, request.headers.dpop ?? '') : [];
+    const scheme = result.scheme;
+    const dpopOps = result.dpop ? this.spendDpop(scope, request.headers.dpop ?? '', scheme) : [];
     const tokenPayload = result.tokenPayload as Record<string, unknown>;
     const [sub, jti, configId, issuerDid] = [tokenPayload.sub, tokenPayload.jti, tokenPayload[TOKEN_CLAIMS.configuration], tokenPayload[TOKEN_CLAIMS.issuerDid]];
-    if (typeof sub !== 'string' || typeof jti !== 'string' || typeof configId !== 'string' || typeof issuerDid !== 'string') throw notForThisIssuer(result.scheme);
-    // The token (signed by this issuer) names all three, so they are read together.
-    const [ex, record, didItem] = await Promise.all([
+    if (typeof sub !== 'string' || typeof jti !== 'string' || typeof configId !== 'string' || typeof issuerDid !== 'string') throw notForThisIssuer(scheme);
+    const dpopKey = dpopOps[0]?.type === 'put' ? dpopOps[0].item : null;
+    const [ex, record, didItem, dpopUsed, ...alsoItems] = await Promise.all([
       this.exchange(scope, sub),
       forIssuance ? this.deps.store.get(oid4vciKeys.supported(scope, configId)) : undefined,
       forIssuance ? this.deps.store.get(keys.did(scope, qualify(issuerDid))) : undefined,
+      dpopKey ? this.deps.store.get({ PK: dpopKey.PK, SK: dpopKey.SK }, { consistent: true }) : undefined,
+      ...also.map((k) => this.deps.store.get(k, { consistent: true })),
     ]);
-    if (!ex || ex.token !== jti || ex.supported_cred_id !== configId || ex.issuer_id !== issuerDid) throw notForThisIssuer(result.scheme);
-    return { ex, record: record ?? null, didItem: didItem ?? null, dpopOps, callbacks, secrets };
+    if (!ex || ex.token !== jti || ex.supported_cred_id !== configId || ex.issuer_id !== issuerDid) throw notForThisIssuer(scheme);
+    if (dpopUsed) throw unauthorized('DPoP', Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof was already used');
+    return { ex, scheme, record: record ?? null, didItem: didItem ?? null, alsoFound: alsoItems.map((i) => i !== undefined), dpopOps, callbacks, secrets };
   }
 
   /** Credential endpoint (1.0 §8, draft 13 `proof`, draft 11 `format` + `proof`): one credential per proof, each with its own salts. */
   async credential(scope: TenantScope, baseUrl: string, request: ProtocolRequest, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     const issuer = issuerUrl(baseUrl, scope.walletId);
-    const { ex, record, didItem, dpopOps, callbacks, secrets } = await this.authorize(scope, issuer, request);
-    if (ex.state !== 'redeemed') await this.refuseSpentToken(scope, ex, body);
-    if (!record) throw invalid('invalid_credential_request', 'The credential configuration of this offer no longer exists');
-    const config = issuableConfiguration(supportedFromItem(record));
+    // The nonces the proofs name, read (spent or not) with the exchange: a replay costs no signature.
+    const jwts = proofJwts(body).filter((j): j is string => typeof j === 'string' && COMPACT_JWS.test(j));
+    const claimedNonces = [...new Set(jwts.map(proofNonceOrNull).filter((n): n is string => n !== null))].slice(0, BATCH_SIZE);
+    const { ex, scheme, record, didItem, alsoFound, dpopOps, callbacks, secrets } = await this.authorize(
+      scope,
+      issuer,
+      request,
+      true,
+      claimedNonces.map((n) => oid4vciKeys.used(scope, 'nonce', sha256b64(n))),
+    );
+    if (alsoFound.some(Boolean)) throw invalid('invalid_nonce', 'The c_nonce was already used; get a fresh one from the nonce endpoint');
+    if (ex.state !== 'redeemed') throw unauthorized(scheme, 'invalid_token', `Credentials were already issued with this access token (exchange ${ex.state})`);
+    if (!record) await this.deny(scope, ex, 'configuration_deleted', 'The credential configuration of this offer no longer exists');
+    const did = didItem ? didFromItem(didItem) : null;
+    if (!did || did.deactivated_at) await this.deny(scope, ex, 'issuer_did_unavailable', 'The issuer DID of this offer no longer exists or was deactivated');
+    const config = issuableConfiguration(supportedFromItem(record!));
     const issuerMetadata = this.issuerMetadataResult(issuer, config);
     const lib = new Openid4vciIssuer({ callbacks });
     precheckCredentialRequest(body, config);
-    const parsed = await mapped(() => lib.parseCredentialRequest({ issuerMetadata, credentialRequest: body }));
+    const parsed = await mapped(() => lib.parseCredentialRequest({ issuerMetadata, credentialRequest: body }), 'invalid_credential_request');
     this.checkRequestedConfiguration(parsed, body, config);
     const proofs = parsed.proofs?.jwt ?? [];
     if (proofs.length === 0) throw invalid('invalid_proof', 'A jwt proof of possession of the holder key is required');
@@ -342,6 +410,7 @@ export class IssuerProtocol {
     const now = this.now();
     const nonces = new Set<string>();
     const holders: HolderBinding[] = [];
+    const thumbprints = new Set<string>();
     for (const jwt of proofs) {
       const nonce = proofNonce(jwt);
       // §8.3.1.2: a proof without a c_nonce is invalid_proof; one with a wrong c_nonce, invalid_nonce.
@@ -350,29 +419,29 @@ export class IssuerProtocol {
       if (exp === null) throw invalid('invalid_nonce', 'The proof carries no c_nonce of this issuer; get one from the nonce endpoint');
       if (exp < epoch(now)) throw invalid('invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint');
       checkProofTime(jwt, epoch(now), this.settings.cNonceTtlSeconds);
-      const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }));
+      const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }), 'invalid_proof');
       nonces.add(nonce);
       const signer = verified.signer as { method: string; publicJwk: Jwk; didUrl?: string };
-      holders.push({ jwk: publicOnly(signer.publicJwk), ...(signer.method === 'did' && signer.didUrl ? { did: signer.didUrl.split('#')[0]!, didUrl: signer.didUrl } : {}) });
+      const holder: HolderBinding = { jwk: publicOnly(signer.publicJwk), ...(signer.method === 'did' && signer.didUrl ? { did: signer.didUrl.split('#')[0]!, didUrl: signer.didUrl } : {}) };
+      checkBindingMethod(config, holder);
+      // §8.3: each key binds at most one credential.
+      const thumbprint = await calculateJwkThumbprint({ jwk: holder.jwk as Jwk, hashAlgorithm: HashAlgorithm.Sha256, hashCallback: callbacks.hash });
+      if (thumbprints.has(thumbprint)) throw invalid('invalid_proof', 'Each proof must be for a different key');
+      thumbprints.add(thumbprint);
+      holders.push(holder);
     }
 
-    if (!didItem) throw invalid('invalid_credential_request', 'The issuer DID of this offer no longer exists in the wallet');
-    const did = didFromItem(didItem);
-    if (did.deactivated_at) throw invalid('invalid_credential_request', 'The issuer DID of this offer was deactivated');
-    const signer = issuerSigner(this.deps.keyManager, scope, { ref: did.key_ref, alg: did.alg }, ex.verification_method);
+    const signer = issuerSigner(this.deps.keyManager, scope, { ref: did!.key_ref, alg: did!.alg }, ex.verification_method);
     const credentials: string[] = [];
     for (const holder of holders) {
       const status = this.deps.status ? await this.deps.status.entryFor(config, ex.exchange_id) : null;
-      credentials.push(await issueCredential({ config, subject: ex.credential_subject, issuerDid: did.qualified, signer, holder, now, validitySeconds: this.settings.credentialValiditySeconds, status }));
+      credentials.push(await issueCredential({ config, subject: ex.credential_subject, issuerDid: did!.qualified, signer, holder, now, validitySeconds: this.settings.credentialValiditySeconds, status }));
     }
 
     const notificationId = randomUUID();
-    const spentNonces: WriteOp[] = [...nonces].map((n) => ({ type: 'put', item: { ...oid4vciKeys.used(scope, 'nonce', sha256b64(n)), ttl: (nonceExpiry(secrets.nonceKey, n) ?? epoch(now)) + 60 }, condition: 'not_exists' }));
-    const { ops } = this.transition(scope, ex, 'redeemed', 'issued', { notification_id: notificationId, issued_count: credentials.length, nonce: [...nonces][0] ?? ex.nonce }, [...spentNonces, ...dpopOps]);
-    await this.spend(ops, 'invalid_credential_request', 'Credentials were already requested with this access token');
-
     const singular = !('proofs' in body);
     const draftNonce = singular ? { cNonce: mintNonce(secrets.nonceKey, epoch(now) + this.settings.cNonceTtlSeconds), cNonceExpiresInSeconds: this.settings.cNonceTtlSeconds } : {};
+    // Built before the commit: once the exchange says `issued`, nothing may fail before the answer.
     const response = await mapped(() =>
       lib.createCredentialResponse({
         credentialRequest: parsed,
@@ -381,20 +450,20 @@ export class IssuerProtocol {
         ...draftNonce,
       }),
     );
+    const spentNonces: WriteOp[] = [...nonces].map((n) => ({ type: 'put', item: { ...oid4vciKeys.used(scope, 'nonce', sha256b64(n)), ttl: (nonceExpiry(secrets.nonceKey, n) ?? epoch(now)) + 60 }, condition: 'not_exists' }));
+    const { ops } = this.transition(scope, ex, 'issued', { notification_id: notificationId, issued_count: credentials.length, nonce: [...nonces][0] ?? ex.nonce }, [...spentNonces, ...dpopOps]);
+    await this.spend(ops, scheme, async () => {
+      throw unauthorized(scheme, 'invalid_token', 'Credentials were already issued with this access token');
+    });
     return response as Record<string, unknown>;
   }
 
-  /**
-   * One credential request per access token: a replay (its nonce already spent) is invalid_nonce, a
-   * new request with the same token is invalid_token.
-   */
-  private async refuseSpentToken(scope: TenantScope, ex: ExchangeRecord, body: Record<string, unknown>): Promise<never> {
-    const jwts = proofJwts(body);
-    const nonce = typeof jwts[0] === 'string' && COMPACT_JWS.test(jwts[0]) ? proofNonce(jwts[0]) : null;
-    if (nonce && (await this.deps.store.get(oid4vciKeys.used(scope, 'nonce', sha256b64(nonce)), { consistent: true }))) {
-      throw invalid('invalid_nonce', 'This c_nonce was already used; get a fresh one from the nonce endpoint');
-    }
-    throw new ProtocolError(401, 'invalid_token', `Credentials were already issued with this access token (exchange ${ex.state})`, { 'www-authenticate': 'Bearer error="invalid_token"' });
+  /** §8.3.1.2 credential_request_denied: what the offer needs is gone; the exchange fails (once) and says why. */
+  private async deny(scope: TenantScope, ex: ExchangeRecord, reason: string, description: string): Promise<never> {
+    await this.deps.store.write(this.transition(scope, ex, 'failed', { failure_reason: reason }).ops).catch((e) => {
+      if (!(e instanceof ConditionFailedError || e instanceof WriteConflictError)) throw e;
+    });
+    throw invalid('credential_request_denied', description);
   }
 
   private issuerMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult {
@@ -428,14 +497,18 @@ export class IssuerProtocol {
   /** Notification endpoint (1.0 §11): the wallet tells what became of the credential. */
   async notification(scope: TenantScope, baseUrl: string, request: ProtocolRequest, body: { notification_id: string; event: 'credential_accepted' | 'credential_deleted' | 'credential_failure'; event_description?: string | undefined }): Promise<void> {
     const issuer = issuerUrl(baseUrl, scope.walletId);
-    const { ex, dpopOps } = await this.authorize(scope, issuer, request, false);
+    const { ex, scheme, dpopOps } = await this.authorize(scope, issuer, request, false);
     if (!ex.notification_id || body.notification_id !== ex.notification_id) throw invalid('invalid_notification_id', 'Unknown notification_id');
     const to: ExchangeState = body.event === 'credential_accepted' ? 'accepted' : body.event === 'credential_deleted' ? 'deleted' : 'failed';
     if (ex.state === to) return; // the same notification again
     if (ex.state !== 'issued') throw invalid('invalid_notification_request', `The exchange is already ${ex.state}`);
     const set = to === 'failed' ? { failure_reason: `wallet: ${(body.event_description ?? 'credential_failure').slice(0, 500)}` } : {};
-    const { ops } = this.transition(scope, ex, 'issued', to, set, dpopOps);
-    await this.spend(ops, 'invalid_notification_request', 'The exchange changed state meanwhile');
+    const { ops } = this.transition(scope, ex, to, set, dpopOps);
+    await this.spend(ops, scheme, async () => {
+      const now = await this.exchange(scope, ex.exchange_id);
+      if (now?.state === to) return undefined as never; // a concurrent copy of the same notification won
+      throw invalid('invalid_notification_request', `The exchange is already ${now?.state ?? 'gone'}`);
+    });
   }
 }
 
@@ -460,20 +533,40 @@ const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
  * §8.3.1.2 names: an unknown configuration, a proof that is not a signed JWT (`alg: none` has no signature).
  */
 function precheckCredentialRequest(body: Record<string, unknown>, config: IssuableConfiguration): void {
-  for (const field of ['credential_configuration_id', 'credential_identifier'] as const) {
-    const id = body[field];
-    if (typeof id === 'string' && id !== config.id) throw invalid('unknown_credential_configuration', `This access token is for credential configuration ${config.id}`);
-  }
+  const id = body.credential_configuration_id;
+  if (typeof id === 'string' && id !== config.id) throw invalid('unknown_credential_configuration', `This access token is for credential configuration ${config.id}`);
+  // Identifiers come from a token response's authorization_details, which this issuer never sends.
+  if (body.credential_identifier !== undefined) throw invalid('unknown_credential_identifier', 'This issuer hands out no credential identifiers; name the credential_configuration_id');
+  // §8.2: an encrypted response was asked for; this issuer advertises no credential_response_encryption.
+  if (body.credential_response_encryption !== undefined) throw invalid('invalid_encryption_parameters', 'This issuer does not encrypt credential responses');
   for (const jwt of proofJwts(body)) {
     if (typeof jwt !== 'string' || !COMPACT_JWS.test(jwt)) throw invalid('invalid_proof', 'Each proof must be a signed compact JWT');
   }
 }
 
-/** Appendix F.1: `iat` is required; a proof made before its nonce could exist, or in the future, is refused (60 s of clock skew). */
+/** Wallets' clocks may be off (1.0 §13.8 leaves the tolerance to the issuer): five minutes either way. */
+const CLOCK_SKEW_SECONDS = 300;
+
+/** Appendix F.1: `iat` is required; a proof made before its nonce could exist, or in the future, is refused. */
 function checkProofTime(jwt: string, now: number, nonceTtlSeconds: number): void {
   const iat = (decodeJwt({ jwt }).payload as Record<string, unknown>).iat;
   if (typeof iat !== 'number' || !Number.isFinite(iat)) throw invalid('invalid_proof', 'The proof needs an iat');
-  if (iat > now + 60 || iat < now - nonceTtlSeconds - 60) throw invalid('invalid_proof', 'The proof was not made now (iat)');
+  if (iat > now + CLOCK_SKEW_SECONDS || iat < now - nonceTtlSeconds - CLOCK_SKEW_SECONDS) throw invalid('invalid_proof', 'The proof was not made now (iat)');
+}
+
+/** The configuration's binding methods (or the defaults) must include what the proof used. */
+function checkBindingMethod(config: IssuableConfiguration, holder: HolderBinding): void {
+  const allowed = config.bindingMethods ?? DEFAULT_BINDING_METHODS;
+  const used = holder.did ? `did:${holder.did.split(':')[1]}` : 'jwk';
+  if (!allowed.includes(used)) throw invalid('invalid_proof', `This credential binds to ${allowed.join(', ')}, not ${used}`);
+}
+
+function proofNonceOrNull(jwt: string): string | null {
+  try {
+    return proofNonce(jwt);
+  } catch {
+    return null;
+  }
 }
 
 function proofNonce(jwt: string): string | null {

@@ -1,0 +1,78 @@
+import { setGlobalConfig } from '@openid4vc/utils';
+import { DidService } from '../../lib/dids/service';
+import { OutboxPublisher } from '../../lib/events/publisher';
+import { LocalKeyManager } from '../../lib/keys/local-key-manager';
+import { ExchangeService, exchangeFromItem, storeDidLookup } from '../../lib/oid4vci/exchanges';
+import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
+import { IssuerProtocol } from '../../lib/oid4vci/protocol/service';
+import { oid4vciKeys, PRE_AUTHORIZED_GRANT } from '../../lib/oid4vci/records';
+import { draftFromSdJwt, SupportedCredentialService } from '../../lib/oid4vci/supported';
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
+import { tenantScope } from '../../lib/store/keys';
+import type { ItemKey } from '../../lib/store/port';
+import { TaaService } from '../../lib/taa/service';
+import { MemoryStore } from '../helpers/memory-store';
+
+const BASE = 'https://issuer.example.com';
+const scope = tenantScope('7');
+
+/** A store whose calls take 5–25 ms each, as DynamoDB's do: concurrent requests interleave in any order. */
+class SlowStore extends MemoryStore {
+  private readonly latency = () => new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
+  override async get(key: ItemKey, opts?: { consistent?: boolean }) {
+    await this.latency();
+    return super.get(key, opts);
+  }
+  override async write(ops: Parameters<MemoryStore['write']>[0]) {
+    await this.latency();
+    return super.write(ops);
+  }
+  override async increment(...args: Parameters<MemoryStore['increment']>) {
+    await this.latency();
+    return super.increment(...args);
+  }
+}
+
+async function setup() {
+  setGlobalConfig({ allowInsecureUrls: false });
+  const store = new SlowStore();
+  const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
+  const dids = new DidService({ store, keyManager, taa: new TaaService(store, undefined), indyNamespace: 't', limits: { maxDids: 100, maxCreationsPerMinute: 100 } });
+  const events = new OutboxPublisher(store);
+  const config = await new SupportedCredentialService({ store }).create(scope, draftFromSdJwt({ id: 'Pid', vct: 'urn:pid', claims: { given_name: { value_type: 'string' } } }));
+  const did = await dids.create(scope, { method: 'key', baseUrl: BASE });
+  const offer = await new ExchangeService({ store, events, dids: storeDidLookup(store) }).issue(scope, { supported_cred_id: config.supported_cred_id, credential_subject: { given_name: 'E' }, did: did.did, pin: '4711' }, BASE);
+  const protocol = new IssuerProtocol({ store, events, keyManager, secrets: new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))), status: null });
+  const code = (offer.offer.grants as Record<string, Record<string, string>>)[PRE_AUTHORIZED_GRANT]!['pre-authorized_code']!;
+  const request = { method: 'POST', url: `${BASE}/oid4vci/7/token`, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+  const token = (txCode: string) => protocol.token(scope, BASE, request, { grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': code, tx_code: txCode });
+  const exchange = async () => exchangeFromItem((await store.get(oid4vciKeys.exchange(scope, offer.exchange.exchange_id)))!);
+  return { store, token, exchange, exchangeId: offer.exchange.exchange_id };
+}
+
+describe('PIN guesses sent at the same time', () => {
+  test.each([1, 2, 3, 4, 5])('cannot outrun the limit: the right PIN sent after 30 wrong ones fails (run %i)', async () => {
+    const s = await setup();
+    // Thirty wrong guesses, the right one, ten more: all under way before any has been answered.
+    const guesses = [...Array.from({ length: 30 }, (_, i) => s.token(String(1000 + i))), s.token('4711'), ...Array.from({ length: 10 }, (_, i) => s.token(String(2000 + i)))];
+    const results = await Promise.allSettled(guesses);
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'redeemed'))).toEqual(Array(41).fill('invalid_grant'));
+    const ex = await s.exchange();
+    expect([ex.state, ex.failure_reason]).toEqual(['failed', 'tx_code_attempts_exhausted']);
+  });
+
+  test('a right PIN among the first guesses still redeems, and only once', async () => {
+    const s = await setup();
+    const results = await Promise.allSettled([s.token('1111'), s.token('4711'), s.token('4711'), s.token('2222')]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect((await s.exchange()).state).toBe('redeemed');
+  });
+
+  test('a guess at an exchange deleted meanwhile does not bring it back', async () => {
+    const s = await setup();
+    const pending = s.token('0000');
+    await s.store.write([{ type: 'delete', key: oid4vciKeys.exchange(scope, s.exchangeId) }]);
+    await expect(pending).rejects.toMatchObject({ code: 'invalid_grant' });
+    expect(await s.store.get(oid4vciKeys.exchange(scope, s.exchangeId))).toBeUndefined();
+  });
+});

@@ -558,11 +558,75 @@ describe('OID4VCI interop (spec wallet): DPoP-bound tokens (RFC 9449)', () => {
     const url = wallet.issuerMetadata.credential_endpoint;
     const wrongAth = wallet.makeDpopProof({ htm: 'POST', htu: url, accessToken: `${r.accessToken}x`, nonce: wallet.rsDpopNonce });
     const res1 = await wallet.requestCredential({ accessToken: r.accessToken, configurationId: r.configurationId, proofs: [proof], dpopProof: wrongAth });
-    expectOAuthError(res1, [400, 401], 'invalid_dpop_proof', 'invalid_token');
+    // RFC 9449 §7.1: a resource refuses a bad proof with 401 and the DPoP challenge.
+    expectOAuthError(res1, 401, 'invalid_dpop_proof');
+    expect(res1.headers.get('www-authenticate')).toMatch(/^DPoP /);
     const stranger = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
     const otherKey = stranger.makeDpopProof({ htm: 'POST', htu: url, accessToken: r.accessToken, nonce: wallet.rsDpopNonce });
     const res2 = await wallet.requestCredential({ accessToken: r.accessToken, configurationId: r.configurationId, proofs: [proof], dpopProof: otherKey });
-    expectOAuthError(res2, [400, 401], 'invalid_dpop_proof', 'invalid_token');
+    expectOAuthError(res2, 401, 'invalid_dpop_proof');
+    await expectNothingIssued(issuers.web, created);
+  });
+
+  test('a DPoP proof sent twice is refused the second time (its jti is single use), and nothing is issued', async () => {
+    const { created, wallet, r, proof } = await dpopRedeemed();
+    const url = wallet.issuerMetadata.credential_endpoint;
+    const dpop = wallet.makeDpopProof({ htm: 'POST', htu: url, accessToken: r.accessToken, nonce: wallet.rsDpopNonce });
+    // First use issues; the proof's jti is spent with it.
+    const first = await wallet.requestCredential({ accessToken: r.accessToken, configurationId: r.configurationId, proofs: [proof], dpopProof: dpop });
+    expect(first.status).toBe(200);
+    const again = await wallet.requestCredential({ accessToken: r.accessToken, configurationId: r.configurationId, proofs: [proof], dpopProof: dpop });
+    expectOAuthError(again, 401, 'invalid_dpop_proof');
+    expect(again.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof"/);
+  });
+});
+
+describe('OID4VCI interop (spec wallet): metadata stays usable', () => {
+  test('display entries a wallet would reject are left out, a claim named display stays a claim, the other configurations stay listed', async () => {
+    const issuer = await newIssuer({ method: 'key' });
+    const body = {
+      id: 'Odd',
+      vct: 'urn:odd',
+      display: [{ locale: 'en' }, { name: 'Odd card', logo: { url: 'http://insecure.example/logo.png', alt_text: 'x' } }, { name: 'Logo card', logo: { url: 'https://example.com/l.png' } }],
+      claims: { badge: { display: { value_type: 'string' }, level: { value_type: 'string' } } },
+    };
+    const created = await api.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', { key: issuer.apiKey, body });
+    expect(created.status).toBe(200);
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+    const metadata = await wallet.fetchIssuerMetadata(issuer.credentialIssuer);
+    expect(Object.keys(metadata.credential_configurations_supported).sort()).toEqual([JWT_ID, 'Odd', SD_ID].sort());
+    const odd = metadata.credential_configurations_supported.Odd;
+    expect(odd.credential_metadata.display).toEqual([{ name: 'Odd card' }, { name: 'Logo card', logo: { uri: 'https://example.com/l.png' } }]);
+    // DynamoDB keeps no member order: compared as a set.
+    const claims = (odd.credential_metadata.claims as { path: string[] }[]).map((c) => c.path.join('/')).sort();
+    expect(claims).toEqual(['badge', 'badge/display', 'badge/level']);
+  });
+});
+
+describe('OID4VCI interop (spec wallet): malformed requests get the protocol error shape', () => {
+  test('a token request that is not a form, and a credential request that is not JSON or an object', async () => {
+    const created = await createOffer(issuers.web, 'sd');
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+    const r = await redeem(wallet, created);
+    const tokenEndpoint = `${r.summary.credentialIssuer}/token`;
+    const asJson = await fetch(tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect([asJson.status, await asJson.json()]).toEqual([400, { error: 'invalid_request', error_description: expect.any(String) }]);
+    const credentialEndpoint = `${r.summary.credentialIssuer}/credential`;
+    for (const body of ['{not json', '[1,2]']) {
+      const res = await fetch(credentialEndpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${r.accessToken}` }, body });
+      expect([res.status, ((await res.json()) as { error: string }).error]).toEqual([400, 'invalid_credential_request']);
+    }
+    await expectNothingIssued(issuers.web, created);
+  });
+
+  test('two proofs of the same key in one batch are refused (§8.3: a key binds at most one credential)', async () => {
+    const created = await createOffer(issuers.web, 'sd');
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+    const r = await redeem(wallet, created);
+    const nonce = await wallet.nonce();
+    const key = wallet.newHolderKey();
+    const proofs = [wallet.makeProof({ aud: r.summary.credentialIssuer, nonce, key }), wallet.makeProof({ aud: r.summary.credentialIssuer, nonce, key })];
+    expectOAuthError(await wallet.requestCredential({ accessToken: r.accessToken, configurationId: r.configurationId, proofs }), 400, 'invalid_proof');
     await expectNothingIssued(issuers.web, created);
   });
 });

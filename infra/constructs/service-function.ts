@@ -14,7 +14,8 @@ const TRIM_SOURCE_MAP = fileURLToPath(new URL('./trim-source-map.ts', import.met
 export const BUNDLE_ALIASES = {
   '@aws-sdk/credential-provider-node': './functions/shared/lambda-credentials.ts',
   zod: './functions/shared/zod-bundle-entry.ts',
-  // The alias above would also capture subpaths: keep zod's own core where a dependency asks for it.
+  // esbuild applies the alias above to subpaths too: `zod/v4/core` (which zod-validation-error imports)
+  // gets the same core without locales. A dependency importing another zod subpath needs a line here.
   'zod/v4/core': './functions/shared/zod-core-exports.ts',
 } as const;
 

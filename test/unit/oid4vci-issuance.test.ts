@@ -86,6 +86,18 @@ describe('a jwt_vc_json credential', () => {
   });
 });
 
+describe('a jwt_vc_json credential under the VC 2.0 context', () => {
+  it('carries validFrom and validUntil instead of the 1.1 dates, and the holder DID wins over a subject id', async () => {
+    const { signer } = edSigner();
+    const config: IssuableConfiguration = { ...sdConfig, format: 'jwt_vc_json', types: ['VerifiableCredential'], context: ['https://www.w3.org/ns/credentials/v2'], sdList: [] };
+    const jwt = await issueJwtVcJson({ config, subject: { id: 'did:example:someone-else', name: 'Ada' }, issuerDid: 'did:key:z', signer, holder: { ...holder, did: 'did:key:zholder' }, now: new Date('2026-11-23T12:00:00Z'), validitySeconds: 60, status: null });
+    const { vc, sub } = decodeJwt(jwt) as { vc: Record<string, any>; sub: string };
+    expect(vc).toMatchObject({ validFrom: '2026-11-23T12:00:00.000Z', validUntil: '2026-11-23T12:01:00.000Z', credentialSubject: { id: 'did:key:zholder' } });
+    expect(vc.issuanceDate).toBeUndefined();
+    expect(sub).toBe(vc.credentialSubject.id);
+  });
+});
+
 describe('c_nonces', () => {
   it('verify only with the key that minted them, and carry their expiry', () => {
     const key = Buffer.alloc(32, 1);

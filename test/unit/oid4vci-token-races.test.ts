@@ -19,9 +19,9 @@ const scope = tenantScope('7');
 /** A store whose calls take 5–25 ms each, as DynamoDB's do: concurrent requests interleave in any order. */
 class SlowStore extends MemoryStore {
   private readonly latency = () => new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
-  override async get(key: ItemKey, opts?: { consistent?: boolean }) {
+  override async get(key: ItemKey) {
     await this.latency();
-    return super.get(key, opts);
+    return super.get(key);
   }
   override async write(ops: Parameters<MemoryStore['write']>[0]) {
     await this.latency();
@@ -43,7 +43,7 @@ async function setup() {
   const did = await dids.create(scope, { method: 'key', baseUrl: BASE });
   const offer = await new ExchangeService({ store, events, dids: storeDidLookup(store) }).issue(scope, { supported_cred_id: config.supported_cred_id, credential_subject: { given_name: 'E' }, did: did.did, pin: '4711' }, BASE);
   const protocol = new IssuerProtocol({ store, events, keyManager, secrets: new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))), status: null });
-  const code = (offer.offer.grants as Record<string, Record<string, string>>)[PRE_AUTHORIZED_GRANT]!['pre-authorized_code']!;
+  const code = offer.offer.grants[PRE_AUTHORIZED_GRANT]['pre-authorized_code'];
   const request = { method: 'POST', url: `${BASE}/oid4vci/7/token`, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
   const token = (txCode: string) => protocol.token(scope, BASE, request, { grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': code, tx_code: txCode });
   const exchange = async () => exchangeFromItem((await store.get(oid4vciKeys.exchange(scope, offer.exchange.exchange_id)))!);

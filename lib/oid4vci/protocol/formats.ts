@@ -116,14 +116,16 @@ export async function issueJwtVcJson(input: IssueInput): Promise<string> {
   const iat = epoch(now);
   const id = `urn:uuid:${randomUUID()}`;
   const exp = iat + input.validitySeconds;
+  const context = config.context && config.context.length > 0 ? config.context : ['https://www.w3.org/2018/credentials/v1'];
+  // VCDM 2.0 renamed the validity dates; verifiers (Credo) require them to equal nbf / exp to the second.
+  const v2 = context[0] === 'https://www.w3.org/ns/credentials/v2';
   const vc: Record<string, unknown> = {
-    '@context': config.context && config.context.length > 0 ? config.context : ['https://www.w3.org/2018/credentials/v1'],
+    '@context': context,
     type: config.types && config.types.length > 0 ? config.types : ['VerifiableCredential'],
     id,
     issuer: input.issuerDid,
-    // Verifiers (Credo) require issuanceDate to equal nbf to the second.
-    issuanceDate: new Date(iat * 1000).toISOString(),
-    expirationDate: new Date(exp * 1000).toISOString(),
+    [v2 ? 'validFrom' : 'issuanceDate']: new Date(iat * 1000).toISOString(),
+    [v2 ? 'validUntil' : 'expirationDate']: new Date(exp * 1000).toISOString(),
     // The proven holder DID wins over any `id` in the offer's subject: `sub` must equal it.
     credentialSubject: { ...subject, ...(holder.did ? { id: holder.did } : {}) },
     ...(input.status?.w3c ? { credentialStatus: input.status.w3c } : {}),

@@ -187,8 +187,8 @@ export class IssuerProtocol {
     return item.offer as Record<string, unknown>;
   }
 
+  /** No read: the wallet id passed {@link knownWallet}, and a nonce costs nothing to mint (no KMS call). */
   async nonce(scope: TenantScope): Promise<{ c_nonce: string; c_nonce_expires_in: number }> {
-    await this.walletLabel(scope);
     const { nonceKey } = await this.deps.secrets.of(scope.walletId);
     return { c_nonce: mintNonce(nonceKey, epoch(this.now()) + this.settings.cNonceTtlSeconds), c_nonce_expires_in: this.settings.cNonceTtlSeconds };
   }
@@ -466,7 +466,21 @@ export class IssuerProtocol {
     throw invalid('credential_request_denied', description);
   }
 
+  /** Supported-credential records never change (only deleted), so their validated metadata is kept per instance. */
+  private readonly metadataResults = new Map<string, IssuerMetadataResult>();
+
   private issuerMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult {
+    const key = `${issuer}|${config.supportedCredId}`;
+    let result = this.metadataResults.get(key);
+    if (!result) {
+      result = this.buildMetadataResult(issuer, config);
+      this.metadataResults.set(key, result);
+      if (this.metadataResults.size > 1000) this.metadataResults.delete(this.metadataResults.keys().next().value!);
+    }
+    return result;
+  }
+
+  private buildMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult {
     const credentialIssuer = credentialIssuerMetadata(issuer, null, [config]) as unknown as IssuerMetadataResult['credentialIssuer'];
     const lib = new Openid4vciIssuer({ callbacks: oid4vcCallbacks() });
     return {

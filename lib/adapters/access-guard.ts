@@ -47,6 +47,9 @@ export function dynamoRequests(command: string, input: Input): AccessRequest[] |
       return [itemRequest('UpdateItem', input.Key)];
     case 'DeleteItemCommand':
       return [itemRequest('DeleteItem', input.Key)];
+    case 'BatchGetItemCommand':
+      // IAM authorizes a BatchGetItem per key read (dynamodb:LeadingKeys holds every key's partition).
+      return Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>).flatMap((t) => (t.Keys ?? []).map((k) => itemRequest('BatchGetItem', k)));
     case 'QueryCommand': {
       const on = (input.IndexName as IndexName | undefined) ?? 'table';
       return [{ service: 'dynamodb', action: 'Query', on, partition: queryPartition(input, on) }];

@@ -5,6 +5,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
@@ -138,6 +139,23 @@ export class DynamoDbStore implements ItemStore {
       new GetCommand({ TableName: this.tableName, Key: { PK: key.PK, SK: key.SK }, ConsistentRead: opts?.consistent ?? true }),
     );
     return out.Item as Item | undefined;
+  }
+
+  async getMany(keys: readonly ItemKey[], opts?: { consistent?: boolean }): Promise<(Item | undefined)[]> {
+    if (keys.length === 0) return [];
+    if (keys.length > 100) throw new Error('getMany takes at most 100 keys');
+    const found = new Map<string, Item>();
+    const id = (k: { PK?: unknown; SK?: unknown }) => `${String(k.PK)}\u0000${String(k.SK)}`;
+    let pending: Record<string, unknown>[] = [...new Map(keys.map((k) => [id(k), { PK: k.PK, SK: k.SK }])).values()];
+    // DynamoDB may leave keys unprocessed under load: ask again for those, backing off a little.
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(200, 10 * 2 ** attempt)));
+      if (attempt > 8) throw new Error('BatchGetItem left keys unprocessed after retries');
+      const out = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: opts?.consistent ?? true } } }));
+      for (const item of (out.Responses?.[this.tableName] ?? []) as Item[]) found.set(id(item), item);
+      pending = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+    }
+    return keys.map((k) => found.get(id(k)));
   }
 
   async query(pk: string, opts: QueryOptions = {}): Promise<Item[]> {

@@ -16,7 +16,7 @@ import type { RouteGroup } from './routes';
  */
 export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery';
 
-export const DATA_ACTIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
+export const DATA_ACTIONS = ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
 export type DataAction = (typeof DATA_ACTIONS)[number];
 
 export const ISSUER_KEY_ACTIONS = ['CreateKey', 'GetPublicKey', 'Sign', 'ScheduleKeyDeletion'] as const;
@@ -81,7 +81,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   resolver: { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] } },
   // Public OID4VCI endpoints: the wallet comes from the path; its issuer secrets are MAC-derived, its credentials signed in KMS.
   // Its own role reads only the wallet counter: ids above it name no wallet and get no session.
-  'oid4vci-issuer': { shared: { mac: true, data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], issuerKeys: ['Sign'] } },
+  'oid4vci-issuer': { shared: { mac: true, data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], issuerKeys: ['Sign'] } },
   meta: {},
   'webhook-relay': { shared: { sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },

@@ -58,6 +58,8 @@ export interface Page {
 
 export interface ItemStore {
   get(key: ItemKey, opts?: { consistent?: boolean }): Promise<Item | undefined>;
+  /** Several items in one round trip (at most 100 keys), in the keys' order; undefined where none is. */
+  getMany(keys: readonly ItemKey[], opts?: { consistent?: boolean }): Promise<(Item | undefined)[]>;
   /** All items of a partition (following pages), up to `limit`. */
   query(pk: string, opts?: QueryOptions): Promise<Item[]>;
   /** One page of at most `limit` items, starting after `after` (a previous page's `next`). */

@@ -11,6 +11,10 @@ export class MemoryStore implements ItemStore {
     return it ? structuredClone(it) : undefined;
   }
 
+  async getMany(keys: readonly ItemKey[]): Promise<(Item | undefined)[]> {
+    return Promise.all(keys.map((k) => this.get(k)));
+  }
+
   async query(pk: string, opts: QueryOptions = {}): Promise<Item[]> {
     const [pkAttr, skAttr] = opts.index === 'GSI1' ? ['GSI1PK', 'GSI1SK'] : opts.index === 'PublicDids' ? ['PDID', 'SK'] : ['PK', 'SK'];
     const out = [...this.items.values()]

@@ -42,6 +42,9 @@ describe('the DynamoDB calls IAM would authorize', () => {
         TransactItems: [{ Put: { Item: { PK: 'W#1' } } }, { Update: { Key: { PK: 'W#1' } } }, { Delete: { Key: { PK: 'W#1' } } }, { ConditionCheck: { Key: { PK: 'SYS#X' } } }],
       })!.map((r) => (r.service === 'dynamodb' ? `${r.action} ${r.partition}` : '')),
     ).toEqual(['PutItem W#1', 'UpdateItem W#1', 'DeleteItem W#1', 'ConditionCheckItem SYS#X']);
+    expect(
+      dynamoRequests('BatchGetItemCommand', { RequestItems: { t: { Keys: [{ PK: 'W#1', SK: 'a' }, { PK: { S: 'W#2' }, SK: { S: 'b' } }] } } })!.map((r) => (r.service === 'dynamodb' ? `${r.action} ${r.partition}` : '')),
+    ).toEqual(['BatchGetItem W#1', 'BatchGetItem W#2']);
     expect(dynamoRequests('ScanCommand', {})).toBeNull();
     expect(dynamoRequests('BatchWriteItemCommand', {})).toBeNull();
   });

@@ -10,6 +10,7 @@ function storeWith(items: Item[]) {
   const calls: string[] = [];
   const store: ItemStore = {
     get: async () => undefined,
+    getMany: async (keys) => keys.map(() => undefined),
     query: async (pk) => {
       calls.push(pk);
       return items.filter((i) => i.GSI1PK === pk);

@@ -4,7 +4,7 @@ import {
   ProvisionedThroughputExceededException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { processStreamInOrder } from '../../lib/adapters/stream-records';
@@ -85,6 +85,26 @@ describe('DynamoDbStore', () => {
   test('increment returns the new counter value', async () => {
     ddb.on(UpdateCommand).resolves({ Attributes: { value: 7 } });
     expect(await store().increment({ PK: 'c', SK: 'c' }, 'value')).toBe(7);
+  });
+
+  test('getMany reads in one batch, in the keys\' order, and asks again for keys DynamoDB left unprocessed', async () => {
+    ddb
+      .on(BatchGetCommand)
+      .resolvesOnce({ Responses: { T: [{ PK: 'w', SK: 'b', v: 2 }] }, UnprocessedKeys: { T: { Keys: [{ PK: 'w', SK: 'a' }] } } })
+      .resolvesOnce({ Responses: { T: [{ PK: 'w', SK: 'a', v: 1 }] } });
+    const got = await store().getMany([{ PK: 'w', SK: 'a' }, { PK: 'w', SK: 'b' }, { PK: 'w', SK: 'c' }]);
+    expect(got).toEqual([{ PK: 'w', SK: 'a', v: 1 }, { PK: 'w', SK: 'b', v: 2 }, undefined]);
+    const calls = ddb.commandCalls(BatchGetCommand).map((c) => c.args[0].input.RequestItems!.T!);
+    expect(calls.map((c) => [c.Keys, c.ConsistentRead])).toEqual([
+      [[{ PK: 'w', SK: 'a' }, { PK: 'w', SK: 'b' }, { PK: 'w', SK: 'c' }], true],
+      [[{ PK: 'w', SK: 'a' }], true],
+    ]);
+  });
+
+  test('a conditional increment maps a failed condition and creates nothing', async () => {
+    ddb.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }));
+    await expect(store().increment({ PK: 'w', SK: 'x' }, 'n', { equals: { state: 'offer' } })).rejects.toBeInstanceOf(ConditionFailedError);
+    expect(ddb.commandCalls(UpdateCommand)[0]!.args[0].input.ConditionExpression).toBe('attribute_exists(PK) AND #c0 = :c0');
   });
 
   test('an equals condition on an update merges its names and values with the update expression', async () => {

@@ -365,14 +365,20 @@ export class IssuerProtocol {
     const tokenPayload = result.tokenPayload as Record<string, unknown>;
     const [sub, jti, configId, issuerDid] = [tokenPayload.sub, tokenPayload.jti, tokenPayload[TOKEN_CLAIMS.configuration], tokenPayload[TOKEN_CLAIMS.issuerDid]];
     if (typeof sub !== 'string' || typeof jti !== 'string' || typeof configId !== 'string' || typeof issuerDid !== 'string') throw notForThisIssuer(scheme);
-    const dpopKey = dpopOps[0]?.type === 'put' ? dpopOps[0].item : null;
-    const [ex, record, didItem, dpopUsed, ...alsoItems] = await Promise.all([
-      this.exchange(scope, sub),
-      forIssuance ? this.deps.store.get(oid4vciKeys.supported(scope, configId)) : undefined,
-      forIssuance ? this.deps.store.get(keys.did(scope, qualify(issuerDid))) : undefined,
-      dpopKey ? this.deps.store.get({ PK: dpopKey.PK, SK: dpopKey.SK }, { consistent: true }) : undefined,
-      ...also.map((k) => this.deps.store.get(k, { consistent: true })),
-    ]);
+    const dpopKey = dpopOps[0]?.type === 'put' ? { PK: dpopOps[0].item.PK, SK: dpopOps[0].item.SK } : null;
+    // One round trip: the exchange, its configuration and issuer DID, the DPoP proof's and the nonces' spent records.
+    const wanted: (ItemKey | null)[] = [
+      oid4vciKeys.exchange(scope, sub),
+      forIssuance ? oid4vciKeys.supported(scope, configId) : null,
+      forIssuance ? keys.did(scope, qualify(issuerDid)) : null,
+      dpopKey,
+      ...also,
+    ];
+    const present = wanted.filter((k): k is ItemKey => k !== null);
+    const got = await this.deps.store.getMany(present, { consistent: true });
+    const byKey = new Map(present.map((k, i) => [`${k.PK}|${k.SK}`, got[i]]));
+    const [exItem, record, didItem, dpopUsed, ...alsoItems] = wanted.map((k) => (k ? byKey.get(`${k.PK}|${k.SK}`) : undefined));
+    const ex = exItem ? exchangeFromItem(exItem) : null;
     if (!ex || ex.token !== jti || ex.supported_cred_id !== configId || ex.issuer_id !== issuerDid) throw notForThisIssuer(scheme);
     if (dpopUsed) throw unauthorized('DPoP', Oauth2ErrorCodes.InvalidDpopProof, 'The DPoP proof was already used');
     return { ex, scheme, record: record ?? null, didItem: didItem ?? null, alsoFound: alsoItems.map((i) => i !== undefined), dpopOps, callbacks, secrets };

@@ -180,7 +180,7 @@ function probe(bundle: string | undefined, env: Record<string, string>, cwd: str
  */
 const ADAPTERS: { module: string; usedBy: (fn: Fn) => boolean; why: string }[] = [
   { module: 'lib/adapters/kms-secret-deriver.ts', usedBy: (fn) => fn.actions.has('kms:GenerateMac'), why: 'no kms:GenerateMac grant' },
-  { module: 'lib/adapters/kms-key-manager.ts', usedBy: (fn) => fn.actions.has('kms:GetPublicKey'), why: 'no issuer-key grant' },
+  { module: 'lib/adapters/kms-key-manager.ts', usedBy: (fn) => ['kms:GetPublicKey', 'kms:Sign', 'kms:CreateKey'].some((a) => fn.actions.has(a)), why: 'no issuer-key grant' },
   { module: 'lib/adapters/sqs-job-queue.ts', usedBy: (fn) => fn.actions.has('sqs:SendMessage'), why: 'no sqs:SendMessage grant' },
   { module: 'lib/secrets/local-secret-deriver.ts', usedBy: (fn) => fn.env.KEY_BACKEND === 'local', why: 'KEY_BACKEND=kms' },
   { module: 'lib/keys/local-key-manager.ts', usedBy: (fn) => fn.env.KEY_BACKEND === 'local', why: 'KEY_BACKEND=kms' },

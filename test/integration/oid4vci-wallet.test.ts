@@ -505,6 +505,24 @@ describe('OID4VCI interop (spec wallet): refusals at the credential endpoint (§
     await expectNothingIssued(issuers.web, created);
   });
 
+  test('one tenant’s code, offer and nonce are worthless at another tenant’s issuer', async () => {
+    const created = await createOffer(issuers.web, 'sd');
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+    const summary = summarizeOffer(created.offer);
+    const otherAs = await wallet.fetchAuthorizationServerMetadata(issuers.key.credentialIssuer);
+    // The code, at the other tenant's token endpoint.
+    expectOAuthError(await wallet.requestToken({ tokenEndpoint: otherAs.token_endpoint, preAuthorizedCode: summary.preAuthorizedCode! }), 400, 'invalid_grant');
+    // The offer reference, under the other tenant's issuer.
+    const ref = decodeURIComponent(created.credential_offer_uri.split('credential_offer_uri=')[1]!).split('/offers/')[1]!;
+    expect((await fetch(`${issuers.key.credentialIssuer}/offers/${ref}`)).status).toBe(404);
+    // A nonce of the other tenant, in a proof for this one.
+    const r = await redeem(wallet, created);
+    const foreignNonce = await wallet.nonce(`${issuers.key.credentialIssuer}/nonce`);
+    const proof = wallet.makeProof({ aud: r.summary.credentialIssuer, nonce: foreignNonce, key: wallet.newHolderKey() });
+    expectOAuthError(await wallet.requestCredential({ accessToken: r.accessToken, configurationId: r.configurationId, proofs: [proof] }), 400, 'invalid_nonce');
+    await expectNothingIssued(issuers.web, created);
+  });
+
   test('a token from one issuer (tenant) is invalid_token at another issuer’s credential endpoint', async () => {
     const created = await createOffer(issuers.web, 'sd');
     const walletA = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });

@@ -14,8 +14,8 @@ export const EVENT_TYPES = {
   'oid4vci.exchange.issued': 'Credentials were issued to the wallet (data: the exchange, with how many).',
   'oid4vci.exchange.accepted': 'The wallet notified that it accepted (stored) the credential (data: the exchange).',
   'oid4vci.exchange.deleted': 'The wallet notified that the holder deleted or refused the credential (data: the exchange).',
-  'oid4vci.exchange.failed': 'The exchange failed: tx_code attempts exhausted, issuance failed, or the wallet reported a failure (data: the exchange, with failure_reason).',
-  'oid4vci.exchange.expired': 'The pre-authorized code of an unredeemed exchange expired (data: the exchange).',
+  'oid4vci.exchange.failed': 'The exchange failed: tx_code attempts exhausted, the credential request denied (configuration deleted or invalid, issuer DID gone), or the wallet reported a failure (data: the exchange, with failure_reason).',
+  'oid4vci.exchange.expired': "An unredeemed exchange's code, or a redeemed exchange's unused access token, outlived its lifetime (data: the exchange).",
   'oid4vci.exchange.removed': 'The exchange record was deleted through the API; its code no longer works (data: the exchange).',
 } as const;
 

@@ -87,7 +87,8 @@ export function exchangeTransition(
 /** Whether an exchange outlived what it waited for: its code (`offer`) or its access token (`redeemed`). */
 export function isStale(r: ExchangeRecord, nowMs: number): boolean {
   if (r.state === 'offer') return nowMs > r.code_expires_at;
-  if (r.state === 'redeemed') return r.token_expires_at !== undefined && nowMs > r.token_expires_at;
+  // A few seconds' grace: the token's `exp` is checked in whole seconds.
+  if (r.state === 'redeemed') return r.token_expires_at !== undefined && nowMs > r.token_expires_at + 5000;
   return false;
 }
 

@@ -605,7 +605,11 @@ describe('OID4VCI interop (spec wallet): metadata stays usable', () => {
     const body = {
       id: 'Odd',
       vct: 'urn:odd',
-      display: [{ locale: 'en' }, { name: 'Odd card', logo: { url: 'http://insecure.example/logo.png', alt_text: 'x' } }, { name: 'Logo card', logo: { url: 'https://example.com/l.png' } }],
+      display: [
+        { locale: 'en' },
+        { name: 'Odd card', logo: { url: 'http://insecure.example/logo.png', alt_text: 'x' }, background_image: 'x', extra: { nested: true } },
+        { name: 'Logo card', logo: { url: 'https://example.com/l.png' } },
+      ],
       claims: { badge: { display: { value_type: 'string' }, level: { value_type: 'string' } } },
     };
     const created = await api.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', { key: issuer.apiKey, body });

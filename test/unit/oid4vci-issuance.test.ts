@@ -98,6 +98,20 @@ describe('a jwt_vc_json credential under the VC 2.0 context', () => {
   });
 });
 
+describe('a jwt_vc_json credential for a jwk-bound holder', () => {
+  it('has sub equal to the subject id the offer carries, and the key in cnf', async () => {
+    const { signer } = edSigner();
+    const config: IssuableConfiguration = { ...sdConfig, format: 'jwt_vc_json', types: ['VerifiableCredential'], context: ['https://www.w3.org/2018/credentials/v1'], sdList: [] };
+    const jwt = await issueJwtVcJson({ config, subject: { id: 'urn:example:member:7', name: 'Ada' }, issuerDid: 'did:key:z', signer, holder, now: new Date(), validitySeconds: 60, status: null });
+    const payload = decodeJwt(jwt) as { sub?: string; cnf?: unknown; vc: { credentialSubject: { id?: string } } };
+    expect(payload.sub).toBe('urn:example:member:7');
+    expect(payload.vc.credentialSubject.id).toBe(payload.sub);
+    expect(payload.cnf).toEqual({ jwk: holder.jwk });
+    const without = decodeJwt(await issueJwtVcJson({ config, subject: { name: 'Ada' }, issuerDid: 'did:key:z', signer, holder, now: new Date(), validitySeconds: 60, status: null }));
+    expect(without.sub).toBeUndefined();
+  });
+});
+
 describe('c_nonces', () => {
   it('verify only with the key that minted them, and carry their expiry', () => {
     const key = Buffer.alloc(32, 1);

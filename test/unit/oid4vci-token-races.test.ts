@@ -54,7 +54,8 @@ async function setup() {
   const protocol = new IssuerProtocol({ store, events, keyManager, secrets: new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))), status: null });
   const code = offer.offer.grants[PRE_AUTHORIZED_GRANT]['pre-authorized_code'];
   const request = { method: 'POST', url: `${BASE}/oid4vci/7/token`, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
-  const token = (txCode: string) => protocol.token(scope, BASE, request, { grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': code, tx_code: txCode });
+  const token = (txCode: string, headers: Record<string, string> = {}) =>
+    protocol.token(scope, BASE, { ...request, headers: { ...request.headers, ...headers } }, { grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': code, tx_code: txCode });
   const exchange = async () => exchangeFromItem((await store.get(oid4vciKeys.exchange(scope, offer.exchange.exchange_id)))!);
   return { store, token, exchange, exchangeId: offer.exchange.exchange_id };
 }
@@ -82,6 +83,13 @@ describe('PIN guesses sent at the same time', () => {
     const results = await Promise.allSettled([s.token('1111'), s.token('4711'), s.token('4711'), s.token('2222')]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect((await s.exchange()).state).toBe('redeemed');
+  });
+
+  test('a request with the right PIN that fails for another reason (a bad DPoP proof) uses up no attempt', async () => {
+    const s = await setup();
+    for (let i = 0; i < 7; i++) await expect(s.token('4711', { dpop: 'not.a.proof' })).rejects.toMatchObject({ code: 'invalid_dpop_proof' });
+    expect((await s.exchange()).tx_code_attempts ?? 0).toBe(0);
+    await expect(s.token('4711')).resolves.toMatchObject({ token_type: 'Bearer' });
   });
 
   test('a guess at an exchange deleted meanwhile does not bring it back', async () => {

@@ -130,9 +130,12 @@ export async function issueJwtVcJson(input: IssueInput): Promise<string> {
     credentialSubject: { ...subject, ...(holder.did ? { id: holder.did } : {}) },
     ...(input.status?.w3c ? { credentialStatus: input.status.w3c } : {}),
   };
+  // `sub` must equal `credentialSubject.id` when there is one (VC-JWT; Credo checks): the holder DID,
+  // or for a `jwk`-bound holder the id the offer's subject carries, next to the key in `cnf`.
+  const subjectId = (vc.credentialSubject as Record<string, unknown>).id;
   const payload: Record<string, unknown> = {
     iss: input.issuerDid,
-    ...(holder.did ? { sub: holder.did } : { cnf: { jwk: holder.jwk } }),
+    ...(holder.did ? { sub: holder.did } : { ...(typeof subjectId === 'string' ? { sub: subjectId } : {}), cnf: { jwk: holder.jwk } }),
     nbf: iat,
     iat,
     exp,

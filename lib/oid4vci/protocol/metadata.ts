@@ -23,18 +23,30 @@ export function issuerEndpoints(issuer: string) {
 // The admin API's own rule for what is a leaf, so that a claim named `display` stays a claim.
 const isLeaf = (node: ClaimLeaf | ClaimTree): node is ClaimLeaf => isClaimLeaf(node as Readonly<Record<string, unknown>>);
 
+const str = (v: unknown): v is string => typeof v === 'string' && v !== '';
+const imageUri = (v: unknown): string | undefined => {
+  const uri = v && typeof v === 'object' ? ((v as { uri?: unknown; url?: unknown }).uri ?? (v as { url?: unknown }).url) : undefined;
+  return typeof uri === 'string' && /^(https:\/\/|data:)/i.test(uri) ? uri : undefined;
+};
+
 /**
- * Display entries as 1.0 §12.2.4 has them: `name` required, `logo.uri` an https or data URL (the
- * contract's `logo.url` is its older name). Entries a wallet would reject are left out rather than
- * spoiling the whole document.
+ * Display entries as 1.0 §12.2.4 and Appendix B.2 define them, and only those members: `name`
+ * (required), `locale`, `description`, `background_color`, `text_color` (strings), `logo` and
+ * `background_image` (`uri` an https or data URL, `alt_text`; the contract's `logo.url` is the older
+ * name). The admin API keeps whatever else was given; the metadata publishes nothing a wallet would
+ * reject, so one odd entry cannot take a configuration out of the document.
  */
 export function displayFor(entries: readonly DisplayEntry[] | null | undefined): DisplayEntry[] | undefined {
   const out = (entries ?? []).flatMap((e) => {
-    if (!e || typeof e !== 'object' || typeof e.name !== 'string' || e.name === '') return [];
-    const { logo, ...rest } = e;
-    const uri = logo && typeof logo === 'object' ? (logo.uri ?? logo.url) : undefined;
-    const usable = typeof uri === 'string' && /^(https:\/\/|data:)/i.test(uri);
-    return [{ ...rest, ...(usable ? { logo: { uri, ...(typeof logo!.alt_text === 'string' ? { alt_text: logo!.alt_text } : {}) } } : {}) } as DisplayEntry];
+    if (!e || typeof e !== 'object' || !str(e.name)) return [];
+    const entry: Record<string, unknown> = { name: e.name };
+    for (const k of ['locale', 'description', 'background_color', 'text_color'] as const) if (str(e[k])) entry[k] = e[k];
+    for (const k of ['logo', 'background_image'] as const) {
+      const uri = imageUri(e[k]);
+      const alt = (e[k] as { alt_text?: unknown } | undefined)?.alt_text;
+      if (uri) entry[k] = { uri, ...(str(alt) ? { alt_text: alt } : {}) };
+    }
+    return [entry as DisplayEntry];
   });
   return out.length > 0 ? out : undefined;
 }

@@ -160,14 +160,7 @@ export class IssuerProtocol {
     const lib = new Openid4vciIssuer({ callbacks: oid4vcCallbacks() });
     // A configuration the library (and so wallets) would reject is left out, not allowed to break the
     // whole document: every other configuration of the wallet stays offerable.
-    const usable = (await this.configurations(scope)).filter((c) => {
-      try {
-        lib.createCredentialIssuerMetadata(credentialIssuerMetadata(issuer, label, [c]) as unknown as IssuerMetadataResult['credentialIssuer']);
-        return true;
-      } catch {
-        return false;
-      }
-    });
+    const usable = (await this.configurations(scope)).filter((c) => this.issuerMetadataResult(issuer, c) !== null);
     const metadata = credentialIssuerMetadata(issuer, label, usable);
     // One document for both generations, as the library builds it: the 1.0 `credential_configurations_supported`
     // plus draft 11's `credentials_supported` array (1.0 wallets ignore it; draft-11 wallets read only it).
@@ -236,8 +229,10 @@ export class IssuerProtocol {
     ex = await settleExpired(this.deps, scope, ex, now);
     if (ex?.state === 'expired') throw invalid(Oauth2ErrorCodes.InvalidGrant, 'The pre-authorized code has expired');
     if (!ex || ex.state !== 'offer') throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
-    if (ex.pin !== null && txCode !== undefined) await this.countTxCode(scope, ex, txCode);
+    if (ex.pin !== null && txCode === undefined) throw invalid(Oauth2ErrorCodes.InvalidRequest, "Missing required 'tx_code' in request");
 
+    // Everything else is checked first (the library: code, DPoP, expiry), so that a request failing for
+    // another reason does not use up a PIN attempt; the PIN itself is compared only by countTxCode.
     const verified = await mapped(() =>
       as.verifyPreAuthorizedCodeAccessTokenRequest({
         authorizationServerMetadata: asMetadata,
@@ -245,13 +240,14 @@ export class IssuerProtocol {
         accessTokenRequest: parsed.accessTokenRequest,
         request: req,
         expectedPreAuthorizedCode: ex.code,
-        expectedTxCode: ex.pin ?? undefined,
+        expectedTxCode: ex.pin === null ? undefined : txCode,
         preAuthorizedCodeExpiresAt: new Date(ex.code_expires_at),
         now,
         dpop: parsed.dpop ? { jwt: parsed.dpop.jwt, allowedSigningAlgs: asMetadata.dpop_signing_alg_values_supported } : undefined,
       }),
     );
     const dpopOps = parsed.dpop ? this.spendDpop(scope, parsed.dpop.jwt, null) : [];
+    if (ex.pin !== null) await this.countTxCode(scope, ex, txCode!);
     const tokenId = `urn:uuid:${randomUUID()}`;
     const cNonce = mintNonce(secrets.nonceKey, epoch(now) + this.settings.cNonceTtlSeconds);
     const response = await mapped(() =>
@@ -299,9 +295,7 @@ export class IssuerProtocol {
     if (attempts <= max && sameSecret(txCode, ex.pin!)) return;
     if (attempts >= max) {
       const { ops } = this.transition(scope, ex, 'failed', { failure_reason: 'tx_code_attempts_exhausted' }, [{ type: 'delete', key: oid4vciKeys.code(scope, codeHash(ex.code)) }]);
-      await this.deps.store.write(ops).catch((e) => {
-        if (!(e instanceof ConditionFailedError || e instanceof WriteConflictError)) throw e;
-      });
+      await this.settle(ops);
       throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Invalid tx_code; no attempts are left and the pre-authorized code is no longer valid');
     }
     throw invalid(Oauth2ErrorCodes.InvalidGrant, `Invalid tx_code (${max - attempts} attempt(s) left)`);
@@ -328,14 +322,37 @@ export class IssuerProtocol {
   }
 
   /**
+   * A transaction cancelled by a conflict may have had no winner (DynamoDB cancels both sides): try
+   * again a few times before deciding anything. The operations are conditional, so a retry after a
+   * real winner fails its condition instead of applying twice.
+   */
+  private async writeRetryingConflicts(ops: WriteOp[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.deps.store.write(ops);
+      } catch (e) {
+        if (!(e instanceof WriteConflictError) || attempt >= 3) throw e;
+        await new Promise((r) => setTimeout(r, 10 + Math.random() * 20 * (attempt + 1)));
+      }
+    }
+  }
+
+  /** A state change that must happen once (burning a code, failing an exchange): a lost condition means it already did. */
+  private async settle(ops: WriteOp[]): Promise<void> {
+    await this.writeRetryingConflicts(ops).catch((e) => {
+      if (!(e instanceof ConditionFailedError)) throw e;
+    });
+  }
+
+  /**
    * Writes spends and their state change. When a spend's condition fails, the one-time value was used
    * already: the error says which. When the state's condition fails, or a concurrent transaction on
    * the same items won, `lost` decides the answer from what is stored now — the same answer the loser
-   * of a race gets as a request that comes second.
+   * of a race gets as a request that comes second. `lost` returning means: done already (idempotent).
    */
-  private async spend(ops: WriteOp[], scheme: string | null, lost: () => Promise<never>): Promise<void> {
+  private async spend(ops: WriteOp[], scheme: string | null, lost: () => Promise<void>): Promise<void> {
     try {
-      await this.deps.store.write(ops);
+      await this.writeRetryingConflicts(ops);
     } catch (e) {
       if (e instanceof WriteConflictError) return lost();
       if (!(e instanceof ConditionFailedError)) throw e;
@@ -403,7 +420,7 @@ export class IssuerProtocol {
     const did = didItem ? didFromItem(didItem) : null;
     if (!did || did.deactivated_at) await this.deny(scope, ex, 'issuer_did_unavailable', 'The issuer DID of this offer no longer exists or was deactivated');
     const config = issuableConfiguration(supportedFromItem(record!));
-    const issuerMetadata = this.issuerMetadataResult(issuer, config);
+    const issuerMetadata = this.issuerMetadataResult(issuer, config) ?? (await this.deny(scope, ex, 'configuration_invalid', 'The credential configuration of this offer cannot be issued (wallets would reject its metadata)'));
     const lib = new Openid4vciIssuer({ callbacks });
     precheckCredentialRequest(body, config);
     const parsed = await mapped(() => lib.parseCredentialRequest({ issuerMetadata, credentialRequest: body }), 'invalid_credential_request');
@@ -466,19 +483,21 @@ export class IssuerProtocol {
 
   /** §8.3.1.2 credential_request_denied: what the offer needs is gone; the exchange fails (once) and says why. */
   private async deny(scope: TenantScope, ex: ExchangeRecord, reason: string, description: string): Promise<never> {
-    await this.deps.store.write(this.transition(scope, ex, 'failed', { failure_reason: reason }).ops).catch((e) => {
-      if (!(e instanceof ConditionFailedError || e instanceof WriteConflictError)) throw e;
-    });
+    await this.settle(this.transition(scope, ex, 'failed', { failure_reason: reason }).ops);
     throw invalid('credential_request_denied', description);
   }
 
   /** Supported-credential records never change (only deleted), so their validated metadata is kept per instance. */
-  private readonly metadataResults = new Map<string, IssuerMetadataResult>();
+  private readonly metadataResults = new Map<string, IssuerMetadataResult | null>();
 
-  private issuerMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult {
+  /**
+   * The configuration as the library sees it, or null when the library rejects it (then it is neither
+   * listed in the metadata nor issued: the credential endpoint denies it).
+   */
+  private issuerMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult | null {
     const key = `${issuer}|${config.supportedCredId}`;
     let result = this.metadataResults.get(key);
-    if (!result) {
+    if (result === undefined) {
       result = this.buildMetadataResult(issuer, config);
       this.metadataResults.set(key, result);
       if (this.metadataResults.size > 1000) this.metadataResults.delete(this.metadataResults.keys().next().value!);
@@ -486,20 +505,28 @@ export class IssuerProtocol {
     return result;
   }
 
-  private buildMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult {
-    const credentialIssuer = credentialIssuerMetadata(issuer, null, [config]) as unknown as IssuerMetadataResult['credentialIssuer'];
+  private buildMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult | null {
     const lib = new Openid4vciIssuer({ callbacks: oid4vcCallbacks() });
+    let credentialIssuer: IssuerMetadataResult['credentialIssuer'];
+    try {
+      // The same pipeline as the published document (the draft-11 view), so what is listed is what is issued.
+      credentialIssuer = lib.createCredentialIssuerMetadata(lib.getCredentialIssuerMetadataDraft11(credentialIssuerMetadata(issuer, null, [config]) as unknown as IssuerMetadataResult['credentialIssuer']) as IssuerMetadataResult['credentialIssuer']);
+    } catch {
+      return null;
+    }
+    const known = lib.getKnownCredentialConfigurationsSupported(credentialIssuer);
+    if (!known[config.id]) return null;
     return {
       originalDraftVersion: Openid4vciVersion.V1,
       credentialIssuer,
       authorizationServers: [authorizationServerMetadata(issuer) as unknown as IssuerMetadataResult['authorizationServers'][number]],
-      knownCredentialConfigurations: lib.getKnownCredentialConfigurationsSupported(credentialIssuer),
+      knownCredentialConfigurations: known,
     } as IssuerMetadataResult;
   }
 
   /** The request must ask for what this exchange offers: by configuration id (1.0), identifier, or format (drafts). */
   private checkRequestedConfiguration(parsed: ReturnType<Openid4vciIssuer['parseCredentialRequest']>, body: Record<string, unknown>, config: IssuableConfiguration): void {
-    const named = parsed.credentialConfigurationId ?? parsed.credentialIdentifier;
+    const named = parsed.credentialConfigurationId;
     if (named !== undefined) {
       if (named !== config.id) throw invalid('unknown_credential_configuration', `This access token is for credential configuration ${config.id}`);
       return;
@@ -526,7 +553,7 @@ export class IssuerProtocol {
     const { ops } = this.transition(scope, ex, to, set, dpopOps);
     await this.spend(ops, scheme, async () => {
       const now = await this.exchange(scope, ex.exchange_id);
-      if (now?.state === to) return undefined as never; // a concurrent copy of the same notification won
+      if (now?.state === to) return; // a concurrent copy of the same notification won
       throw invalid('invalid_notification_request', `The exchange is already ${now?.state ?? 'gone'}`);
     });
   }

@@ -32,7 +32,12 @@ export function createServiceApp(context: Record<string, unknown> = {}, outdir?:
     if (!Number.isFinite(value) || value < 0) throw new Error(`context ${key} must be a non-negative number`);
     return value;
   };
-  const publicBaseUrl = app.node.tryGetContext('publicBaseUrl') as string | undefined;
+  const domainName = app.node.tryGetContext('customDomain') as string | undefined;
+  const certificateArn = app.node.tryGetContext('customDomainCertificateArn') as string | undefined;
+  if (Boolean(domainName) !== Boolean(certificateArn)) throw new Error('context customDomain and customDomainCertificateArn go together');
+  if (domainName && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i.test(domainName)) throw new Error('context customDomain must be a host name');
+  const customDomain = domainName && certificateArn ? { domainName, certificateArn } : undefined;
+  const publicBaseUrl = (app.node.tryGetContext('publicBaseUrl') as string | undefined) ?? (customDomain ? `https://${customDomain.domainName}` : undefined);
   const alarmEmail = app.node.tryGetContext('alarmEmail') as string | undefined;
   const stack = new ServiceStack(app, 'CredentialService', {
     root: REPO_ROOT,
@@ -64,6 +69,7 @@ export function createServiceApp(context: Record<string, unknown> = {}, outdir?:
     ...(alarmEmail ? { alarmEmail } : {}),
     indyNamespace: String(ctx('indyNamespace', serviceName)),
     ...(publicBaseUrl ? { publicBaseUrl } : {}),
+    ...(customDomain ? { customDomain } : {}),
     ...taaContext(app.node.tryGetContext('taa'), app.node.tryGetContext('taaFile')),
     // What the CDK CLI sets (from the profile, or us-east-1 without one): the app must synthesize either way.
     env: { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION },

@@ -1,5 +1,6 @@
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -43,6 +44,12 @@ export interface ServiceStackProps extends StackProps {
   readonly indyNamespace: string;
   /** Base URL for did:web identifiers when the API sits behind a custom domain; else from each request. */
   readonly publicBaseUrl?: string;
+  /**
+   * A custom domain mapped at its root (empty base path), with its ACM certificate (same region): the
+   * only way the OpenID4VCI 1.0 well-known locations (`https://<host>/.well-known/…/<path>`) reach the
+   * API, since an execute-api URL starts every path with the stage. Sets `publicBaseUrl` when that is not given.
+   */
+  readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
   /** The publication agreement (TAA); none configured means set-public-did needs no acceptance. */
   readonly taa?: { text: string; version: string; aml: Record<string, string>; amlVersion: string };
   /** Who receives the alarms. */
@@ -331,6 +338,19 @@ export class ServiceStack extends Stack {
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG2', reason: 'Requests are validated in the functions against the same schemas that generate /openapi.json, so errors keep the service shape.' });
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG3', reason: 'WAF is an account-level choice (cost, rules); attach a web ACL to the stage where the platform wants one (README).' });
 
+    if (props.customDomain) {
+      const domain = this.api.addDomainName('CustomDomain', {
+        domainName: props.customDomain.domainName,
+        certificate: acm.Certificate.fromCertificateArn(this, 'CustomDomainCertificate', props.customDomain.certificateArn),
+        endpointType: apigw.EndpointType.REGIONAL,
+        securityPolicy: apigw.SecurityPolicy.TLS_1_2,
+      });
+      new CfnOutput(this, 'CustomDomainTarget', {
+        value: domain.domainNameAliasDomainName,
+        description: `Point ${props.customDomain.domainName} here (a CNAME, or a Route 53 alias with hosted zone ${'${CustomDomainTargetZone}'})`,
+      });
+      new CfnOutput(this, 'CustomDomainTargetZone', { value: domain.domainNameAliasHostedZoneId });
+    }
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API' });
     new CfnOutput(this, 'BaseKeyCommand', {
       description: 'Run once after the first deploy to obtain the base (super-admin) key',

@@ -454,6 +454,28 @@ describe('the API reference page', () => {
   });
 });
 
+describe('a custom domain', () => {
+  test('is mapped at its root, so the OpenID4VCI 1.0 well-known paths reach the API; the functions publish under it', () => {
+    const outdir2 = mkdtempSync(join(tmpdir(), 'cdk-domain-'));
+    try {
+      const arn = 'arn:aws:acm:eu-central-1:123456789012:certificate/11111111-2222-3333-4444-555555555555';
+      const { stack } = createServiceApp({ customDomain: 'id.example.com', customDomainCertificateArn: arn }, outdir2, {});
+      const t = Template.fromStack(stack);
+      t.hasResourceProperties('AWS::ApiGateway::DomainName', { DomainName: 'id.example.com', RegionalCertificateArn: arn, SecurityPolicy: 'TLS_1_2', EndpointConfiguration: { Types: ['REGIONAL'] } });
+      const mappings = Object.values(t.findResources('AWS::ApiGateway::BasePathMapping')) as { Properties: Record<string, unknown> }[];
+      expect(mappings.map((m) => m.Properties.BasePath ?? '(root)')).toEqual(['(root)']);
+      // The route the 1.0 location needs is a resource of the API, reachable once the domain maps the root.
+      expect(ROUTES.some((r) => r.path.startsWith('/.well-known/openid-credential-issuer/'))).toBe(true);
+      const fns = Object.values(t.findResources('AWS::Lambda::Function')) as { Properties: Record<string, any> }[];
+      const issuer = fns.find((f) => f.Properties.Description?.startsWith('Public OpenID4VCI'));
+      expect(issuer!.Properties.Environment.Variables.PUBLIC_BASE_URL).toBe('https://id.example.com');
+      expect(() => createServiceApp({ customDomain: 'id.example.com' }, outdir2, {})).toThrow(/go together/);
+    } finally {
+      rmSync(outdir2, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the publication agreement', () => {
   test('the TAA (a real-length text from a file) ships bundled with the functions that read it only; no environment outgrows Lambda\'s 4 KB', () => {
     const outdir2 = mkdtempSync(join(tmpdir(), 'cdk-taa-'));

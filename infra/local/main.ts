@@ -13,6 +13,7 @@ const lines = [
   `  API reference:      ${rt.url}/docs`,
   `  Mail viewer (SES):  ${rt.mailViewerUrl}`,
   `  Webhooks:           delivered by the local worker; loopback receivers (http://127.0.0.1:…) are allowed`,
+  `  OID4VCI issuers:    ${rt.url}/oid4vci/<wallet_id> (metadata at ${rt.url}/.well-known/openid-credential-issuer/oid4vci/<wallet_id>)`,
   `  Data folder:        ${dataDir} (delete it to start afresh)`,
   '',
 ];

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { didDocument } from '../dids/document';
 import { didFromItem, qualify, type DidRecord } from '../dids/records';
 import type { EventType } from '../events/envelope';
@@ -22,11 +22,6 @@ const LOOKUP_GRACE_SECONDS = 86400;
 export const PIN = /^[0-9A-Za-z]{1,16}$/;
 export const TX_CODE_DESCRIPTION = 'Enter the transaction code the issuer sent you separately';
 export const OFFER_SCHEME = 'openid-credential-offer://';
-
-/** The key of a pre-authorized code's lookup item: SHA-256, base64url. */
-export function codeHash(code: string): string {
-  return createHash('sha256').update(code, 'utf8').digest('base64url');
-}
 
 /** Contract 2.2: the exchange as the API shows it. */
 export function exchangeView(r: ExchangeRecord, state: ExchangeState = r.state) {
@@ -262,7 +257,7 @@ export class ExchangeService {
     const ttl = Math.floor(expiresAt / 1000) + LOOKUP_GRACE_SECONDS;
     await this.deps.store.write([
       { type: 'put', item: { ...oid4vciKeys.exchange(scope, record.exchange_id), type: 'oid4vci_exchange', ...record }, condition: 'not_exists' },
-      { type: 'put', item: { ...oid4vciKeys.code(scope, codeHash(code)), type: 'oid4vci_code', exchange_id: record.exchange_id, expires_at_ms: expiresAt, ttl }, condition: 'not_exists' },
+      { type: 'put', item: { ...oid4vciKeys.code(scope, code), type: 'oid4vci_code', exchange_id: record.exchange_id, expires_at_ms: expiresAt, ttl }, condition: 'not_exists' },
       { type: 'put', item: { ...oid4vciKeys.offerRef(scope, offerRef), type: 'oid4vci_offer', exchange_id: record.exchange_id, offer, ttl }, condition: 'not_exists' },
       this.deps.events.stage(scope, 'oid4vci.exchange.created', exchangeEventData(record)).op,
     ]);
@@ -314,7 +309,7 @@ export class ExchangeService {
     const ops: WriteOp[] = [
       // Unchanged since read, so the event reports the state it was deleted in.
       { type: 'delete', key: oid4vciKeys.exchange(scope, id), condition: { equals: { updated_at: r.updated_at, state: r.state } } },
-      { type: 'delete', key: oid4vciKeys.code(scope, codeHash(r.code)) },
+      { type: 'delete', key: oid4vciKeys.code(scope, r.code) },
       { type: 'delete', key: oid4vciKeys.offerRef(scope, r.offer_ref) },
       this.deps.events.stage(scope, 'oid4vci.exchange.removed', exchangeEventData(r)).op,
     ];

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ItemKey } from '../store/port';
 import { walletPartitionKey } from '../service/resources';
 import type { TenantScope } from '../store/keys';
@@ -125,13 +126,19 @@ export const SK = {
 
 const pk = (s: TenantScope) => walletPartitionKey(s.walletId);
 
+/** SHA-256, base64url: how one-time values (codes, nonces, DPoP `jti`s) appear in keys — fixed length, never the value. */
+export function lookupHash(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('base64url');
+}
+
 export const oid4vciKeys = {
   supported: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${SK.supported}${id}` }),
   supportedIdentifier: (s: TenantScope, identifier: string): ItemKey => ({ PK: pk(s), SK: `${SK.supportedIdentifier}${identifier}` }),
   exchange: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${SK.exchange}${id}` }),
-  code: (s: TenantScope, codeHash: string): ItemKey => ({ PK: pk(s), SK: `${SK.code}${codeHash}` }),
+  /** Keyed by the code's hash: the table never holds a redeemable code in a key. */
+  code: (s: TenantScope, code: string): ItemKey => ({ PK: pk(s), SK: `${SK.code}${lookupHash(code)}` }),
   offerRef: (s: TenantScope, ref: string): ItemKey => ({ PK: pk(s), SK: `${SK.offerRef}${ref}` }),
-  used: (s: TenantScope, kind: 'nonce' | 'dpop', hash: string): ItemKey => ({ PK: pk(s), SK: `${SK.used}${kind}#${hash}` }),
+  used: (s: TenantScope, kind: 'nonce' | 'dpop', value: string): ItemKey => ({ PK: pk(s), SK: `${SK.used}${kind}#${lookupHash(value)}` }),
 };
 
 /**

@@ -1,3 +1,5 @@
+import { memo } from '../memo';
+
 /**
  * Derives purpose-bound secrets (API-key HMAC, subwallet-token signing) from a master key that never
  * leaves its home: a KMS HMAC key in AWS, a local key-encryption key for `npm start`. The derived
@@ -24,17 +26,5 @@ export type SecretPurpose =
  * oldest first out, because per-wallet purposes grow with the number of tenants a function serves.
  */
 export function cachingDeriver(inner: SecretDeriver, maxEntries = 2000): SecretDeriver {
-  const cache = new Map<SecretPurpose, Promise<Uint8Array>>();
-  return {
-    derive(purpose) {
-      let p = cache.get(purpose);
-      if (!p) {
-        p = inner.derive(purpose);
-        cache.set(purpose, p);
-        p.catch(() => cache.delete(purpose));
-        if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
-      }
-      return p;
-    },
-  };
+  return { derive: memo((purpose: SecretPurpose) => inner.derive(purpose), maxEntries) };
 }

@@ -2,7 +2,7 @@ import { DidService } from '../../lib/dids/service';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import type { EventEnvelope } from '../../lib/events/envelope';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
-import { codeHash, ExchangeService, exchangeView, storeDidLookup } from '../../lib/oid4vci/exchanges';
+import { ExchangeService, exchangeView, storeDidLookup } from '../../lib/oid4vci/exchanges';
 import { oid4vciKeys, PRE_AUTHORIZED_GRANT, type ExchangeRecord } from '../../lib/oid4vci/records';
 import { draftFromSdJwt, SupportedCredentialService } from '../../lib/oid4vci/supported';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
@@ -69,7 +69,7 @@ describe('issue', () => {
       updated_at: '2026-11-23T10:00:00.000Z',
     });
     expect(record).toMatchObject({ state: 'offer', credential_configuration_id: 'Pid', code_expires_at: Date.parse('2026-11-23T10:10:00Z') });
-    expect(await s.store.get(oid4vciKeys.code(scope, codeHash(code)))).toMatchObject({
+    expect(await s.store.get(oid4vciKeys.code(scope, code))).toMatchObject({
       exchange_id: record.exchange_id,
       expires_at_ms: record.code_expires_at,
       ttl: record.code_expires_at / 1000 + 86400,
@@ -202,7 +202,7 @@ describe('exchanges', () => {
     await expect(s.exchanges.delete(other, id)).rejects.toMatchObject({ status: 404, code: 'exchange_not_found' });
     await s.exchanges.delete(scope, id);
     expect(await s.store.get(oid4vciKeys.exchange(scope, id))).toBeUndefined();
-    expect(await s.store.get(oid4vciKeys.code(scope, codeHash(out.exchange.code)))).toBeUndefined();
+    expect(await s.store.get(oid4vciKeys.code(scope, out.exchange.code))).toBeUndefined();
     expect(await s.store.get(oid4vciKeys.offerRef(scope, record.offer_ref))).toBeUndefined();
     expect(s.events('oid4vci.exchange.removed').map((e) => e.data)).toEqual([expect.objectContaining({ exchange_id: id, state: 'offer' })]);
     await expect(s.exchanges.get(scope, id)).rejects.toMatchObject({ status: 404, code: 'exchange_not_found' });

@@ -3,7 +3,10 @@ import { decodeSdJwt, getClaims } from '@sd-jwt/decode';
 import { createHash } from 'node:crypto';
 import { disclosureFrame, issueJwtVcJson, issueSdJwtVc } from '../../lib/oid4vci/protocol/formats';
 import { IssuerSecretSource, mintNonce, nonceExpiry } from '../../lib/oid4vci/protocol/issuer-secrets';
-import { claimsDescription } from '../../lib/oid4vci/protocol/metadata';
+import { Oauth2AuthorizationServer } from '@openid4vc/oauth2';
+import { Openid4vciIssuer } from '@openid4vc/openid4vci';
+import { oid4vcCallbacks } from '../../lib/oid4vc/callbacks';
+import { authorizationServerMetadata, claimsDescription, credentialIssuerMetadata } from '../../lib/oid4vci/protocol/metadata';
 import type { IssuableConfiguration } from '../../lib/oid4vci/records';
 import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 
@@ -132,6 +135,17 @@ describe("a wallet's issuer secrets", () => {
     expect(a1.tokenKey.publicJwk).toEqual(a2.tokenKey.publicJwk);
     expect(a1.tokenKey.publicJwk.x).not.toEqual(b.tokenKey.publicJwk.x);
     expect(a1.nonceKey.equals(b.nonceKey)).toBe(false);
+  });
+});
+
+describe('the metadata documents, as the OpenID libraries read them', () => {
+  it('pass the libraries\' own schemas (the service does not parse them again per request)', () => {
+    const issuer = 'https://issuer.example.com/oid4vci/1';
+    const callbacks = oid4vcCallbacks();
+    expect(() => new Oauth2AuthorizationServer({ callbacks }).createAuthorizationServerMetadata(authorizationServerMetadata(issuer) as never)).not.toThrow();
+    const lib = new Openid4vciIssuer({ callbacks });
+    const doc = lib.createCredentialIssuerMetadata(credentialIssuerMetadata(issuer, 'Acme', [sdConfig]) as never);
+    expect(Object.keys(lib.getKnownCredentialConfigurationsSupported(doc))).toEqual(['Identity']);
   });
 });
 

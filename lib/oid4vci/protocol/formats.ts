@@ -3,6 +3,7 @@ import { SDJwtInstance } from '@sd-jwt/core';
 import type { DisclosureFrame } from '@sd-jwt/types';
 import { sdJwtSigner, signCompactJws, type IssuerSigner } from '../../keys/signer';
 import type { IssuableConfiguration } from '../records';
+import { parsePointer } from '../supported';
 
 /** The holder key a proof proved possession of: its JWK, and its DID when the proof named one. */
 export interface HolderBinding {
@@ -48,7 +49,7 @@ const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 export function disclosureFrame(sdList: readonly string[], subject: Record<string, unknown>): DisclosureFrame<Record<string, unknown>> {
   const frame: Record<string, unknown> = {};
   for (const pointer of sdList) {
-    const segments = pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const segments = parsePointer(pointer) ?? [];
     let node: Record<string, unknown> = frame;
     let value: unknown = subject;
     segments.forEach((seg, i) => {
@@ -73,7 +74,7 @@ export function disclosureFrame(sdList: readonly string[], subject: Record<strin
 function presentPointers(sdList: readonly string[], subject: Record<string, unknown>): string[] {
   return sdList.filter((pointer) => {
     let value: unknown = subject;
-    for (const seg of pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))) {
+    for (const seg of parsePointer(pointer) ?? []) {
       if (value === null || typeof value !== 'object' || !(seg in (value as object))) return false;
       value = (value as Record<string, unknown>)[seg];
     }

@@ -1,4 +1,5 @@
 import { createECDH, createHmac, createPrivateKey, hkdfSync, randomBytes, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { memo } from '../../memo';
 import type { SecretDeriver } from '../../secrets/port';
 import type { PublicJwk } from '../../keys/port';
 
@@ -19,20 +20,10 @@ export interface IssuerSecrets {
 const P256_ORDER = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551');
 
 export class IssuerSecretSource {
-  private readonly cache = new Map<string, Promise<IssuerSecrets>>();
+  /** Per wallet: one ECDH and key import, then kept. */
+  readonly of: (walletId: string) => Promise<IssuerSecrets> = memo((walletId: string) => this.derive(walletId), 2000);
 
   constructor(private readonly secrets: SecretDeriver) {}
-
-  of(walletId: string): Promise<IssuerSecrets> {
-    let p = this.cache.get(walletId);
-    if (!p) {
-      p = this.derive(walletId);
-      this.cache.set(walletId, p);
-      p.catch(() => this.cache.delete(walletId));
-      if (this.cache.size > 2000) this.cache.delete(this.cache.keys().next().value!);
-    }
-    return p;
-  }
 
   private async derive(walletId: string): Promise<IssuerSecrets> {
     const root = Buffer.from(await this.secrets.derive('oid4vci/v1'));

@@ -20,8 +20,6 @@ export function issuerEndpoints(issuer: string) {
   };
 }
 
-// The admin API's own rule for what is a leaf, so that a claim named `display` stays a claim.
-const isLeaf = (node: ClaimLeaf | ClaimTree): node is ClaimLeaf => isClaimLeaf(node as Readonly<Record<string, unknown>>);
 
 const str = (v: unknown): v is string => typeof v === 'string' && v !== '';
 const imageUri = (v: unknown): string | undefined => {
@@ -56,12 +54,14 @@ export function claimsDescription(tree: ClaimTree, prefix: string[] = []): Recor
   const out: Record<string, unknown>[] = [];
   for (const [name, node] of Object.entries(tree)) {
     const path = [...prefix, name];
-    if (isLeaf(node)) {
-      const display = displayFor(node.display);
-      out.push({ path, ...(node.mandatory ? { mandatory: true } : {}), ...(display ? { display } : {}) });
+    // The admin API's own rule for what is a leaf, so that a claim named `display` stays a claim.
+    if (isClaimLeaf(node as Readonly<Record<string, unknown>>)) {
+      const leaf = node as ClaimLeaf;
+      const display = displayFor(leaf.display);
+      out.push({ path, ...(leaf.mandatory ? { mandatory: true } : {}), ...(display ? { display } : {}) });
     } else {
       out.push({ path });
-      out.push(...claimsDescription(node, path));
+      out.push(...claimsDescription(node as ClaimTree, path));
     }
   }
   return out;

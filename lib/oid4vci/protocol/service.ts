@@ -1,6 +1,8 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import {
+  calculateJwkThumbprint,
   decodeJwt,
+  HashAlgorithm,
   Oauth2AuthorizationServer,
   Oauth2ErrorCodes,
   Oauth2ResourceServer,
@@ -19,13 +21,13 @@ import type { KeyManager } from '../../keys/port';
 import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks, type CallbackKeys } from '../../oid4vc/callbacks';
 import { keys, type TenantScope } from '../../store/keys';
+import { memo } from '../../memo';
 import { ConditionFailedError, WriteConflictError, type Item, type ItemKey, type ItemStore, type WriteOp } from '../../store/port';
 import { issuableConfiguration, supportedFromItem } from '../supported';
-import { issuerUrl, oid4vciKeys, SK, type ExchangeRecord, type ExchangeState, type IssuableConfiguration } from '../records';
-import { codeHash, exchangeFromItem, exchangeTransition, settleExpired } from '../exchanges';
+import { issuerUrl, lookupHash, oid4vciKeys, SK, type ExchangeRecord, type ExchangeState, type IssuableConfiguration } from '../records';
+import { exchangeFromItem, exchangeTransition, settleExpired } from '../exchanges';
 import { issueCredential, type HolderBinding, type StatusEntrySource } from './formats';
 import { es256Sign, mintNonce, nonceExpiry, type IssuerSecretSource, type IssuerSecrets } from './issuer-secrets';
-import { calculateJwkThumbprint, HashAlgorithm } from '@openid4vc/oauth2';
 import { authorizationServerMetadata, BATCH_SIZE, credentialIssuerMetadata, DEFAULT_BINDING_METHODS, issuerEndpoints } from './metadata';
 
 export interface IssuerProtocolSettings {
@@ -70,7 +72,6 @@ const TOKEN_CLAIMS = { configuration: 'scd', issuerDid: 'idid' } as const;
 
 const notForThisIssuer = (scheme: string) => unauthorized(scheme, 'invalid_token', 'The access token is not valid for this issuer');
 
-const sha256b64 = (v: string) => createHash('sha256').update(v).digest('base64url');
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
 const invalid = (error: string, description: string, status = 400) => new ProtocolError(status, error, description);
@@ -160,7 +161,7 @@ export class IssuerProtocol {
     const lib = new Openid4vciIssuer({ callbacks: oid4vcCallbacks() });
     // A configuration the library (and so wallets) would reject is left out, not allowed to break the
     // whole document: every other configuration of the wallet stays offerable.
-    const usable = (await this.configurations(scope)).filter((c) => this.issuerMetadataResult(issuer, c) !== null);
+    const usable = (await this.configurations(scope)).filter((c) => this.metadataOf(issuer, c) !== null);
     const metadata = credentialIssuerMetadata(issuer, label, usable);
     // One document for both generations, as the library builds it: the 1.0 `credential_configurations_supported`
     // plus draft 11's `credentials_supported` array (1.0 wallets ignore it; draft-11 wallets read only it).
@@ -217,12 +218,13 @@ export class IssuerProtocol {
     const issuer = issuerUrl(baseUrl, scope.walletId);
     const { callbacks, secrets } = await this.callbacks(scope, issuer);
     const as = new Oauth2AuthorizationServer({ callbacks });
-    const asMetadata = as.createAuthorizationServerMetadata(authorizationServerMetadata(issuer) as Parameters<Oauth2AuthorizationServer['createAuthorizationServerMetadata']>[0]);
+    // Our own document (metadata.ts, checked by the library's schema in tests): not parsed again per request.
+    const asMetadata = authorizationServerMetadata(issuer) as Parameters<Oauth2AuthorizationServer['createAuthorizationServerMetadata']>[0];
     const req = requestLike(request);
     const parsed = await mapped(() => as.parseAccessTokenRequest({ request: req, accessTokenRequest: form }));
     if (parsed.grant.grantType !== preAuthorizedCodeGrantIdentifier) throw invalid(Oauth2ErrorCodes.UnsupportedGrantType, 'Only the pre-authorized code grant is supported');
     const { preAuthorizedCode, txCode } = parsed.grant;
-    const codeItem = await this.deps.store.get(oid4vciKeys.code(scope, codeHash(preAuthorizedCode)), { consistent: true });
+    const codeItem = await this.deps.store.get(oid4vciKeys.code(scope, preAuthorizedCode), { consistent: true });
     let ex = codeItem ? await this.exchange(scope, codeItem.exchange_id as string) : null;
     if (!codeItem || !ex || !sameSecret(ex.code, preAuthorizedCode)) throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Unknown or already used pre-authorized code');
     const now = this.now();
@@ -268,7 +270,7 @@ export class IssuerProtocol {
     const tokenExpiresAt = now.getTime() + this.settings.accessTokenTtlSeconds * 1000;
     const { ops } = this.transition(scope, ex, 'redeemed', { token: tokenId, nonce: cNonce, token_expires_at: tokenExpiresAt }, [
       // Single use: the code's lookup goes with the redemption.
-      { type: 'delete', key: oid4vciKeys.code(scope, codeHash(preAuthorizedCode)), condition: 'exists' },
+      { type: 'delete', key: oid4vciKeys.code(scope, preAuthorizedCode), condition: 'exists' },
       ...dpopOps,
     ]);
     await this.spend(ops, null, async () => {
@@ -294,7 +296,7 @@ export class IssuerProtocol {
     }
     if (attempts <= max && sameSecret(txCode, ex.pin!)) return;
     if (attempts >= max) {
-      const { ops } = this.transition(scope, ex, 'failed', { failure_reason: 'tx_code_attempts_exhausted' }, [{ type: 'delete', key: oid4vciKeys.code(scope, codeHash(ex.code)) }]);
+      const { ops } = this.transition(scope, ex, 'failed', { failure_reason: 'tx_code_attempts_exhausted' }, [{ type: 'delete', key: oid4vciKeys.code(scope, ex.code) }]);
       await this.settle(ops);
       throw invalid(Oauth2ErrorCodes.InvalidGrant, 'Invalid tx_code; no attempts are left and the pre-authorized code is no longer valid');
     }
@@ -318,7 +320,7 @@ export class IssuerProtocol {
     const now = epoch(this.now());
     if (typeof iat !== 'number' || Math.abs(now - iat) > this.settings.dpopWindowSeconds) throw refuse('The DPoP proof is not fresh (iat)');
     if (typeof payload.jti !== 'string' || payload.jti.length < 8 || payload.jti.length > 256) throw refuse('The DPoP proof needs a jti');
-    return [{ type: 'put', item: { ...oid4vciKeys.used(scope, 'dpop', sha256b64(payload.jti)), ttl: now + 2 * this.settings.dpopWindowSeconds + 60 }, condition: 'not_exists' }];
+    return [{ type: 'put', item: { ...oid4vciKeys.used(scope, 'dpop', payload.jti), ttl: now + 2 * this.settings.dpopWindowSeconds + 60 }, condition: 'not_exists' }];
   }
 
   /**
@@ -406,13 +408,13 @@ export class IssuerProtocol {
     const issuer = issuerUrl(baseUrl, scope.walletId);
     // The nonces the proofs name, read (spent or not) with the exchange: a replay costs no signature.
     const jwts = proofJwts(body).filter((j): j is string => typeof j === 'string' && COMPACT_JWS.test(j));
-    const claimedNonces = [...new Set(jwts.map(proofNonceOrNull).filter((n): n is string => n !== null))].slice(0, BATCH_SIZE);
+    const claimedNonces = [...new Set(jwts.map((j) => proofClaims(j)?.nonce ?? null).filter((n): n is string => n !== null))].slice(0, BATCH_SIZE);
     const { ex, scheme, record, didItem, alsoFound, dpopOps, callbacks, secrets } = await this.authorize(
       scope,
       issuer,
       request,
       true,
-      claimedNonces.map((n) => oid4vciKeys.used(scope, 'nonce', sha256b64(n))),
+      claimedNonces.map((n) => oid4vciKeys.used(scope, 'nonce', n)),
     );
     if (alsoFound.some(Boolean)) throw invalid('invalid_nonce', 'The c_nonce was already used; get a fresh one from the nonce endpoint');
     if (ex.state !== 'redeemed') throw unauthorized(scheme, 'invalid_token', `Credentials were already issued with this access token (exchange ${ex.state})`);
@@ -420,7 +422,7 @@ export class IssuerProtocol {
     const did = didItem ? didFromItem(didItem) : null;
     if (!did || did.deactivated_at) await this.deny(scope, ex, 'issuer_did_unavailable', 'The issuer DID of this offer no longer exists or was deactivated');
     const config = issuableConfiguration(supportedFromItem(record!));
-    const issuerMetadata = this.issuerMetadataResult(issuer, config) ?? (await this.deny(scope, ex, 'configuration_invalid', 'The credential configuration of this offer cannot be issued (wallets would reject its metadata)'));
+    const issuerMetadata = this.metadataOf(issuer, config) ?? (await this.deny(scope, ex, 'configuration_invalid', 'The credential configuration of this offer cannot be issued (wallets would reject its metadata)'));
     const lib = new Openid4vciIssuer({ callbacks });
     precheckCredentialRequest(body, config);
     const parsed = await mapped(() => lib.parseCredentialRequest({ issuerMetadata, credentialRequest: body }), 'invalid_credential_request');
@@ -435,13 +437,15 @@ export class IssuerProtocol {
     const holders: HolderBinding[] = [];
     const thumbprints = new Set<string>();
     for (const jwt of proofs) {
-      const nonce = proofNonce(jwt);
+      const claims = proofClaims(jwt);
+      if (!claims) throw invalid('invalid_proof', 'The proof is not a JWT');
+      const { nonce } = claims;
       // §8.3.1.2: a proof without a c_nonce is invalid_proof; one with a wrong c_nonce, invalid_nonce.
       if (!nonce) throw invalid('invalid_proof', 'The proof carries no nonce; get a c_nonce from the nonce endpoint');
       const exp = nonceExpiry(secrets.nonceKey, nonce);
       if (exp === null) throw invalid('invalid_nonce', 'The proof carries no c_nonce of this issuer; get one from the nonce endpoint');
       if (exp < epoch(now)) throw invalid('invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint');
-      checkProofTime(jwt, epoch(now), this.settings.cNonceTtlSeconds);
+      checkProofTime(claims.iat, epoch(now), this.settings.cNonceTtlSeconds);
       const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }), 'invalid_proof');
       nonces.add(nonce);
       const signer = verified.signer as { method: string; publicJwk: Jwk; didUrl?: string };
@@ -473,7 +477,7 @@ export class IssuerProtocol {
         ...draftNonce,
       }),
     );
-    const spentNonces: WriteOp[] = [...nonces].map((n) => ({ type: 'put', item: { ...oid4vciKeys.used(scope, 'nonce', sha256b64(n)), ttl: (nonceExpiry(secrets.nonceKey, n) ?? epoch(now)) + 60 }, condition: 'not_exists' }));
+    const spentNonces: WriteOp[] = [...nonces].map((n) => ({ type: 'put', item: { ...oid4vciKeys.used(scope, 'nonce', n), ttl: (nonceExpiry(secrets.nonceKey, n) ?? epoch(now)) + 60 }, condition: 'not_exists' }));
     const { ops } = this.transition(scope, ex, 'issued', { notification_id: notificationId, issued_count: credentials.length, nonce: [...nonces][0] ?? ex.nonce }, [...spentNonces, ...dpopOps]);
     await this.spend(ops, scheme, async () => {
       throw unauthorized(scheme, 'invalid_token', 'Credentials were already issued with this access token');
@@ -487,22 +491,19 @@ export class IssuerProtocol {
     throw invalid('credential_request_denied', description);
   }
 
-  /** Supported-credential records never change (only deleted), so their validated metadata is kept per instance. */
-  private readonly metadataResults = new Map<string, IssuerMetadataResult | null>();
-
   /**
    * The configuration as the library sees it, or null when the library rejects it (then it is neither
-   * listed in the metadata nor issued: the credential endpoint denies it).
+   * listed in the metadata nor issued: the credential endpoint denies it). Supported-credential records
+   * never change (only deleted), so the result is kept per instance.
    */
-  private issuerMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult | null {
-    const key = `${issuer}|${config.supportedCredId}`;
-    let result = this.metadataResults.get(key);
-    if (result === undefined) {
-      result = this.buildMetadataResult(issuer, config);
-      this.metadataResults.set(key, result);
-      if (this.metadataResults.size > 1000) this.metadataResults.delete(this.metadataResults.keys().next().value!);
-    }
-    return result;
+  private readonly metadata = memo(
+    ({ issuer, config }: { issuer: string; config: IssuableConfiguration }) => this.buildMetadataResult(issuer, config),
+    1000,
+    ({ issuer, config }) => `${issuer}|${config.supportedCredId}`,
+  );
+
+  private metadataOf(issuer: string, config: IssuableConfiguration): IssuerMetadataResult | null {
+    return this.metadata({ issuer, config });
   }
 
   private buildMetadataResult(issuer: string, config: IssuableConfiguration): IssuerMetadataResult | null {
@@ -560,8 +561,8 @@ export class IssuerProtocol {
 }
 
 function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(sha256b64(a));
-  const y = Buffer.from(sha256b64(b));
+  const x = Buffer.from(lookupHash(a));
+  const y = Buffer.from(lookupHash(b));
   return timingSafeEqual(x, y);
 }
 
@@ -594,9 +595,18 @@ function precheckCredentialRequest(body: Record<string, unknown>, config: Issuab
 /** Wallets' clocks may be off (1.0 §13.8 leaves the tolerance to the issuer): five minutes either way. */
 const CLOCK_SKEW_SECONDS = 300;
 
+/** A proof's payload claims this issuer reads itself (the library reads the rest); null when it is not a JWT. */
+function proofClaims(jwt: string): { nonce: string | null; iat: unknown } | null {
+  try {
+    const payload = decodeJwt({ jwt }).payload as Record<string, unknown>;
+    return { nonce: typeof payload.nonce === 'string' ? payload.nonce : null, iat: payload.iat };
+  } catch {
+    return null;
+  }
+}
+
 /** Appendix F.1: `iat` is required; a proof made before its nonce could exist, or in the future, is refused. */
-function checkProofTime(jwt: string, now: number, nonceTtlSeconds: number): void {
-  const iat = (decodeJwt({ jwt }).payload as Record<string, unknown>).iat;
+function checkProofTime(iat: unknown, now: number, nonceTtlSeconds: number): void {
   if (typeof iat !== 'number' || !Number.isFinite(iat)) throw invalid('invalid_proof', 'The proof needs an iat');
   if (iat > now + CLOCK_SKEW_SECONDS || iat < now - nonceTtlSeconds - CLOCK_SKEW_SECONDS) throw invalid('invalid_proof', 'The proof was not made now (iat)');
 }
@@ -606,23 +616,6 @@ function checkBindingMethod(config: IssuableConfiguration, holder: HolderBinding
   const allowed = config.bindingMethods ?? DEFAULT_BINDING_METHODS;
   const used = holder.did ? `did:${holder.did.split(':')[1]}` : 'jwk';
   if (!allowed.includes(used)) throw invalid('invalid_proof', `This credential binds to ${allowed.join(', ')}, not ${used}`);
-}
-
-function proofNonceOrNull(jwt: string): string | null {
-  try {
-    return proofNonce(jwt);
-  } catch {
-    return null;
-  }
-}
-
-function proofNonce(jwt: string): string | null {
-  try {
-    const nonce = (decodeJwt({ jwt }).payload as Record<string, unknown>).nonce;
-    return typeof nonce === 'string' ? nonce : null;
-  } catch {
-    throw invalid('invalid_proof', 'The proof is not a JWT');
-  }
 }
 
 function publicOnly(jwk: Jwk): Record<string, unknown> {

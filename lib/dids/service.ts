@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import { BadRequestError, ConflictError, NotFoundError, RateLimitedError } from '../http/errors';
-import { decodeCursor, encodeCursor } from '../http/paging';
+import { prefixPage } from '../http/paging';
 import { KeyDisabledError, type KeyManager } from '../keys/port';
 import type { TaaService } from '../taa/service';
 import { keys, publishedDidIndex, type TenantScope } from '../store/keys';
@@ -190,11 +190,8 @@ export class DidService {
 
   /** One page of the wallet's DIDs; with a `method` filter a page may hold fewer than `limit` (follow `next`). */
   async listPage(scope: TenantScope, page: { limit: number; cursor: string | undefined; method?: DidMethod | undefined }): Promise<{ items: DidRecord[]; next: string | null }> {
-    const pk = keys.walletPartition(scope);
-    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, { PK: (v) => v === pk, SK: (v) => v.startsWith(keys.didPrefix) });
-    const out = await this.deps.store.queryPage(pk, { skBeginsWith: keys.didPrefix, limit: page.limit, ...(after ? { after } : {}) });
-    const items = out.items.map(didFromItem).filter((d) => page.method === undefined || d.method === page.method);
-    return { items, next: out.next ? encodeCursor(out.next) : null };
+    const out = await prefixPage(this.deps.store, keys.walletPartition(scope), keys.didPrefix, page);
+    return { items: out.items.map(didFromItem).filter((d) => page.method === undefined || d.method === page.method), next: out.next };
   }
 
   async get(scope: TenantScope, did: string): Promise<DidRecord> {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { Item, ItemStore } from '../store/port';
 import { BadRequestError } from './errors';
 
 /**
@@ -58,4 +59,15 @@ export async function listOrPage<T>(
   if (query.limit === undefined && query.cursor === undefined) return all();
   const out = await page({ limit: query.limit ?? DEFAULT_PAGE, cursor: query.cursor });
   return new Paged(out.items, out.next);
+}
+
+/**
+ * One page of a partition's items under a sort-key prefix (a wallet's DIDs, supported credentials,
+ * exchanges). Its cursor can only continue that same query: a cursor naming another partition or
+ * another kind of item is refused before any read.
+ */
+export async function prefixPage(store: ItemStore, pk: string, prefix: string, page: { limit: number; cursor: string | undefined }): Promise<{ items: Item[]; next: string | null }> {
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, { PK: (v) => v === pk, SK: (v) => v.startsWith(prefix) });
+  const out = await store.queryPage(pk, { skBeginsWith: prefix, limit: page.limit, ...(after ? { after } : {}) });
+  return { items: out.items, next: out.next ? encodeCursor(out.next) : null };
 }

@@ -1,13 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { didDocument } from '../dids/document';
 import { didFromItem, qualify, type DidRecord } from '../dids/records';
-import type { EventType } from '../events/envelope';
 import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
-import { decodeCursor, encodeCursor } from '../http/paging';
+import { prefixPage } from '../http/paging';
 import { keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, WriteConflictError, type Item, type ItemStore, type WriteOp } from '../store/port';
-import { issuerUrl, oid4vciKeys, PRE_AUTHORIZED_GRANT, SK, type ExchangeRecord, type ExchangeState } from './records';
+import { issuerUrl, oid4vciKeys, PRE_AUTHORIZED_GRANT, SK, type ExchangeRecord, type ExchangeState, type ExchangeTransitionState } from './records';
 import { issuableConfiguration, supportedFromItem, supportedNotFound, unstorable, validateSubject } from './supported';
 
 /**
@@ -20,8 +19,8 @@ export const CODE_LIFETIME = { default: 600, min: 60, max: 30 * 86400 } as const
 /** Code and offer-ref items outlive the code by a day (DynamoDB TTL), so a late redemption still reads as expired, not unknown. */
 const LOOKUP_GRACE_SECONDS = 86400;
 export const PIN = /^[0-9A-Za-z]{1,16}$/;
-export const TX_CODE_DESCRIPTION = 'Enter the transaction code the issuer sent you separately';
-export const OFFER_SCHEME = 'openid-credential-offer://';
+const TX_CODE_DESCRIPTION = 'Enter the transaction code the issuer sent you separately';
+const OFFER_SCHEME = 'openid-credential-offer://';
 
 /** Contract 2.2: the exchange as the API shows it. */
 export function exchangeView(r: ExchangeRecord, state: ExchangeState = r.state) {
@@ -43,7 +42,7 @@ export function exchangeView(r: ExchangeRecord, state: ExchangeState = r.state) 
 }
 
 /** Event data: the view without the pre-authorized code and the PIN, which together redeem the credential. */
-export function exchangeEventData(r: ExchangeRecord): Record<string, unknown> {
+function exchangeEventData(r: ExchangeRecord): Record<string, unknown> {
   const { code: _code, pin, ...rest } = exchangeView(r);
   return { ...rest, pin_required: pin !== null };
 }
@@ -57,7 +56,7 @@ export function exchangeTransition(
   events: EventPublisher,
   scope: TenantScope,
   ex: ExchangeRecord,
-  to: ExchangeState,
+  to: ExchangeTransitionState,
   at: Date,
   set: Readonly<Record<string, unknown>> = {},
   extra: readonly WriteOp[] = [],
@@ -74,13 +73,13 @@ export function exchangeTransition(
     ops: [
       { type: 'update', key: oid4vciKeys.exchange(scope, ex.exchange_id), set: { ...set, state: to, updated_at }, condition: { equals: { state: ex.state } } },
       ...extra,
-      events.stage(scope, `oid4vci.exchange.${to}` as EventType, data).op,
+      events.stage(scope, `oid4vci.exchange.${to}`, data).op,
     ],
   };
 }
 
 /** Whether an exchange outlived what it waited for: its code (`offer`) or its access token (`redeemed`). */
-export function isStale(r: ExchangeRecord, nowMs: number): boolean {
+function isStale(r: ExchangeRecord, nowMs: number): boolean {
   if (r.state === 'offer') return nowMs > r.code_expires_at;
   // A few seconds' grace: the token's `exp` is checked in whole seconds.
   if (r.state === 'redeemed') return r.token_expires_at !== undefined && nowMs > r.token_expires_at + 5000;
@@ -213,7 +212,6 @@ export class ExchangeService {
       .map((d) => ({ path: `credential_subject${d.path}`, message: d.message }))
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     if (problems.length) throw new BadRequestError(`credential_subject does not fit supported credential ${config.id}`, 'invalid_credential_subject', problems);
-    if (input.pin !== undefined && !PIN.test(input.pin)) throw bad('pin must be 1–16 letters or digits', 'validation_failed', 'pin');
     const { did, verificationMethod } = await this.issuer(scope, input);
 
     const now = this.now();
@@ -235,7 +233,6 @@ export class ExchangeService {
       token: null,
       created_at: at,
       updated_at: at,
-      credential_configuration_id: config.id,
       code_expires_at: expiresAt,
       offer_ref: offerRef,
     };
@@ -257,7 +254,7 @@ export class ExchangeService {
     const ttl = Math.floor(expiresAt / 1000) + LOOKUP_GRACE_SECONDS;
     await this.deps.store.write([
       { type: 'put', item: { ...oid4vciKeys.exchange(scope, record.exchange_id), type: 'oid4vci_exchange', ...record }, condition: 'not_exists' },
-      { type: 'put', item: { ...oid4vciKeys.code(scope, code), type: 'oid4vci_code', exchange_id: record.exchange_id, expires_at_ms: expiresAt, ttl }, condition: 'not_exists' },
+      { type: 'put', item: { ...oid4vciKeys.code(scope, code), type: 'oid4vci_code', exchange_id: record.exchange_id, ttl }, condition: 'not_exists' },
       { type: 'put', item: { ...oid4vciKeys.offerRef(scope, offerRef), type: 'oid4vci_offer', exchange_id: record.exchange_id, offer, ttl }, condition: 'not_exists' },
       this.deps.events.stage(scope, 'oid4vci.exchange.created', exchangeEventData(record)).op,
     ]);
@@ -295,10 +292,8 @@ export class ExchangeService {
 
   /** One page; with filters a page may hold fewer than `limit` (follow `next`). */
   async listPage(scope: TenantScope, page: { limit: number; cursor: string | undefined }, filters: ExchangeFilters = {}) {
-    const pk = keys.walletPartition(scope);
-    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, { PK: (v) => v === pk, SK: (v) => v.startsWith(SK.exchange) });
-    const out = await this.deps.store.queryPage(pk, { skBeginsWith: SK.exchange, limit: page.limit, ...(after ? { after } : {}) });
-    return { items: await this.settleAll(scope, out.items, filters), next: out.next ? encodeCursor(out.next) : null };
+    const out = await prefixPage(this.deps.store, keys.walletPartition(scope), SK.exchange, page);
+    return { items: await this.settleAll(scope, out.items, filters), next: out.next };
   }
 
   /** Deletes the exchange with its code and offer: the offer stops working at once. */

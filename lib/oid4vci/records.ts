@@ -79,6 +79,8 @@ export interface IssuableConfiguration {
  */
 export const EXCHANGE_STATES = ['created', 'offer', 'redeemed', 'issued', 'accepted', 'deleted', 'failed', 'expired'] as const;
 export type ExchangeState = (typeof EXCHANGE_STATES)[number];
+/** The states an exchange moves into after it is stored: each has its `oid4vci.exchange.<state>` event. */
+export type ExchangeTransitionState = Exclude<ExchangeState, 'created' | 'offer'>;
 
 /** Contract 2.2 fields, plus internal ones the API never shows (see `exchangeView`). */
 export interface ExchangeRecord {
@@ -96,8 +98,6 @@ export interface ExchangeRecord {
   readonly created_at: string;
   readonly updated_at: string;
   // Internal.
-  /** The configuration's identifier at creation (what the offer names). */
-  readonly credential_configuration_id: string;
   /** Epoch ms after which the pre-authorized code is refused. */
   readonly code_expires_at: number;
   /** Unguessable id of the offer served by reference. */

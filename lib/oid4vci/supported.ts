@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
-import { decodeCursor, encodeCursor } from '../http/paging';
+import { prefixPage } from '../http/paging';
 import { keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, type Item, type ItemStore } from '../store/port';
 import {
@@ -24,7 +24,7 @@ import {
 export const VALUE_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'date-time', 'object', 'array', 'image'] as const;
 const IMAGE_MEDIA_TYPE = /^image\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 
-export function isValueType(v: string): boolean {
+function isValueType(v: string): boolean {
   return (VALUE_TYPES as readonly string[]).includes(v) || IMAGE_MEDIA_TYPE.test(v);
 }
 
@@ -34,17 +34,17 @@ const CLEAR_SUBTREES = ['cnf', 'status'] as const;
 /** Names SD-JWT reserves inside any object of the payload. */
 const SD_RESERVED_NAMES = ['_sd', '_sd_alg', '...'] as const;
 
-export const VC_CONTEXTS = ['https://www.w3.org/2018/credentials/v1', 'https://www.w3.org/ns/credentials/v2'] as const;
+const VC_CONTEXTS = ['https://www.w3.org/2018/credentials/v1', 'https://www.w3.org/ns/credentials/v2'] as const;
 
 /** Deeper claim trees are refused: real credentials nest a few levels, and the checks recurse. */
-export const MAX_CLAIM_DEPTH = 16;
+const MAX_CLAIM_DEPTH = 16;
 
 export const isSdJwt = (f: SupportedFormat): f is 'vc+sd-jwt' | 'dc+sd-jwt' => f === 'vc+sd-jwt' || f === 'dc+sd-jwt';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Nesting a stored JSON value may have: DynamoDB allows 32 levels per item, and events wrap the value in a few more. */
-export const MAX_JSON_DEPTH = 24;
+const MAX_JSON_DEPTH = 24;
 
 /** What DynamoDB would refuse in free-form JSON (an empty map key, nesting past its limit), as 400s rather than 500s. */
 export function unstorable(value: unknown, path: string, out: ErrorDetail[] = [], depth = 1): ErrorDetail[] {
@@ -511,10 +511,8 @@ export class SupportedCredentialService {
 
   /** One page; with filters a page may hold fewer than `limit` (follow `next`). */
   async listPage(scope: TenantScope, page: { limit: number; cursor: string | undefined }, filters: SupportedFilters = {}) {
-    const pk = keys.walletPartition(scope);
-    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, { PK: (v) => v === pk, SK: (v) => v.startsWith(SK.supported) });
-    const out = await this.deps.store.queryPage(pk, { skBeginsWith: SK.supported, limit: page.limit, ...(after ? { after } : {}) });
-    return { items: out.items.map(supportedFromItem).filter((r) => matches(r, filters)), next: out.next ? encodeCursor(out.next) : null };
+    const out = await prefixPage(this.deps.store, keys.walletPartition(scope), SK.supported, page);
+    return { items: out.items.map(supportedFromItem).filter((r) => matches(r, filters)), next: out.next };
   }
 
   /** Deletes the record and frees its identifier. Exchanges already offered for it stay, but can no longer be issued. */
@@ -525,11 +523,8 @@ export class SupportedCredentialService {
       // The identifier is freed only if it is still this record's.
       await this.deps.store.write([own, { type: 'delete', key: oid4vciKeys.supportedIdentifier(scope, record.identifier), condition: { equals: { supported_cred_id: id } } }]);
     } catch (err) {
-      if (!(err instanceof ConditionFailedError)) throw err;
-      if (err.failedIndexes.includes(0)) throw supportedNotFound(id);
-      await this.deps.store.write([own]).catch((e: unknown) => {
-        throw e instanceof ConditionFailedError ? supportedNotFound(id) : e;
-      });
+      // Record and reservation are written and deleted together: a failed condition means it is gone.
+      throw err instanceof ConditionFailedError ? supportedNotFound(id) : err;
     }
   }
 }

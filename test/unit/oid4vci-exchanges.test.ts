@@ -68,10 +68,9 @@ describe('issue', () => {
       created_at: '2026-11-23T10:00:00.000Z',
       updated_at: '2026-11-23T10:00:00.000Z',
     });
-    expect(record).toMatchObject({ state: 'offer', credential_configuration_id: 'Pid', code_expires_at: Date.parse('2026-11-23T10:10:00Z') });
+    expect(record).toMatchObject({ state: 'offer', code_expires_at: Date.parse('2026-11-23T10:10:00Z') });
     expect(await s.store.get(oid4vciKeys.code(scope, code))).toMatchObject({
       exchange_id: record.exchange_id,
-      expires_at_ms: record.code_expires_at,
       ttl: record.code_expires_at / 1000 + 86400,
     });
     expect(await s.store.get(oid4vciKeys.offerRef(scope, record.offer_ref))).toMatchObject({ exchange_id: record.exchange_id, offer: out.offer });

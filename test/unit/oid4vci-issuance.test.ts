@@ -2,13 +2,13 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { decodeSdJwt, getClaims } from '@sd-jwt/decode';
 import { createHash } from 'node:crypto';
 import { disclosureFrame, issueJwtVcJson, issueSdJwtVc } from '../../lib/oid4vci/protocol/formats';
-import { IssuerSecretSource, mintNonce, nonceExpiry } from '../../lib/oid4vci/protocol/issuer-secrets';
+import { es256Sign, IssuerSecretSource, mintNonce, nonceExpiry } from '../../lib/oid4vci/protocol/issuer-secrets';
 import { Oauth2AuthorizationServer } from '@openid4vc/oauth2';
 import { Openid4vciIssuer } from '@openid4vc/openid4vci';
 import { oid4vcCallbacks } from '../../lib/oid4vc/callbacks';
 import { authorizationServerMetadata, claimsDescription, credentialIssuerMetadata } from '../../lib/oid4vci/protocol/metadata';
 import type { IssuableConfiguration } from '../../lib/oid4vci/records';
-import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 
 const hasher = (data: string | ArrayBuffer) => new Uint8Array(createHash('sha256').update(typeof data === 'string' ? data : Buffer.from(data)).digest());
 
@@ -135,6 +135,11 @@ describe("a wallet's issuer secrets", () => {
     expect(a1.tokenKey.publicJwk).toEqual(a2.tokenKey.publicJwk);
     expect(a1.tokenKey.publicJwk.x).not.toEqual(b.tokenKey.publicJwk.x);
     expect(a1.nonceKey.equals(b.nonceKey)).toBe(false);
+    // An ES256 JWS made with the derived key verifies with the public JWK (what the resource server checks).
+    const input = `${Buffer.from('{"alg":"ES256"}').toString('base64url')}.${Buffer.from('{"sub":"x"}').toString('base64url')}`;
+    const jws = `${input}.${es256Sign(a1.tokenKey.privateKey, Buffer.from(input)).toString('base64url')}`;
+    await expect(compactVerify(jws, await importJWK({ ...a1.tokenKey.publicJwk, alg: 'ES256' }, 'ES256'))).resolves.toBeDefined();
+    await expect(compactVerify(jws, await importJWK({ ...b.tokenKey.publicJwk, alg: 'ES256' }, 'ES256'))).rejects.toThrow();
   });
 });
 

@@ -1,21 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { setGlobalConfig } from '@openid4vc/utils';
-import { DidService } from '../../lib/dids/service';
-import { OutboxPublisher } from '../../lib/events/publisher';
-import { LocalKeyManager } from '../../lib/keys/local-key-manager';
-import { ExchangeService, exchangeFromItem, storeDidLookup } from '../../lib/oid4vci/exchanges';
-import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
-import { IssuerProtocol } from '../../lib/oid4vci/protocol/service';
-import { oid4vciKeys, PRE_AUTHORIZED_GRANT } from '../../lib/oid4vci/records';
-import { draftFromSdJwt, SupportedCredentialService } from '../../lib/oid4vci/supported';
-import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
-import { tenantScope } from '../../lib/store/keys';
+import { oid4vciKeys } from '../../lib/oid4vci/records';
 import type { ItemKey } from '../../lib/store/port';
-import { TaaService } from '../../lib/taa/service';
 import { MemoryStore } from '../helpers/memory-store';
-
-const BASE = 'https://issuer.example.com';
-const scope = tenantScope('7');
+import { oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
 
 /** Which guess a request is making (so the store can note its place in the count). */
 const guess = new AsyncLocalStorage<{ pin: string }>();
@@ -43,21 +30,11 @@ class SlowStore extends MemoryStore {
 }
 
 async function setup() {
-  setGlobalConfig({ allowInsecureUrls: false });
   const store = new SlowStore();
-  const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
-  const dids = new DidService({ store, keyManager, taa: new TaaService(store, undefined), indyNamespace: 't', limits: { maxDids: 100, maxCreationsPerMinute: 100 } });
-  const events = new OutboxPublisher(store);
-  const config = await new SupportedCredentialService({ store }).create(scope, draftFromSdJwt({ id: 'Pid', vct: 'urn:pid', claims: { given_name: { value_type: 'string' } } }));
-  const did = await dids.create(scope, { method: 'key', baseUrl: BASE });
-  const offer = await new ExchangeService({ store, events, dids: storeDidLookup(store) }).issue(scope, { supported_cred_id: config.supported_cred_id, credential_subject: { given_name: 'E' }, did: did.did, pin: '4711' }, BASE);
-  const protocol = new IssuerProtocol({ store, events, keyManager, secrets: new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))), status: null });
-  const code = offer.offer.grants[PRE_AUTHORIZED_GRANT]['pre-authorized_code'];
-  const request = { method: 'POST', url: `${BASE}/oid4vci/7/token`, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
-  const token = (txCode: string, headers: Record<string, string> = {}) =>
-    protocol.token(scope, BASE, { ...request, headers: { ...request.headers, ...headers } }, { grant_type: PRE_AUTHORIZED_GRANT, 'pre-authorized_code': code, tx_code: txCode });
-  const exchange = async () => exchangeFromItem((await store.get(oid4vciKeys.exchange(scope, offer.exchange.exchange_id)))!);
-  return { store, token, exchange, exchangeId: offer.exchange.exchange_id };
+  const f = await oid4vciFixture({ store });
+  const { code, exchangeId } = await f.offer({ pin: '4711' });
+  const token = (txCode: string, headers: Record<string, string> = {}) => f.token(code, { txCode, headers });
+  return { store, token, exchange: () => f.exchange(exchangeId), exchangeId };
 }
 
 describe('PIN guesses sent at the same time', () => {

@@ -1,0 +1,140 @@
+import { keys } from '../../lib/store/keys';
+import { draftFromSdJwt } from '../../lib/oid4vci/supported';
+import { oid4vciKeys } from '../../lib/oid4vci/records';
+import { SpecWallet } from '../helpers/spec-wallet';
+import { ISSUER, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
+
+/**
+ * The issuer's refusals that the HTTP suites do not reach, in-process: each one the protocol's code,
+ * nothing issued, and the exchange left as it should be.
+ */
+
+const refused = (code: string, status = 400) => expect.objectContaining({ status, code });
+
+async function redeemed(opts: { now?: () => Date } = {}) {
+  const f = await oid4vciFixture(opts);
+  const { code, exchangeId } = await f.offer();
+  const t = (await f.token(code)) as { access_token: string; c_nonce: string };
+  const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+  return { f, exchangeId, accessToken: t.access_token, nonce: t.c_nonce, wallet, proof: (o: Record<string, unknown> = {}) => wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey(), ...o }) };
+}
+
+describe('the token endpoint', () => {
+  test('refuses grants other than the pre-authorized code, and headers that are not visible ASCII', async () => {
+    const f = await oid4vciFixture();
+    const { code } = await f.offer();
+    await expect(f.token(code, { form: { grant_type: 'authorization_code', code: 'x' } })).rejects.toEqual(refused('unsupported_grant_type'));
+    await expect(f.token(code, { headers: { dpop: 'é.x.y' } })).rejects.toEqual(refused('invalid_request'));
+  });
+
+  test('a DPoP proof is fresh and used once: a stale one, and the same one again, are invalid_dpop_proof', async () => {
+    const f = await oid4vciFixture();
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
+    const stale = wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token`, iat: Math.floor(Date.now() / 1000) - 3600 });
+    await expect(f.token((await f.offer()).code, { headers: { dpop: stale } })).rejects.toEqual(refused('invalid_dpop_proof'));
+    const proof = wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` });
+    await expect(f.token((await f.offer()).code, { headers: { dpop: proof } })).resolves.toMatchObject({ token_type: 'DPoP' });
+    const second = await f.offer();
+    await expect(f.token(second.code, { headers: { dpop: proof } })).rejects.toEqual(refused('invalid_dpop_proof'));
+    expect((await f.exchange(second.exchangeId)).state).toBe('offer');
+  });
+
+  test('the lock-out comes at exactly the fifth wrong PIN, with the attempts left said before it', async () => {
+    const f = await oid4vciFixture();
+    const { code, exchangeId } = await f.offer({ pin: '4711' });
+    const messages: string[] = [];
+    for (let i = 0; i < 5; i++) messages.push(await f.token(code, { txCode: `000${i}` }).then(() => 'redeemed', (e: Error) => e.message));
+    expect(messages).toEqual([
+      'Invalid tx_code (4 attempt(s) left)',
+      'Invalid tx_code (3 attempt(s) left)',
+      'Invalid tx_code (2 attempt(s) left)',
+      'Invalid tx_code (1 attempt(s) left)',
+      'Invalid tx_code; no attempts are left and the pre-authorized code is no longer valid',
+    ]);
+    expect(await f.exchange(exchangeId)).toMatchObject({ state: 'failed', failure_reason: 'tx_code_attempts_exhausted' });
+    expect(f.events('oid4vci.exchange.failed')).toHaveLength(1);
+  });
+});
+
+describe('the credential endpoint', () => {
+  test('requests it does not serve: credential identifiers, encrypted responses, more than ten proofs, no proof', async () => {
+    const r = await redeemed();
+    await expect(r.f.credential(r.accessToken, { credential_identifier: 'x', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('unknown_credential_identifier'));
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] }, credential_response_encryption: { jwk: {}, enc: 'A128GCM' } })).rejects.toEqual(refused('invalid_encryption_parameters'));
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: Array.from({ length: 11 }, () => r.proof()) } })).rejects.toEqual(refused('invalid_credential_request'));
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid' })).rejects.toEqual(refused('invalid_proof'));
+    await expect(r.f.credential(r.accessToken, { format: 'vc+sd-jwt', vct: 'urn:other', proof: { proof_type: 'jwt', jwt: r.proof() } })).rejects.toEqual(refused('unknown_credential_configuration'));
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+  });
+
+  test('proofs: without iat, with an expired nonce, or with a binding the configuration does not list', async () => {
+    let now = Date.now();
+    const r = await redeemed({ now: () => new Date(now) });
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ payload: { iat: undefined } })] } })).rejects.toEqual(refused('invalid_proof'));
+    const jwkOnly = await r.f.supported.create(scope, draftFromSdJwt({ id: 'JwkOnly', vct: 'urn:j', claims: { given_name: { value_type: 'string' } }, cryptographic_binding_methods_supported: ['jwk'] }));
+    const offer = await r.f.offer({ supported_cred_id: jwkOnly.supported_cred_id });
+    const t = (await r.f.token(offer.code)) as { access_token: string; c_nonce: string };
+    const didProof = r.wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: r.wallet.newHolderKey(), binding: 'did:key' });
+    await expect(r.f.credential(t.access_token, { credential_configuration_id: 'JwkOnly', proofs: { jwt: [didProof] } })).rejects.toEqual(refused('invalid_proof'));
+    // Ten minutes on, the first token's c_nonce (5 minutes) has expired: presented with a fresh token.
+    now += 10 * 60 * 1000;
+    const late = await r.f.offer();
+    const lt = (await r.f.token(late.code)) as { access_token: string };
+    await expect(r.f.credential(lt.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('invalid_nonce'));
+  });
+
+  test('one request per token: a new request with the same token is invalid_token (401)', async () => {
+    const r = await redeemed();
+    await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } });
+    const fresh = (await r.f.protocol.nonce(scope)).c_nonce;
+    const again = r.wallet.makeProof({ aud: ISSUER, nonce: fresh, key: r.wallet.newHolderKey() });
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [again] } })).rejects.toEqual(refused('invalid_token', 401));
+  });
+
+  test.each([
+    ['its configuration was deleted', 'configuration_deleted', async (r: Awaited<ReturnType<typeof redeemed>>) => r.f.supported.delete(scope, r.f.config.supported_cred_id)],
+    ['its issuer DID was deactivated', 'issuer_did_unavailable', async (r: Awaited<ReturnType<typeof redeemed>>) => void (await r.f.dids.deactivate(scope, r.f.did.did))],
+    [
+      'its configuration no longer passes the library',
+      'configuration_invalid',
+      async (r: Awaited<ReturnType<typeof redeemed>>) => {
+        const key = oid4vciKeys.supported(scope, r.f.config.supported_cred_id);
+        const item = (await r.f.store.get(key))!;
+        // An SD-JWT VC configuration without its vct: the library does not know it as one.
+        const { vct: _vct, ...formatData } = item.format_data as Record<string, unknown>;
+        await r.f.store.write([{ type: 'put', item: { ...item, format_data: formatData } }]);
+      },
+    ],
+  ])('an offer is denied when %s, and the exchange fails with the reason', async (_name, reason, spoil) => {
+    const r = await redeemed();
+    await spoil(r);
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('credential_request_denied'));
+    expect(await r.f.exchange(r.exchangeId)).toMatchObject({ state: 'failed', failure_reason: reason });
+    expect(r.f.events('oid4vci.exchange.failed').map((e) => e.data.failure_reason)).toEqual([reason]);
+  });
+});
+
+describe('the notification endpoint', () => {
+  test.each([
+    ['credential_deleted', 'deleted', undefined],
+    ['credential_failure', 'failed', 'wallet: storage full'],
+  ] as const)('%s moves the exchange to %s (with the wallet\'s reason), once; later notifications are refused', async (event, state, reason) => {
+    const r = await redeemed();
+    const issued = (await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })) as { notification_id: string };
+    const notify = (ev: string, description?: string) =>
+      r.f.protocol.notification(scope, 'https://issuer.example.com', r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), { notification_id: issued.notification_id, event: ev as never, ...(description ? { event_description: description } : {}) });
+    await notify(event, 'storage full');
+    expect(await r.f.exchange(r.exchangeId)).toMatchObject({ state, ...(reason ? { failure_reason: reason } : {}) });
+    await notify(event); // the same again: nothing changes
+    expect(r.f.events(`oid4vci.exchange.${state}`)).toHaveLength(1);
+    await expect(notify('credential_accepted')).rejects.toEqual(refused('invalid_notification_request'));
+  });
+});
+
+test('keys of one-time values are hashes, never the values', async () => {
+  const r = await redeemed();
+  await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } });
+  const sks = [...r.f.store.items.values()].filter((i) => i.PK === keys.walletPartition(scope)).map((i) => String(i.SK));
+  expect(sks.some((sk) => sk.includes(r.nonce))).toBe(false);
+  expect(sks.filter((sk) => sk.startsWith('VCUSED#nonce#'))).toHaveLength(1);
+});

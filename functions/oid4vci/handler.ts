@@ -1,6 +1,6 @@
 import { createGroupHandler } from '../../lib/http/router';
 import { oid4vciAdminContracts } from '../../lib/oid4vci/contract';
-import { ExchangeService, storeDidLookup } from '../../lib/oid4vci/exchanges';
+import { ExchangeService } from '../../lib/oid4vci/exchanges';
 import { oid4vciAdminOperations } from '../../lib/oid4vci/operations';
 import { SupportedCredentialService } from '../../lib/oid4vci/supported';
 import { buildDeps, createLogger } from '../shared/deps';
@@ -9,7 +9,7 @@ import { walletSessions } from '../shared/sessions';
 const deps = buildDeps('oid4vci', { sessions: walletSessions });
 const supported = new SupportedCredentialService({ store: deps.store });
 // DIDs are read from the wallet's partition only: nothing here signs, so no key manager.
-const exchanges = new ExchangeService({ store: deps.store, events: deps.events, dids: storeDidLookup(deps.store) });
+const exchanges = new ExchangeService({ store: deps.store, events: deps.events });
 
 export const handler = createGroupHandler({
   group: 'oid4vci',

@@ -1,5 +1,7 @@
 import type { KeyAlg, PublicJwk } from '../keys/port';
-import type { Item } from '../store/port';
+import { NotFoundError } from '../http/errors';
+import { keys, type TenantScope } from '../store/keys';
+import type { Item, ItemStore } from '../store/port';
 import type { DidMethod, KeyType } from './methods';
 
 /** ACA-Py's postures: wallet_only (never published), public (the wallet's public DID), posted (was public). */
@@ -85,4 +87,17 @@ export function didView(d: DidRecord) {
 export function publicLookup(qualified: string): string {
   if (qualified.startsWith('did:web:')) return `DIDWEB#${qualified.slice(qualified.lastIndexOf(':') + 1)}`;
   return `DID#${qualified}`;
+}
+
+/** One of the wallet's DIDs (full or bare did:sov), read from its partition: 404 `did_not_found` if it has none. */
+export async function readDid(store: ItemStore, scope: TenantScope, did: string): Promise<DidRecord> {
+  const item = await store.get(keys.did(scope, qualify(did)));
+  if (!item) throw new NotFoundError(`No DID ${did} in this wallet`, 'did_not_found');
+  return didFromItem(item);
+}
+
+/** The wallet's public DID, or null. */
+export async function readPublicDid(store: ItemStore, scope: TenantScope): Promise<DidRecord | null> {
+  const pointer = await store.get(keys.publicDid(scope));
+  return pointer ? readDid(store, scope, pointer.did as string) : null;
 }

@@ -18,7 +18,7 @@ import {
   type DidMethod,
   type KeyType,
 } from './methods';
-import { didFromItem, didView, publicLookup, qualify, type DidRecord } from './records';
+import { didFromItem, didView, publicLookup, qualify, readDid, readPublicDid, type DidRecord } from './records';
 
 export interface DidLimits {
   /** Active (not deactivated) DIDs per wallet: each holds a KMS key. */
@@ -194,15 +194,12 @@ export class DidService {
     return { items: out.items.map(didFromItem).filter((d) => page.method === undefined || d.method === page.method), next: out.next };
   }
 
-  async get(scope: TenantScope, did: string): Promise<DidRecord> {
-    const item = await this.deps.store.get(keys.did(scope, qualify(did)));
-    if (!item) throw new NotFoundError(`No DID ${did} in this wallet`, 'did_not_found');
-    return didFromItem(item);
+  get(scope: TenantScope, did: string): Promise<DidRecord> {
+    return readDid(this.deps.store, scope, did);
   }
 
-  async publicDid(scope: TenantScope): Promise<DidRecord | null> {
-    const pointer = await this.deps.store.get(keys.publicDid(scope));
-    return pointer ? this.get(scope, pointer.did as string) : null;
+  publicDid(scope: TenantScope): Promise<DidRecord | null> {
+    return readPublicDid(this.deps.store, scope);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { didDocument } from '../dids/document';
-import { didFromItem, qualify, type DidRecord } from '../dids/records';
+import { qualify, readDid, readPublicDid, type DidRecord } from '../dids/records';
 import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
 import { prefixPage } from '../http/paging';
@@ -110,28 +110,6 @@ export function exchangeFromItem(item: Item): ExchangeRecord {
   return rest as unknown as ExchangeRecord;
 }
 
-/** The DIDs an exchange may be issued under; DidService satisfies it. */
-export interface DidLookup {
-  get(scope: TenantScope, did: string): Promise<DidRecord>;
-  publicDid(scope: TenantScope): Promise<DidRecord | null>;
-}
-
-/** Reads DIDs straight from the wallet's partition: this function holds no key manager. */
-export function storeDidLookup(store: ItemStore): DidLookup {
-  const get = async (scope: TenantScope, did: string) => {
-    const item = await store.get(keys.did(scope, qualify(did)));
-    if (!item) throw new NotFoundError(`No DID ${did} in this wallet`, 'did_not_found');
-    return didFromItem(item);
-  };
-  return {
-    get,
-    publicDid: async (scope) => {
-      const pointer = await store.get(keys.publicDid(scope));
-      return pointer ? get(scope, pointer.did as string) : null;
-    },
-  };
-}
-
 export interface IssueInput {
   readonly supported_cred_id: string;
   readonly credential_subject?: Record<string, unknown> | undefined;
@@ -150,7 +128,6 @@ export interface ExchangeFilters {
 export interface ExchangeServiceDeps {
   readonly store: ItemStore;
   readonly events: EventPublisher;
-  readonly dids: DidLookup;
   readonly now?: () => Date;
 }
 
@@ -176,12 +153,12 @@ export class ExchangeService {
   private async issuer(scope: TenantScope, input: IssueInput): Promise<{ did: DidRecord; verificationMethod: string }> {
     let did: DidRecord;
     if (input.did === undefined) {
-      const pub = await this.deps.dids.publicDid(scope);
+      const pub = await readPublicDid(this.deps.store, scope);
       if (!pub) throw bad('This wallet has no public DID: give did, or make one public (POST /api/v1/set-public-did)', 'no_public_did', 'did');
       did = pub;
     } else {
       try {
-        did = await this.deps.dids.get(scope, input.did);
+        did = await readDid(this.deps.store, scope, input.did);
       } catch (err) {
         if (err instanceof NotFoundError) throw bad(`${input.did} is not a DID of this wallet`, 'unknown_did', 'did');
         throw err;
@@ -277,8 +254,17 @@ export class ExchangeService {
     return record;
   }
 
+  /**
+   * A list records the expiries it finds, ten writes at a time; one that cannot be written now still
+   * lists as `expired` (derived), and is recorded by a later read. A listing never fails on it.
+   */
   private async settleAll(scope: TenantScope, items: Item[], filters: ExchangeFilters): Promise<ExchangeRecord[]> {
-    const settled = await Promise.all(items.map((i) => this.settle(scope, exchangeFromItem(i))));
+    const settled: (ExchangeRecord | null)[] = [];
+    for (let i = 0; i < items.length; i += 10) {
+      const batch = items.slice(i, i + 10).map((item) => exchangeFromItem(item));
+      // settle writes only for a stale exchange, so a failure here is one that is expired.
+      settled.push(...(await Promise.all(batch.map((r) => this.settle(scope, r).catch((): ExchangeRecord => ({ ...r, state: 'expired' }))))));
+    }
     return settled.filter((r): r is ExchangeRecord => r !== null && matches(r, filters));
   }
 

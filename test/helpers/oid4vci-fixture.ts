@@ -2,7 +2,7 @@ import { DidService } from '../../lib/dids/service';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import type { EventEnvelope } from '../../lib/events/envelope';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
-import { ExchangeService, exchangeFromItem, storeDidLookup } from '../../lib/oid4vci/exchanges';
+import { ExchangeService, exchangeFromItem } from '../../lib/oid4vci/exchanges';
 import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
 import { IssuerProtocol, type ProtocolRequest } from '../../lib/oid4vci/protocol/service';
 import { oid4vciKeys, PRE_AUTHORIZED_GRANT } from '../../lib/oid4vci/records';
@@ -29,7 +29,7 @@ export async function oid4vciFixture(opts: { store?: MemoryStore; now?: () => Da
   const supported = new SupportedCredentialService({ store, now });
   const config = await supported.create(scope, draftFromSdJwt({ id: 'Pid', vct: 'urn:pid', claims: { given_name: { value_type: 'string' } } }));
   const did = await dids.create(scope, { method: 'key', baseUrl: BASE });
-  const exchanges = new ExchangeService({ store, events, dids: storeDidLookup(store), now });
+  const exchanges = new ExchangeService({ store, events, now });
   const protocol = new IssuerProtocol({ store, events, keyManager, secrets: new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))), status: null, now });
 
   const offer = async (extra: { pin?: string; supported_cred_id?: string } = {}) => {

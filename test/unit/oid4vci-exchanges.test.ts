@@ -2,7 +2,7 @@ import { DidService } from '../../lib/dids/service';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import type { EventEnvelope } from '../../lib/events/envelope';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
-import { ExchangeService, exchangeView, storeDidLookup } from '../../lib/oid4vci/exchanges';
+import { ExchangeService, exchangeView } from '../../lib/oid4vci/exchanges';
 import { oid4vciKeys, PRE_AUTHORIZED_GRANT, type ExchangeRecord } from '../../lib/oid4vci/records';
 import { draftFromSdJwt, SupportedCredentialService } from '../../lib/oid4vci/supported';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
@@ -26,7 +26,7 @@ async function setup() {
     limits: { maxDids: 100, maxCreationsPerMinute: 100 },
   });
   const supported = new SupportedCredentialService({ store, now: clock });
-  const exchanges = new ExchangeService({ store, events: new OutboxPublisher(store, clock), dids: storeDidLookup(store), now: clock });
+  const exchanges = new ExchangeService({ store, events: new OutboxPublisher(store, clock), now: clock });
   const config = await supported.create(
     scope,
     draftFromSdJwt({ id: 'Pid', vct: 'urn:pid', claims: { given_name: { mandatory: true, value_type: 'string' }, address: { city: { value_type: 'string' } } } }),
@@ -159,6 +159,21 @@ describe('exchanges', () => {
     expect(s.events('oid4vci.exchange.expired')).toHaveLength(1);
     expect(s.events('oid4vci.exchange.expired')[0]!.data).toMatchObject({ exchange_id: exchange.exchange_id, state: 'expired' });
     await s.exchanges.get(scope, exchange.exchange_id);
+    expect(s.events('oid4vci.exchange.expired')).toHaveLength(1);
+  });
+
+  test('a list that cannot record an expiry now still shows it expired, and a later read records it', async () => {
+    const s = await issued();
+    const { exchange } = await s.issue('E');
+    s.advance(600_001);
+    const write = s.store.write.bind(s.store);
+    s.store.write = async () => {
+      throw new Error('throttled');
+    };
+    expect((await s.exchanges.list(scope)).map((r) => r.state)).toEqual(['expired']);
+    expect(s.events('oid4vci.exchange.expired')).toHaveLength(0);
+    s.store.write = write;
+    expect((await s.exchanges.get(scope, exchange.exchange_id)).state).toBe('expired');
     expect(s.events('oid4vci.exchange.expired')).toHaveLength(1);
   });
 

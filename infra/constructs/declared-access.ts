@@ -4,13 +4,15 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
+import { KMS_KEY_SPECS } from '../../lib/keys/port';
+import { ACCESS_TAGS, FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
 import type { QueueId } from '../../lib/service/resources';
 
 /** The tag a wallet's session carries, and the one its issuer keys carry. */
-export const WALLET_TAG = 'wallet_id';
-const PRINCIPAL_WALLET = '${aws:PrincipalTag/wallet_id}';
-const ISSUER_KEY_SPECS = ['ECC_NIST_EDWARDS25519', 'ECC_NIST_P256'];
+export const WALLET_TAG = ACCESS_TAGS.wallet;
+const SERVICE_TAG = ACCESS_TAGS.service;
+const PRINCIPAL_WALLET = `\${aws:PrincipalTag/${WALLET_TAG}}`;
+const ISSUER_KEY_SPECS = Object.values(KMS_KEY_SPECS).map((s) => s.keySpec);
 
 export interface DeclaredAccessProps {
   readonly fn: FunctionName;
@@ -100,12 +102,12 @@ export class DeclaredAccess extends Construct {
           resources: ['*'],
           conditions: {
             StringEquals: {
-              'aws:RequestTag/service': props.issuerKeyTag,
+              [`aws:RequestTag/${SERVICE_TAG}`]: props.issuerKeyTag,
               [`aws:RequestTag/${WALLET_TAG}`]: PRINCIPAL_WALLET,
               'kms:KeyUsage': 'SIGN_VERIFY',
               'kms:KeySpec': ISSUER_KEY_SPECS,
             },
-            'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', WALLET_TAG] },
+            'ForAllValues:StringEquals': { 'aws:TagKeys': [SERVICE_TAG, WALLET_TAG] },
           },
         }),
       );
@@ -116,9 +118,9 @@ export class DeclaredAccess extends Construct {
           actions: ['kms:TagResource'],
           resources: [issuerKeyArns],
           conditions: {
-            StringEquals: { 'aws:RequestTag/service': props.issuerKeyTag, [`aws:RequestTag/${WALLET_TAG}`]: PRINCIPAL_WALLET },
-            'ForAllValues:StringEquals': { 'aws:TagKeys': ['service', WALLET_TAG] },
-            Null: { 'aws:ResourceTag/service': 'true' },
+            StringEquals: { [`aws:RequestTag/${SERVICE_TAG}`]: props.issuerKeyTag, [`aws:RequestTag/${WALLET_TAG}`]: PRINCIPAL_WALLET },
+            'ForAllValues:StringEquals': { 'aws:TagKeys': [SERVICE_TAG, WALLET_TAG] },
+            Null: { [`aws:ResourceTag/${SERVICE_TAG}`]: 'true' },
           },
         }),
       );
@@ -129,7 +131,7 @@ export class DeclaredAccess extends Construct {
         new iam.PolicyStatement({
           actions: onKeys.map((a) => `kms:${a}`),
           resources: [issuerKeyArns],
-          conditions: { StringEquals: { 'aws:ResourceTag/service': props.issuerKeyTag, [`aws:ResourceTag/${WALLET_TAG}`]: PRINCIPAL_WALLET } },
+          conditions: { StringEquals: { [`aws:ResourceTag/${SERVICE_TAG}`]: props.issuerKeyTag, [`aws:ResourceTag/${WALLET_TAG}`]: PRINCIPAL_WALLET } },
         }),
       );
     }

@@ -16,7 +16,7 @@ import { ENV } from '../../lib/service/env-names';
 import { AUTHORIZER_METRICS } from '../../lib/service/metrics';
 import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
 import { DLQ_RETENTION_DAYS, OUTBOX_STREAM_FILTERS, QUEUES, TABLE, queueUrlEnvName, type QueueId } from '../../lib/service/resources';
-import { ROUTES, routesOf, type RouteGroup } from '../../lib/service/routes';
+import { ROUTE_GROUPS, ROUTES } from '../../lib/service/routes';
 import { platformUsageKey } from '../../lib/service/usage-keys';
 import { Alarms } from '../constructs/alarms';
 import { DeclaredAccess } from '../constructs/declared-access';
@@ -303,8 +303,7 @@ export class ServiceStack extends Stack {
       validationRegex: '^[!-~]{32,4096}$',
     });
 
-    const groups = [...new Set(ROUTES.map((r) => r.group))] as RouteGroup[];
-    const integrations = new Map(groups.map((g) => [g, new apigw.LambdaIntegration(fns[g].fn, { allowTestInvoke: false })]));
+    const integrations = new Map(ROUTE_GROUPS.map((g) => [g, new apigw.LambdaIntegration(fns[g].fn, { allowTestInvoke: false })]));
     for (const route of ROUTES) {
       const resource = this.api.root.resourceForPath(route.path);
       const method = resource.addMethod(
@@ -321,7 +320,9 @@ export class ServiceStack extends Stack {
         Validations.of(method).acknowledge({ id: 'AwsSolutions::AwsSolutions-COG4', reason: 'Callers are API consumers with API keys, authorized by the Lambda authorizer, not Cognito users.' });
       }
     }
-    for (const g of groups) if (routesOf(g).length === 0) throw new Error(`group ${g} has no routes`);
+    // A declared function that is no route group, worker, authorizer or bootstrap would be deployed for nothing.
+    const idle = FUNCTION_NAMES.filter((n) => !(ROUTE_GROUPS as readonly string[]).includes(n) && !WORKER_ENTRIES[n] && n !== 'authorizer' && n !== 'bootstrap');
+    if (idle.length > 0) throw new Error(`functions with no routes and no trigger: ${idle.join(', ')}`);
 
     alarms.add('api-5xx', 'the API answered 5xx at least 5 times in 5 minutes', this.api.metricServerError({ period: Alarms.FIVE_MINUTES, statistic: 'Sum' }), 5);
     alarms.add(

@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { AccessDeniedError, allows, type AccessRequest, type DataAction, type Principal } from '../service/access';
+import { AccessDeniedError, allows, type AccessRequest, type DataAction, type IssuerKeyAction, type Principal } from '../service/access';
 import { keyAttributesOf, TABLE, type IndexName, type QueueId } from '../service/resources';
 import type { KeyManager } from '../keys/port';
 import type { SecretDeriver } from '../secrets/port';
@@ -121,7 +121,7 @@ export function guardUsageKeys(inner: UsageKeys, principal: Principal): UsageKey
  * be read from that wallet's partition), and the operation must be declared.
  */
 export function guardKeyManager(inner: KeyManager, fn: Principal['fn']): KeyManager {
-  const check = (action: 'CreateKey' | 'GetPublicKey' | 'Sign' | 'ScheduleKeyDeletion', keyWallet: string) => {
+  const check = (action: IssuerKeyAction, keyWallet: string) => {
     const p: Principal = { fn, wallet: sessionWallet() };
     const r: AccessRequest = { service: 'kms', action, keyWallet };
     if (!allows(p, r)) deny(p, r);

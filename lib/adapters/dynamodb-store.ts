@@ -149,8 +149,8 @@ export class DynamoDbStore implements ItemStore {
     let pending: Record<string, unknown>[] = [...new Map(keys.map((k) => [id(k), { PK: k.PK, SK: k.SK }])).values()];
     // DynamoDB may leave keys unprocessed under load: ask again for those, backing off a little.
     for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(200, 10 * 2 ** attempt)));
       if (attempt > 8) throw new Error('BatchGetItem left keys unprocessed after retries');
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(200, 10 * 2 ** attempt)));
       const out = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: opts?.consistent ?? true } } }));
       for (const item of (out.Responses?.[this.tableName] ?? []) as Item[]) found.set(id(item), item);
       pending = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
@@ -176,6 +176,8 @@ export class DynamoDbStore implements ItemStore {
 
   private async queryOnce(pk: string, opts: QueryOptions, limit: number | undefined, start: Record<string, unknown> | undefined): Promise<Page> {
     const { partitionKey: pkAttr, sortKey: skAttr } = keyAttributesOf(opts.index);
+    // An index without a sort key cannot narrow by prefix: refuse rather than answer the whole partition.
+    if (opts.skBeginsWith && !skAttr) throw new Error(`index ${opts.index} has no sort key to match a prefix on`);
     const out = await this.doc.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -218,19 +220,13 @@ export class DynamoDbStore implements ItemStore {
   }
 
   async increment(key: ItemKey, attribute: string, condition?: Condition): Promise<number> {
-    const names: Record<string, string> = { '#a': attribute };
-    const values: Record<string, unknown> = { ':one': 1 };
-    const ConditionExpression = conditionParts(condition, names, values);
     let out;
     try {
       out = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { PK: key.PK, SK: key.SK },
-          UpdateExpression: 'ADD #a :one',
-          ...(ConditionExpression ? { ConditionExpression } : {}),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
+          ...expressions({ type: 'update', key, set: {}, add: { [attribute]: 1 }, ...(condition ? { condition } : {}) }),
           ReturnValues: 'UPDATED_NEW',
         }),
       );

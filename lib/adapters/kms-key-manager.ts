@@ -22,14 +22,13 @@ import {
   type CreatedKey,
   type KeyAlg,
   type KeyManager,
+  KMS_KEY_SPECS,
   type PublicJwk,
 } from '../keys/port';
+import { ACCESS_TAGS } from '../service/access';
 import type { TenantScope } from '../store/keys';
 
-const SPEC = {
-  EdDSA: { keySpec: 'ECC_NIST_EDWARDS25519', signing: 'ED25519_SHA_512' },
-  ES256: { keySpec: 'ECC_NIST_P256', signing: 'ECDSA_SHA_256' },
-} as const;
+const SPEC = KMS_KEY_SPECS;
 
 /** KMS's limit on a RAW message. */
 export const KMS_RAW_MESSAGE_LIMIT = 4096;
@@ -88,8 +87,8 @@ export class KmsKeyManager implements KeyManager {
           KeyUsage: 'SIGN_VERIFY',
           Description: `Issuer key (${alg}) of wallet ${scope.walletId}`,
           Tags: [
-            { TagKey: 'service', TagValue: this.serviceTag },
-            { TagKey: 'wallet_id', TagValue: scope.walletId },
+            { TagKey: ACCESS_TAGS.service, TagValue: this.serviceTag },
+            { TagKey: ACCESS_TAGS.wallet, TagValue: scope.walletId },
           ],
         }),
       ),

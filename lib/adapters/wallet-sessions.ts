@@ -1,4 +1,5 @@
 import { AssumeRoleCommand, type STSClient } from '@aws-sdk/client-sts';
+import { ACCESS_TAGS } from '../service/access';
 
 export interface TemporaryCredentials {
   readonly accessKeyId: string;
@@ -53,7 +54,7 @@ export class WalletSessions {
       new AssumeRoleCommand({
         RoleArn: this.roleArn,
         RoleSessionName: `${this.functionName}-w${walletId}`.slice(0, 64),
-        Tags: [{ Key: 'wallet_id', Value: walletId }],
+        Tags: [{ Key: ACCESS_TAGS.wallet, Value: walletId }],
         DurationSeconds: SESSION_SECONDS,
       }),
     );

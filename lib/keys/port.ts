@@ -5,6 +5,12 @@ import type { TenantScope } from '../store/keys';
 export type KeyAlg = 'EdDSA' | 'ES256';
 export const KEY_ALGS: readonly KeyAlg[] = ['EdDSA', 'ES256'];
 
+/** The KMS key spec and signing algorithm of each: the adapter creates and signs with these, the stack allows only these. */
+export const KMS_KEY_SPECS: Readonly<Record<KeyAlg, { readonly keySpec: 'ECC_NIST_EDWARDS25519' | 'ECC_NIST_P256'; readonly signing: 'ED25519_SHA_512' | 'ECDSA_SHA_256' }>> = {
+  EdDSA: { keySpec: 'ECC_NIST_EDWARDS25519', signing: 'ED25519_SHA_512' },
+  ES256: { keySpec: 'ECC_NIST_P256', signing: 'ECDSA_SHA_256' },
+};
+
 export interface PublicJwk {
   readonly kty: 'OKP' | 'EC';
   readonly crv: 'Ed25519' | 'P-256';

@@ -87,6 +87,12 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
 };
 
+/**
+ * The tags that tie a role session and an issuer key to a wallet: the adapters set them (STS session
+ * tags, KMS CreateKey tags) and the stack's IAM conditions read them — one spelling for both sides.
+ */
+export const ACCESS_TAGS = { wallet: 'wallet_id', service: 'service' } as const;
+
 export const FUNCTION_NAMES = Object.keys(FUNCTION_ACCESS) as FunctionName[];
 
 /** The wallet partitions a session of `walletId` reaches (what the tenant role's LeadingKeys allow). */

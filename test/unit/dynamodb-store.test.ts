@@ -3,6 +3,7 @@ import {
   DynamoDBClient,
   ProvisionedThroughputExceededException,
   TransactionCanceledException,
+  TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -99,6 +100,12 @@ describe('DynamoDbStore', () => {
       [[{ PK: 'w', SK: 'a' }, { PK: 'w', SK: 'b' }, { PK: 'w', SK: 'c' }], true],
       [[{ PK: 'w', SK: 'a' }], true],
     ]);
+  });
+
+  test('a single write or increment that meets a transaction on its item is a WriteConflictError (retried by callers)', async () => {
+    ddb.on(UpdateCommand).rejects(new TransactionConflictException({ message: 'conflict', $metadata: {} }));
+    await expect(store().write([{ type: 'update', key: { PK: 'w', SK: 'x' }, set: { a: 1 } }])).rejects.toBeInstanceOf(WriteConflictError);
+    await expect(store().increment({ PK: 'w', SK: 'x' }, 'n')).rejects.toBeInstanceOf(WriteConflictError);
   });
 
   test('a conditional increment maps a failed condition and creates nothing', async () => {

@@ -619,35 +619,49 @@ export class SpecWallet {
 
   // --- Metadata -----------------------------------------------------------------------------
 
-  async fetchIssuerMetadata(credentialIssuer: string): Promise<any> {
-    const urls = wellKnownUrls(credentialIssuer, 'openid-credential-issuer');
+  /** A well-known document: the inserted location, then the appended one; `check` rejects a document naming another identifier. */
+  private async fetchWellKnown(identifier: string, suffix: string, what: string, check: (body: any, url: string) => void): Promise<{ body: any; url: string }> {
     let last: HttpResult | undefined;
-    for (const url of urls) {
+    for (const url of wellKnownUrls(identifier, suffix)) {
       last = await this.http(url, { method: 'GET', headers: { accept: 'application/json' } });
       if (last.status !== 200 || typeof last.body !== 'object') continue;
-      // §12.2.4: identical, by simple string comparison, or the data MUST NOT be used.
-      if (last.body.credential_issuer !== credentialIssuer) {
-        throw new Error(`§12.2.4: metadata at ${url} names credential_issuer ${last.body.credential_issuer}, not ${credentialIssuer}`);
-      }
-      this.issuerMetadata = last.body;
-      this.issuerMetadataUrl = url;
-      return last.body;
+      check(last.body, url);
+      return { body: last.body, url };
     }
-    throw new ProtocolError(`credential issuer metadata of ${credentialIssuer}`, last!);
+    throw new ProtocolError(`${what} of ${identifier}`, last!);
+  }
+
+  async fetchIssuerMetadata(credentialIssuer: string): Promise<any> {
+    const { body, url } = await this.fetchWellKnown(credentialIssuer, 'openid-credential-issuer', 'credential issuer metadata', (b, u) => {
+      // §12.2.4: identical, by simple string comparison, or the data MUST NOT be used.
+      if (b.credential_issuer !== credentialIssuer) throw new Error(`§12.2.4: metadata at ${u} names credential_issuer ${b.credential_issuer}, not ${credentialIssuer}`);
+    });
+    this.issuerMetadata = body;
+    this.issuerMetadataUrl = url;
+    return body;
   }
 
   async fetchAuthorizationServerMetadata(issuer: string): Promise<any> {
-    const urls = wellKnownUrls(issuer, 'oauth-authorization-server');
-    let last: HttpResult | undefined;
-    for (const url of urls) {
-      last = await this.http(url, { method: 'GET', headers: { accept: 'application/json' } });
-      if (last.status !== 200 || typeof last.body !== 'object') continue;
+    const { body } = await this.fetchWellKnown(issuer, 'oauth-authorization-server', 'authorization server metadata', (b, u) => {
       // RFC 8414 §3.3: `issuer` MUST be identical to the identifier the well-known URI was built from.
-      if (last.body.issuer !== issuer) throw new Error(`RFC 8414 §3.3: AS metadata at ${url} names issuer ${last.body.issuer}, not ${issuer}`);
-      this.asMetadata = last.body;
-      return last.body;
+      if (b.issuer !== issuer) throw new Error(`RFC 8414 §3.3: AS metadata at ${u} names issuer ${b.issuer}, not ${issuer}`);
+    });
+    this.asMetadata = body;
+    return body;
+  }
+
+  /** §13.5: from an offer to the issuer's metadata and its authorization server's, as if the wallet had started the flow. */
+  async discover(offer: CredentialOffer): Promise<{ summary: OfferSummary; metadata: any; as: any }> {
+    const summary = summarizeOffer(offer);
+    const metadata = await this.fetchIssuerMetadata(summary.credentialIssuer);
+    const asId = SpecWallet.authorizationServerOf(metadata, summary);
+    try {
+      return { summary, metadata, as: await this.fetchAuthorizationServerMetadata(asId) };
+    } catch (e) {
+      // Draft 11 issuers published token_endpoint in their own metadata.
+      if (!metadata.token_endpoint) throw e;
+      return { summary, metadata, as: { issuer: asId, token_endpoint: metadata.token_endpoint } };
     }
-    throw new ProtocolError(`authorization server metadata of ${issuer}`, last!);
   }
 
   // --- DPoP (RFC 9449) ------------------------------------------------------------------------
@@ -811,25 +825,12 @@ export class SpecWallet {
   async receive(offerUri: string, opts: ReceiveOptions = {}): Promise<Received> {
     const batch = opts.batch ?? 1;
     const offer = await this.resolveOffer(offerUri);
-    const summary = summarizeOffer(offer);
+    const { summary, metadata, as: asMetadata } = await this.discover(offer);
     if (!summary.preAuthorizedCode) throw new Error('the offer has no pre-authorized_code grant');
     const configurationId = opts.configurationId ?? summary.configurationIds[0];
     if (!configurationId) throw new Error('the offer names no credential configuration');
-
-    // §13.5: validate the issuer as if the wallet had started the flow itself.
-    const metadata = await this.fetchIssuerMetadata(summary.credentialIssuer);
     const configuration = configurationsOf(metadata, this.shape)[configurationId];
     if (!configuration) throw new Error(`§4.1.1: ${configurationId} is not in the issuer's credential_configurations_supported`);
-
-    const asId = SpecWallet.authorizationServerOf(metadata, summary);
-    let asMetadata: any;
-    try {
-      asMetadata = await this.fetchAuthorizationServerMetadata(asId);
-    } catch (e) {
-      // Draft 11 issuers published token_endpoint in their own metadata.
-      if (!metadata.token_endpoint) throw e;
-      asMetadata = { issuer: asId, token_endpoint: metadata.token_endpoint };
-    }
     if (Array.isArray(asMetadata.grant_types_supported) && !asMetadata.grant_types_supported.includes(PRE_AUTHORIZED_CODE_GRANT)) {
       throw new Error('the authorization server does not list the pre-authorized code grant');
     }

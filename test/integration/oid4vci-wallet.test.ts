@@ -150,9 +150,7 @@ function expectBoundTo(holder: { cnf?: any; sub?: unknown }, key: HolderKey): vo
 
 /** Redeems an offer by hand, for the tests that then misbehave. */
 async function redeem(wallet: SpecWallet, created: Created, txCode?: string) {
-  const summary = summarizeOffer(await wallet.resolveOffer(created.credential_offer));
-  const metadata = await wallet.fetchIssuerMetadata(summary.credentialIssuer);
-  const as = await wallet.fetchAuthorizationServerMetadata(SpecWallet.authorizationServerOf(metadata, summary));
+  const { summary, metadata, as } = await wallet.discover(await wallet.resolveOffer(created.credential_offer));
   const token = await wallet.token({ tokenEndpoint: as.token_endpoint, preAuthorizedCode: summary.preAuthorizedCode!, txCode });
   return { summary, metadata, as, token, accessToken: token.access_token as string, configurationId: summary.configurationIds[0]! };
 }
@@ -370,9 +368,7 @@ describe('OID4VCI interop (spec wallet): refusals at the token endpoint (§6.3),
   test('a wrong PIN is invalid_grant, and the right one still works after it', async () => {
     const created = await createOffer(issuers.web, 'sd', '123456');
     const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
-    const summary = summarizeOffer(created.offer);
-    const metadata = await wallet.fetchIssuerMetadata(summary.credentialIssuer);
-    const as = await wallet.fetchAuthorizationServerMetadata(SpecWallet.authorizationServerOf(metadata, summary));
+    const { summary, as } = await wallet.discover(created.offer);
     const wrong = await wallet.requestToken({ tokenEndpoint: as.token_endpoint, preAuthorizedCode: summary.preAuthorizedCode!, txCode: '654321' });
     expectOAuthError(wrong, 400, 'invalid_grant');
     await expectNothingIssued(issuers.web, created, 'offer');
@@ -389,9 +385,7 @@ describe('OID4VCI interop (spec wallet): refusals at the token endpoint (§6.3),
     );
     const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
     await expect(wallet.resolveOffer(created.credential_offer_uri)).rejects.toThrow();
-    const summary = summarizeOffer(created.offer);
-    const metadata = await wallet.fetchIssuerMetadata(summary.credentialIssuer);
-    const as = await wallet.fetchAuthorizationServerMetadata(SpecWallet.authorizationServerOf(metadata, summary));
+    const { summary, as } = await wallet.discover(created.offer);
     expectOAuthError(await wallet.requestToken({ tokenEndpoint: as.token_endpoint, preAuthorizedCode: summary.preAuthorizedCode! }), 400, 'invalid_grant');
     expect(await exchangeState(issuers.web, created.exchange.exchange_id)).toBe('expired');
   });
@@ -399,9 +393,7 @@ describe('OID4VCI interop (spec wallet): refusals at the token endpoint (§6.3),
   test('a missing PIN is invalid_request, a PIN nobody asked for too', async () => {
     const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
     const withPin = await createOffer(issuers.web, 'sd', '123456');
-    const s1 = summarizeOffer(withPin.offer);
-    const metadata = await wallet.fetchIssuerMetadata(s1.credentialIssuer);
-    const as = await wallet.fetchAuthorizationServerMetadata(SpecWallet.authorizationServerOf(metadata, s1));
+    const { summary: s1, as } = await wallet.discover(withPin.offer);
     expectOAuthError(await wallet.requestToken({ tokenEndpoint: as.token_endpoint, preAuthorizedCode: s1.preAuthorizedCode! }), 400, 'invalid_request');
     await expectNothingIssued(issuers.web, withPin, 'offer');
     const withoutPin = await createOffer(issuers.web, 'sd');
@@ -413,9 +405,7 @@ describe('OID4VCI interop (spec wallet): refusals at the token endpoint (§6.3),
   test('wrong PINs up to the bound lock the code out (§13.6.3): then the right PIN fails too and the exchange has failed', async () => {
     const created = await createOffer(issuers.web, 'sd', '123456');
     const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
-    const summary = summarizeOffer(created.offer);
-    const metadata = await wallet.fetchIssuerMetadata(summary.credentialIssuer);
-    const as = await wallet.fetchAuthorizationServerMetadata(SpecWallet.authorizationServerOf(metadata, summary));
+    const { summary, as } = await wallet.discover(created.offer);
     let attempts = 0;
     while (attempts < 20 && (await exchangeState(issuers.web, created.exchange.exchange_id)) !== 'failed') {
       attempts++;

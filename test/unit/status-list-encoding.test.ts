@@ -1,8 +1,16 @@
 import { randomInt } from 'node:crypto';
 import { gunzipSync, gzipSync, inflateSync } from 'node:zlib';
-import { StatusList } from '@sd-jwt/jwt-status-list';
+import { getListFromStatusListJWT, StatusList } from '@sd-jwt/jwt-status-list';
+import { compactVerify, importJWK } from 'jose';
+import { LocalKeyManager } from '../../lib/keys/local-key-manager';
+import type { KeyAlg } from '../../lib/keys/port';
+import { issuerSigner } from '../../lib/keys/signer';
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { ietfStatusList, STATUS_SIZES, w3cEncodedList, type StatusSize } from '../../lib/status-lists/encoding';
+import { ietfStatusClaim, signIetfStatusListToken, signW3cStatusListCredential, w3cStatusEntry, type PublicationInput } from '../../lib/status-lists/tokens';
+import { tenantScope } from '../../lib/store/keys';
 import { BitstringStatusListError, decodeBitstringStatusList } from '../helpers/w3c-bitstring-status-list';
+import { MemoryStore } from '../helpers/memory-store';
 
 const LIST_SIZE = 131_072;
 
@@ -149,5 +157,159 @@ describe('speed', () => {
     const best = (fn: () => unknown) => Math.min(...[0, 1, 2].map(() => { const t = performance.now(); fn(); return performance.now() - t; }));
     expect(best(() => w3cEncodedList(shape, entries))).toBeLessThan(100);
     expect(best(() => ietfStatusList(shape, entries))).toBeLessThan(100);
+  });
+});
+
+describe.each(['ES256', 'EdDSA'] as const)('signed publications (%s key, local key manager), verified with jose', (alg: KeyAlg) => {
+  const scope = tenantScope('1');
+  const km = new LocalKeyManager(new MemoryStore(), new LocalSecretDeriver('ab'.repeat(32)));
+  const kid = 'did:example:issuer#key-1';
+  const url = 'https://status.example.com/w/1/lists/7';
+  const { entries, dense } = randomEntries(2);
+  const input: PublicationInput = {
+    url,
+    issuer: 'did:example:issuer',
+    purpose: 'suspension',
+    listSize: LIST_SIZE,
+    statusSize: 2,
+    entries,
+    issuedAt: new Date('2026-11-23T12:00:00.750Z'),
+    expiresAt: new Date('2026-11-24T12:00:00Z'),
+    ttlSeconds: 300,
+  };
+  const iat = Date.parse('2026-11-23T12:00:00Z') / 1000;
+  const exp = Date.parse('2026-11-24T12:00:00Z') / 1000;
+
+  async function keyAndSigner() {
+    const key = await km.create(scope, alg);
+    return { signer: issuerSigner(km, scope, { ref: key.ref, alg }, kid), publicKey: await importJWK(key.publicJwk as never, alg) };
+  }
+
+  async function verify(jws: string, publicKey: Awaited<ReturnType<typeof importJWK>>) {
+    const { protectedHeader, payload } = await compactVerify(jws, publicKey);
+    return { header: protectedHeader, payload: JSON.parse(new TextDecoder().decode(payload)) as Record<string, any> };
+  }
+
+  it('IETF statuslist+jwt: header, claims, and a list @sd-jwt/jwt-status-list reads back', async () => {
+    const { signer, publicKey } = await keyAndSigner();
+    const token = await signIetfStatusListToken(input, signer);
+    const { header, payload } = await verify(token, publicKey);
+    expect(header).toEqual({ typ: 'statuslist+jwt', alg, kid });
+    expect(payload).toEqual({ iss: 'did:example:issuer', sub: url, iat, exp, ttl: 300, status_list: { bits: 2, lst: expect.any(String) } });
+    const list = getListFromStatusListJWT(token);
+    expect(list.getBitsPerStatus()).toBe(2);
+    expect(mismatches(dense, (i) => list.getStatus(i))).toEqual([]);
+  });
+
+  it('W3C BitstringStatusListCredential as vc+jwt: header, the credential, JWT claims, and a list the helper reads back', async () => {
+    const { signer, publicKey } = await keyAndSigner();
+    const token = await signW3cStatusListCredential(input, signer);
+    const { header, payload } = await verify(token, publicKey);
+    expect(header).toEqual({ typ: 'vc+jwt', cty: 'vc', alg, kid });
+    expect(payload).toEqual({
+      '@context': ['https://www.w3.org/ns/credentials/v2'],
+      id: url,
+      type: ['VerifiableCredential', 'BitstringStatusListCredential'],
+      issuer: 'did:example:issuer',
+      validFrom: '2026-11-23T12:00:00.000Z',
+      validUntil: '2026-11-24T12:00:00.000Z',
+      credentialSubject: {
+        id: `${url}#list`,
+        type: 'BitstringStatusList',
+        statusPurpose: 'suspension',
+        encodedList: expect.stringMatching(/^u/),
+        ttl: 300_000,
+        statusSize: 2,
+      },
+      iss: 'did:example:issuer',
+      iat,
+      exp,
+      jti: expect.stringMatching(/^urn:uuid:[0-9a-f-]{36}$/),
+    });
+    const list = decodeBitstringStatusList(payload.credentialSubject.encodedList, 2);
+    expect(mismatches(dense, list.status)).toEqual([]);
+  });
+
+  it('a token whose payload was altered no longer verifies (the signature covers the list)', async () => {
+    const { signer, publicKey } = await keyAndSigner();
+    const [h, p, s] = (await signIetfStatusListToken(input, signer)).split('.');
+    const altered = JSON.parse(Buffer.from(p!, 'base64url').toString());
+    altered.status_list.lst = ietfStatusList({ listSize: LIST_SIZE, statusSize: 2 }, []).lst;
+    await expect(compactVerify(`${h}.${Buffer.from(JSON.stringify(altered)).toString('base64url')}.${s}`, publicKey)).rejects.toThrow();
+  });
+});
+
+describe('publication input checks', () => {
+  const signer = { alg: 'EdDSA' as const, kid: 'k', sign: async () => new Uint8Array(64) };
+  const base: PublicationInput = {
+    url: 'https://status.example.com/l/1',
+    issuer: 'did:example:1',
+    purpose: 'revocation',
+    listSize: LIST_SIZE,
+    statusSize: 1,
+    entries: [],
+    issuedAt: new Date('2026-11-23T12:00:00Z'),
+    expiresAt: new Date('2026-11-23T13:00:00Z'),
+    ttlSeconds: 60,
+  };
+  it.each([
+    ['expiresAt before issuedAt', { expiresAt: new Date('2026-11-23T11:00:00Z') }],
+    ['an invalid date', { issuedAt: new Date('nope') }],
+    ['ttl 0', { ttlSeconds: 0 }],
+    ['a fractional ttl', { ttlSeconds: 1.5 }],
+  ])('%s is refused by both', async (_, change) => {
+    await expect(signIetfStatusListToken({ ...base, ...change }, signer)).rejects.toThrow(RangeError);
+    await expect(signW3cStatusListCredential({ ...base, ...change }, signer)).rejects.toThrow(RangeError);
+  });
+
+  it('W3C purpose "message" needs statusMessage, and then carries statusSize and the messages on the list', async () => {
+    await expect(signW3cStatusListCredential({ ...base, purpose: 'message', statusSize: 2 }, signer)).rejects.toThrow(TypeError);
+    const statusMessage = ['pending', 'accepted', 'rejected', 'undefined'].map((message, v) => ({ status: `0x${v.toString(16)}`, message }));
+    const jws = await signW3cStatusListCredential({ ...base, purpose: 'message', statusSize: 2, statusMessage }, signer);
+    const subject = JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString()).credentialSubject;
+    expect(subject).toMatchObject({ statusPurpose: 'message', statusSize: 2, statusMessage });
+  });
+
+  it('a 1-bit W3C list leaves statusSize out (1 is the default)', async () => {
+    const jws = await signW3cStatusListCredential(base, signer);
+    expect(JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString()).credentialSubject).not.toHaveProperty('statusSize');
+  });
+});
+
+describe('what an issued credential carries', () => {
+  const url = 'https://status.example.com/w/1/lists/7';
+
+  it('IETF: {status_list: {idx, uri}}', () => {
+    expect(ietfStatusClaim(url, 94567)).toEqual({ status_list: { idx: 94567, uri: url } });
+    expect(() => ietfStatusClaim(url, -1)).toThrow(RangeError);
+  });
+
+  it('W3C 1-bit entry: statusListIndex as a base-10 string, id distinct from the list URL, no statusSize', () => {
+    expect(w3cStatusEntry({ url, index: 94567, purpose: 'revocation', statusSize: 1 })).toEqual({
+      id: `${url}#94567`,
+      type: 'BitstringStatusListEntry',
+      statusPurpose: 'revocation',
+      statusListIndex: '94567',
+      statusListCredential: url,
+    });
+  });
+
+  it('W3C multi-bit entry: statusSize and one statusMessage per value, status as 0x-prefixed hexadecimal', () => {
+    const statusMessage = ['valid', 'revoked', 'suspended', 'undefined'].map((message, v) => ({ status: `0x${v.toString(16)}`, message }));
+    expect(w3cStatusEntry({ url, index: 5, purpose: 'message', statusSize: 2, statusMessage })).toEqual({
+      id: `${url}#5`,
+      type: 'BitstringStatusListEntry',
+      statusPurpose: 'message',
+      statusListIndex: '5',
+      statusListCredential: url,
+      statusSize: 2,
+      statusMessage,
+    });
+    // The text requires the messages above 1 bit, exactly 2**statusSize of them, each value once.
+    expect(() => w3cStatusEntry({ url, index: 5, purpose: 'message', statusSize: 2 })).toThrow(TypeError);
+    expect(() => w3cStatusEntry({ url, index: 5, purpose: 'message', statusSize: 2, statusMessage: statusMessage.slice(1) })).toThrow(RangeError);
+    expect(() => w3cStatusEntry({ url, index: 5, purpose: 'message', statusSize: 2, statusMessage: [...statusMessage.slice(1), statusMessage[1]!] })).toThrow(RangeError);
+    expect(() => w3cStatusEntry({ url, index: 5, purpose: 'message', statusSize: 2, statusMessage: statusMessage.map((m, v) => ({ ...m, status: String(v) })) })).toThrow(RangeError);
+    expect(() => w3cStatusEntry({ url, index: -1, purpose: 'revocation', statusSize: 1 })).toThrow(RangeError);
   });
 });

@@ -4,6 +4,7 @@ import { issuerProtocolContracts } from '../../lib/oid4vci/protocol/contract';
 import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
 import { issuerProtocolOperations } from '../../lib/oid4vci/protocol/operations';
 import { IssuerProtocol } from '../../lib/oid4vci/protocol/service';
+import { StatusAllocator } from '../../lib/status-lists/allocation';
 import { buildDeps, createLogger } from '../shared/deps';
 import { buildKeyManager } from '../shared/issuer-keys';
 import { macSecrets } from '../shared/secrets';
@@ -17,7 +18,7 @@ export const handler = createGroupHandler({
   group: 'oid4vci-issuer',
   contracts: issuerProtocolContracts,
   impls: issuerProtocolOperations(
-    new IssuerProtocol({ store: deps.store, events: deps.events, keyManager: buildKeyManager(deps), secrets: new IssuerSecretSource(deps.secrets), status: null }),
+    new IssuerProtocol({ store: deps.store, events: deps.events, keyManager: buildKeyManager(deps), secrets: new IssuerSecretSource(deps.secrets), status: new StatusAllocator({ store: deps.store, events: deps.events }) }),
   ),
   logger: createLogger(deps.config.serviceName),
   publicBaseUrl: deps.config.publicBaseUrl,

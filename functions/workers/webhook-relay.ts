@@ -3,21 +3,25 @@ import { newImageOf, processStreamInOrder } from '../../lib/adapters/stream-reco
 import { eventFromItem } from '../../lib/events/publisher';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
+import { enqueueJobs, jobsForEvent } from '../../lib/status-lists/jobs';
 import { jobFromOutboxItem } from '../../lib/webhooks/records';
 import { buildDeps, createLogger } from '../shared/deps';
 import { walletSessions } from '../shared/sessions';
+import { buildStatusQueue } from '../shared/status-queue';
 import { buildDispatcher } from '../shared/webhook-dispatcher';
 
 /**
  * The outbox relay: the table's stream (filtered to new outbox items) → one delivery per active
  * target of an event's wallet, each queued as its own job, and staged jobs (redeliveries) queued as
- * they are. Each record is handled in its wallet's session. The first failed record is reported and
+ * they are. Status-list events also become status jobs (lib/status-lists/jobs.ts): re-publication of
+ * changed lists, removal of deleted definitions. Each record is handled in its wallet's session. The first failed record is reported and
  * nothing after it runs, so Lambda retries from it; both paths are idempotent.
  */
 export function createHandler() {
   const deps = buildDeps('webhook-relay', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
   const dispatcher = buildDispatcher(deps, logger);
+  const statusQueue = buildStatusQueue(deps);
 
   const relay = async (r: DynamoDBRecord) => {
     const item = newImageOf(r);
@@ -25,7 +29,9 @@ export function createHandler() {
     if (item.type === 'event') {
       const event = eventFromItem(item);
       const jobs = await inSession(tenantScope(event.wallet_id), () => dispatcher.fanOut(event));
-      logger.info('event relayed', { event_id: event.id, event_type: event.type, wallet_id: event.wallet_id, deliveries: jobs });
+      const statusJobs = jobsForEvent(event);
+      await enqueueJobs(statusQueue, statusJobs);
+      logger.info('event relayed', { event_id: event.id, event_type: event.type, wallet_id: event.wallet_id, deliveries: jobs, status_jobs: statusJobs.length });
       return;
     }
     const job = jobFromOutboxItem(item);

@@ -30,7 +30,7 @@ import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulat
 import { pollQueue, pollStream, type Poller, type SqsWorker, type StreamWorker } from './pollers';
 import type { Resolver } from '../../lib/webhooks/transport';
 
-const LOCAL_TABLE_NAME = 'credential-service';
+export const LOCAL_TABLE_NAME = 'credential-service';
 const REGION = 'us-east-1';
 /** Plays the stack name's part: the prefix of usage-plan keys and the issuer-key tag. */
 const LOCAL_STACK_NAME = 'credential-service';
@@ -327,6 +327,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const overrides = opts.webhookResolver ? { resolver: opts.webhookResolver } : {};
     const relay = ((await import('../../functions/workers/webhook-relay')) as { createHandler: () => StreamWorker }).createHandler();
     const delivery = ((await import('../../functions/workers/webhook-delivery')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
+    const statusWorker = ((await import('../../functions/workers/status-lists')) as { createHandler: () => SqsWorker }).createHandler();
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
     const webhookQueueArn = (
@@ -341,6 +342,14 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
         functionName: 'webhook-delivery',
         worker: delivery,
         onError: report('webhook worker'),
+      }),
+      pollQueue({
+        sqs: sqsClient,
+        queueUrl: queueUrls.status!,
+        queueArn: 'arn:aws:sqs:local:000000000000:status',
+        functionName: 'status-worker',
+        worker: statusWorker,
+        onError: report('status worker'),
       }),
     ];
     const stopPollers = async () => {

@@ -60,6 +60,7 @@ export interface ServiceStackProps extends StackProps {
 const WORKER_ENTRIES: Partial<Record<FunctionName, string>> = {
   'webhook-relay': 'functions/workers/webhook-relay.ts',
   'webhook-delivery': 'functions/workers/webhook-delivery.ts',
+  'status-worker': 'functions/workers/status-lists.ts',
 };
 
 const DESCRIPTIONS: Record<FunctionName, string> = {
@@ -75,6 +76,9 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   meta: 'Public API description',
   'webhook-relay': 'Relays new outbox items into webhook deliveries and jobs',
   'webhook-delivery': 'Delivers webhooks (one attempt per message), retries with backoff',
+  'status-lists': 'Endpoint group: status list definitions, entries, revocation, publication',
+  'status-lists-public': 'Public status lists (IETF Token Status List, W3C Bitstring Status List)',
+  'status-worker': 'Re-publishes changed status lists; removes deleted definitions',
 };
 
 /** Functions that read the publication agreement (shipped as a file: Lambda allows 4 KB of environment). */
@@ -227,6 +231,7 @@ export class ServiceStack extends Stack {
       [ENV.maxDidsPerWallet]: String(props.limits.maxDidsPerWallet),
       [ENV.maxDidCreationsPerMinute]: String(props.limits.maxDidCreationsPerMinute),
       [queueUrlEnvName('webhook')]: queues.webhook.queueUrl,
+      [queueUrlEnvName('status')]: queues.status.queueUrl,
       ...(props.publicBaseUrl ? { [ENV.publicBaseUrl]: props.publicBaseUrl } : {}),
     };
 
@@ -240,6 +245,7 @@ export class ServiceStack extends Stack {
         description: DESCRIPTIONS[name],
         ...(WORKER_ENTRIES[name] ? { entry: WORKER_ENTRIES[name] } : {}),
         ...(name.startsWith('webhook-') ? { timeout: Duration.seconds(30) } : {}),
+        ...(name === 'status-worker' ? { timeout: Duration.seconds(60) } : {}),
         environment: { ...common, ...(taa ? { [ENV.taaFile]: TAA_FILE } : {}) },
         ...(taa ? { files: { [TAA_FILE]: JSON.stringify(props.taa) } } : {}),
         // The API reference's renderer ships beside the meta handler, not inside its bundle.
@@ -284,6 +290,10 @@ export class ServiceStack extends Stack {
     );
     fns['webhook-delivery'].fn.addEventSource(
       new SqsEventSource(queues.webhook, { batchSize: 10, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency: 20 }),
+    );
+    // Status lists: relay -> status queue (delayed: a burst of changes is one job's work) -> status worker.
+    fns['status-worker'].fn.addEventSource(
+      new SqsEventSource(queues.status, { batchSize: 10, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency: 10 }),
     );
 
     // Bodies in the service's shape; a status only where we change API Gateway's on purpose.

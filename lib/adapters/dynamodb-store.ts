@@ -219,14 +219,14 @@ export class DynamoDbStore implements ItemStore {
     }
   }
 
-  async increment(key: ItemKey, attribute: string, condition?: Condition): Promise<number> {
+  async increment(key: ItemKey, attribute: string, condition?: Condition, by = 1): Promise<number> {
     let out;
     try {
       out = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { PK: key.PK, SK: key.SK },
-          ...expressions({ type: 'update', key, set: {}, add: { [attribute]: 1 }, ...(condition ? { condition } : {}) }),
+          ...expressions({ type: 'update', key, set: {}, add: { [attribute]: by }, ...(condition ? { condition } : {}) }),
           ReturnValues: 'UPDATED_NEW',
         }),
       );

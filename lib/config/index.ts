@@ -9,6 +9,8 @@ const DEFAULT_RETRY_DELAYS = '15,45,135,405,1215,3645,10935,28800,28800';
 
 const webhooks = {
   webhookQueueUrl: z.string().min(1).optional(),
+  /** Status-list jobs (publications, deletions): the relay and the status worker send to it. */
+  statusQueueUrl: z.string().min(1).optional(),
   webhookAllowLoopback: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   webhookRetryDelaysSeconds: z
     .string()
@@ -102,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     localMasterKey: env[ENV.localMasterKey],
     serviceName: env[ENV.serviceName],
     webhookQueueUrl: env[ENV.webhookQueueUrl] || undefined,
+    statusQueueUrl: env[ENV.statusQueueUrl] || undefined,
     webhookAllowLoopback: env[ENV.webhookAllowLoopback] || undefined,
     webhookRetryDelaysSeconds: env[ENV.webhookRetryDelays] || undefined,
     webhookTimeoutMs: env[ENV.webhookTimeoutMs] || undefined,

@@ -17,6 +17,11 @@ export const EVENT_TYPES = {
   'oid4vci.exchange.failed': 'The exchange failed: tx_code attempts exhausted, the credential request denied (configuration deleted or invalid, issuer DID gone), or the wallet reported a failure (data: the exchange, with failure_reason).',
   'oid4vci.exchange.expired': "An unredeemed exchange's code, or a redeemed exchange's unused access token, outlived its lifetime (data: the exchange).",
   'oid4vci.exchange.removed': 'The exchange record was deleted through the API; its code no longer works (data: the exchange).',
+  'status_list.definition.created': 'A status list definition was created (data: the definition).',
+  'status_list.definition.deleted': 'A status list definition was deleted; with recursive_delete its lists and entries are removed in the background (data: the definition, with recursive_delete).',
+  'status_list.entry.assigned': "A credential got its status list entry at issuance (data: the entry, with every index of the exchange's batch).",
+  'status_list.entry.status_changed': 'An entry\'s status was set (revoked, suspended, reinstated, a message status); the list is re-published in the background (data: the entry, with previous_status).',
+  'status_list.published': 'A status list was signed and published at its public URL (data: definition_id, list, format, url, published_at, expires_at).',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { didDocument } from '../dids/document';
-import { qualify, readDid, readPublicDid, type DidRecord } from '../dids/records';
+import { signingIdentity } from '../dids/signing';
 import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
 import { prefixPage } from '../http/paging';
@@ -149,33 +148,6 @@ export class ExchangeService {
     this.now = deps.now ?? (() => new Date());
   }
 
-  /** The issuer DID and signing method: the given DID (else the public one), active and this wallet's. */
-  private async issuer(scope: TenantScope, input: IssueInput): Promise<{ did: DidRecord; verificationMethod: string }> {
-    let did: DidRecord;
-    if (input.did === undefined) {
-      const pub = await readPublicDid(this.deps.store, scope);
-      if (!pub) throw bad('This wallet has no public DID: give did, or make one public (POST /api/v1/set-public-did)', 'no_public_did', 'did');
-      did = pub;
-    } else {
-      try {
-        did = await readDid(this.deps.store, scope, input.did);
-      } catch (err) {
-        if (err instanceof NotFoundError) throw bad(`${input.did} is not a DID of this wallet`, 'unknown_did', 'did');
-        throw err;
-      }
-    }
-    if (did.deactivated_at) throw bad(`${did.qualified} is deactivated`, 'did_deactivated', 'did');
-    if (input.verification_method === undefined) return { did, verificationMethod: did.kid };
-    const hash = input.verification_method.indexOf('#');
-    const vm = hash > 0 ? `${qualify(input.verification_method.slice(0, hash))}${input.verification_method.slice(hash)}` : input.verification_method;
-    const doc = didDocument(did.qualified, did.method, did.public_jwk);
-    const usable = (doc.assertionMethod as string[] | undefined) ?? [];
-    if (!usable.includes(vm)) {
-      throw bad(`verification_method must be a signing method of ${did.qualified}: ${usable.join(', ')}`, 'invalid_verification_method', 'verification_method');
-    }
-    return { did, verificationMethod: vm };
-  }
-
   /** A new exchange in state `offer`, its code and offer, and the `created` event: one transaction. */
   async issue(scope: TenantScope, input: IssueInput, baseUrl: string) {
     const item = await this.deps.store.get(oid4vciKeys.supported(scope, input.supported_cred_id));
@@ -189,7 +161,7 @@ export class ExchangeService {
       .map((d) => ({ path: `credential_subject${d.path}`, message: d.message }))
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     if (problems.length) throw new BadRequestError(`credential_subject does not fit supported credential ${config.id}`, 'invalid_credential_subject', problems);
-    const { did, verificationMethod } = await this.issuer(scope, input);
+    const { did, verificationMethod } = await signingIdentity(this.deps.store, scope, { did: input.did, verificationMethod: input.verification_method });
 
     const now = this.now();
     const at = now.toISOString();

@@ -14,7 +14,7 @@ import type { RouteGroup } from './routes';
  *   `wallet_id`. Its data grants reach only partitions `W#<wallet>` and `W#<wallet>#…` (IAM
  *   `dynamodb:LeadingKeys`), its key grants only KMS keys tagged with that wallet.
  */
-export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery';
+export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker';
 
 export const DATA_ACTIONS = ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
 export type DataAction = (typeof DATA_ACTIONS)[number];
@@ -81,10 +81,17 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   resolver: { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] } },
   // Public OID4VCI endpoints: the wallet comes from the path; its issuer secrets are MAC-derived, its credentials signed in KMS.
   // Its own role reads only the wallet counter: ids above it name no wallet and get no session.
-  'oid4vci-issuer': { shared: { mac: true, data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], issuerKeys: ['Sign'] } },
+  // Issuance also assigns status-list entries: the definition counters (UpdateItem) and a check that each definition still exists.
+  'oid4vci-issuer': { shared: { mac: true, data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
+  // Status lists (admin): definitions, entries and their shards, and PUT publish, which signs.
+  'status-lists': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
+  // Published lists: read, and signed on the first fetch or when half their validity is gone. Wallet ids above the counter get no session.
+  'status-lists-public': { shared: { data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
   meta: {},
-  'webhook-relay': { shared: { sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem'] } },
+  'webhook-relay': { shared: { sendTo: ['webhook', 'status'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
+  // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items.
+  'status-worker': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };
 
 /**

@@ -8,6 +8,7 @@ export const ENV = {
   serviceName: 'POWERTOOLS_SERVICE_NAME',
   logLevel: 'POWERTOOLS_LOG_LEVEL',
   webhookQueueUrl: 'WEBHOOK_QUEUE_URL', // = queueUrlEnvName('webhook')
+  statusQueueUrl: 'STATUS_QUEUE_URL', // = queueUrlEnvName('status')
   /** 'true' only in the local runtime: webhook targets on loopback are allowed (never private ranges). */
   webhookAllowLoopback: 'WEBHOOK_ALLOW_LOOPBACK',
   /** Comma-separated delays (seconds) before retries 1..n; the count bounds the attempts. */

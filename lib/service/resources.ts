@@ -76,11 +76,13 @@ export const QUEUES: readonly QueueDefinition[] = [
   { id: 'email', visibilityTimeoutSeconds: 60, maxReceiveCount: 5, retentionDays: 4 },
   // 6 x the webhook worker's timeout, as AWS advises for SQS event sources.
   { id: 'webhook', visibilityTimeoutSeconds: 180, maxReceiveCount: 5, retentionDays: 4 },
+  // Status-list publications and deletions: 6 x the status worker's timeout.
+  { id: 'status', visibilityTimeoutSeconds: 360, maxReceiveCount: 5, retentionDays: 4 },
 ];
 
 export const DLQ_RETENTION_DAYS = 14;
 
-export type QueueId = 'email' | 'webhook';
+export type QueueId = 'email' | 'webhook' | 'status';
 
 export function queueUrlEnvName(id: string): string {
   return `${id.toUpperCase()}_QUEUE_URL`;

@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -82,6 +82,17 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'getExchange', tag: 'OID4VCI', summary: 'One exchange' },
   { method: 'DELETE', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'deleteExchange', tag: 'OID4VCI', summary: 'Delete an exchange: its offer and code stop working' },
   { method: 'POST', path: '/api/v1/oid4vci/issue', group: 'oid4vci', auth: 'wallet', operationId: 'issueCredentialOffer', tag: 'OID4VCI', summary: 'Create an exchange and its credential offer (pre-authorized code)' },
+  // Contract 4.3: status list definitions, entries, revocation and publication (README "Status lists").
+  { method: 'GET', path: '/api/v1/status-list/defs', group: 'status-lists', auth: 'wallet', operationId: 'listStatusListDefs', tag: 'Status lists', summary: 'Status list definitions; filters status_purpose, supported_cred_id' },
+  { method: 'POST', path: '/api/v1/status-list/defs', group: 'status-lists', auth: 'wallet', operationId: 'createStatusListDef', tag: 'Status lists', summary: 'Create a status list definition (bound to a supported credential: its credentials get entries at issuance)' },
+  { method: 'GET', path: '/api/v1/status-list/defs/{id}', group: 'status-lists', auth: 'wallet', operationId: 'getStatusListDef', tag: 'Status lists', summary: 'One definition (an array of one), with its lists\' URLs' },
+  { method: 'DELETE', path: '/api/v1/status-list/defs/{id}', group: 'status-lists', auth: 'wallet', operationId: 'deleteStatusListDef', tag: 'Status lists', summary: 'Delete a definition; with recursive_delete also its lists and entries (removed in the background)' },
+  { method: 'PUT', path: '/api/v1/status-list/defs/{def_id}/publish', group: 'status-lists', auth: 'wallet', operationId: 'publishStatusListDef', tag: 'Status lists', summary: 'Sign and publish every list of a definition now (lists are also re-published by themselves after each change)' },
+  { method: 'GET', path: '/api/v1/status-list/entries/{credential_exchange_id}', group: 'status-lists', auth: 'wallet', operationId: 'getStatusListEntry', tag: 'Status lists', summary: "An exchange's status list entry" },
+  { method: 'PATCH', path: '/api/v1/status-list/entries/revoke/{credential_exchange_id}', group: 'status-lists', auth: 'wallet', operationId: 'revokeStatusListEntry', tag: 'Status lists', summary: "Set an exchange's status (default: the purpose's set value 1): revoke, suspend, reinstate, a message" },
+  // Public: each definition's lists, signed (README "Status lists: what verifiers fetch").
+  { method: 'GET', path: '/status-lists/{wallet_id}/{def_id}/{list}/ietf', group: 'status-lists-public', auth: 'public', operationId: 'getIetfStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as an IETF Token Status List (statuslist+jwt)' },
+  { method: 'GET', path: '/status-lists/{wallet_id}/{def_id}/{list}/w3c', group: 'status-lists-public', auth: 'public', operationId: 'getW3cStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as a W3C BitstringStatusListCredential (VC-JWT)' },
   // Public: DID resolution (Universal Resolver style) and did:web documents.
   { method: 'GET', path: '/1.0/identifiers/{did}', group: 'resolver', auth: 'public', operationId: 'resolveDid', cors: true, tag: 'DID resolution', summary: 'Resolve a published DID (and any did:key / did:jwk)' },
   { method: 'GET', path: '/dids/{id}/did.json', group: 'resolver', auth: 'public', operationId: 'getDidWebDocument', cors: true, tag: 'DID resolution', summary: 'The DID document of a published did:web DID' },

@@ -70,10 +70,10 @@ export interface ItemStore {
    */
   write(ops: readonly WriteOp[]): Promise<void>;
   /**
-   * Atomically adds 1 to a numeric attribute (created at 0) and returns the new value. With a
-   * condition, only if it holds ({@link ConditionFailedError} otherwise: nothing is created or counted).
+   * Atomically adds `by` (default 1) to a numeric attribute (created at 0) and returns the new value.
+   * With a condition, only if it holds ({@link ConditionFailedError} otherwise: nothing is created or counted).
    */
-  increment(key: ItemKey, attribute: string, condition?: Condition): Promise<number>;
+  increment(key: ItemKey, attribute: string, condition?: Condition, by?: number): Promise<number>;
 }
 
 export class ConditionFailedError extends Error {

@@ -62,10 +62,10 @@ export class MemoryStore implements ItemStore {
     }
   }
 
-  async increment(key: ItemKey, attribute: string, condition?: Condition): Promise<number> {
+  async increment(key: ItemKey, attribute: string, condition?: Condition, by = 1): Promise<number> {
     if (!this.holds(key, condition)) throw new ConditionFailedError([0]);
     const cur = this.items.get(id(key)) ?? { PK: key.PK, SK: key.SK };
-    const value = ((cur[attribute] as number | undefined) ?? 0) + 1;
+    const value = ((cur[attribute] as number | undefined) ?? 0) + by;
     this.items.set(id(key), { ...cur, [attribute]: value });
     return value;
   }

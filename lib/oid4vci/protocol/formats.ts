@@ -2,6 +2,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { SDJwtInstance } from '@sd-jwt/core';
 import type { DisclosureFrame } from '@sd-jwt/types';
 import { sdJwtSigner, signCompactJws, type IssuerSigner } from '../../keys/signer';
+import type { TenantScope } from '../../store/keys';
+import type { WriteOp } from '../../store/port';
 import type { IssuableConfiguration } from '../records';
 import { parsePointer } from '../supported';
 
@@ -14,18 +16,28 @@ export interface HolderBinding {
 }
 
 /**
- * The seam where status lists (issue 7) add each credential's status entry at issuance: SD-JWT VC
- * gets `status`, jwt_vc_json gets `vc.credentialStatus`. Called once per credential.
+ * The seam where status lists add each credential's status entries at issuance (lib/status-lists/allocation.ts):
+ * SD-JWT VC gets `status`, jwt_vc_json gets `vc.credentialStatus`.
  */
 export interface StatusEntrySource {
-  entryFor(config: IssuableConfiguration, exchangeId: string): Promise<CredentialStatusClaims | null>;
+  /** Entries for the `count` credentials of one request of an exchange (each its own index). */
+  allocate(scope: TenantScope, config: IssuableConfiguration, exchangeId: string, count: number): Promise<StatusAllocation>;
+}
+
+export interface StatusAllocation {
+  /** Per credential, what it carries (null: no definition is bound to the configuration). */
+  readonly claims: readonly (CredentialStatusClaims | null)[];
+  /** The entry records, their definitions' existence checks and events: written in the issuing transaction. */
+  readonly ops: readonly WriteOp[];
+  /** What the exchange records: where its credentials' statuses sit. */
+  readonly entries?: readonly { readonly definition_id: string; readonly list: number; readonly indexes: readonly number[] }[];
 }
 
 export interface CredentialStatusClaims {
   /** SD-JWT VC `status` claim (IETF Token Status List: `{status_list: {idx, uri}}`). */
   readonly sdJwt?: Record<string, unknown>;
-  /** VC `credentialStatus` (W3C Bitstring Status List entry). */
-  readonly w3c?: Record<string, unknown>;
+  /** VC `credentialStatus`: a W3C BitstringStatusListEntry, or several (one per definition). */
+  readonly w3c?: Record<string, unknown> | readonly Record<string, unknown>[];
 }
 
 export interface IssueInput {

@@ -22,6 +22,7 @@ import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks, type CallbackKeys } from '../../oid4vc/callbacks';
 import { keys, type TenantScope } from '../../store/keys';
 import { memo } from '../../memo';
+import { KnownWallets } from '../../tenancy/known-wallets';
 import { ConditionFailedError, WriteConflictError, type Item, type ItemKey, type ItemStore, type WriteOp } from '../../store/port';
 import { isSdJwt, issuableConfiguration, supportedFromItem } from '../supported';
 import { issuerUrl, lookupHash, oid4vciKeys, SK, type ExchangeRecord, type ExchangeTransitionState, type IssuableConfiguration, type SupportedFormat } from '../records';
@@ -131,10 +132,12 @@ function unauthorized(scheme: string, error: string, description: string): Proto
 export class IssuerProtocol {
   private readonly settings: IssuerProtocolSettings;
   private readonly now: () => Date;
+  private readonly wallets: KnownWallets;
 
   constructor(private readonly deps: IssuerProtocolDeps) {
     this.settings = deps.settings ?? DEFAULT_PROTOCOL_SETTINGS;
     this.now = deps.now ?? (() => new Date());
+    this.wallets = new KnownWallets(deps.store, () => new NotFoundError('No such credential issuer', 'issuer_not_found'), () => this.now());
   }
 
   private async callbacks(scope: TenantScope, issuer: string): Promise<{ callbacks: ReturnType<typeof oid4vcCallbacks>; secrets: IssuerSecrets }> {
@@ -196,22 +199,11 @@ export class IssuerProtocol {
     return exchangeTransition(this.deps.events, scope, ex, to, this.now(), set, extra);
   }
 
-  /**
-   * Wallet ids are sequential: one above the service's counter names no wallet, and is refused before
-   * anything is done in its name (no role session, no key derivation). The counter is read with the
-   * function's own role (a grant on that one item) and cached for a minute.
-   */
-  async knownWallet(walletId: string): Promise<void> {
-    const id = Number(walletId);
-    const fresh = this.counter && this.now().getTime() - this.counter.at < 60_000 ? this.counter.value : -1;
-    if (id <= fresh) return;
-    const item = await this.deps.store.get(keys.walletCounter);
-    const value = typeof item?.value === 'number' ? item.value : 0;
-    this.counter = { value, at: this.now().getTime() };
-    if (id > value) throw new NotFoundError('No such credential issuer', 'issuer_not_found');
-  }
 
-  private counter: { value: number; at: number } | null = null;
+  /** Refuses a wallet id above the service's counter before any session (lib/tenancy/known-wallets.ts). */
+  knownWallet(walletId: string): Promise<void> {
+    return this.wallets.check(walletId);
+  }
 
   /** Token endpoint (OpenID4VCI 1.0 §6): the pre-authorized code (and tx_code) for a short-lived, exchange-bound access token. */
   async token(scope: TenantScope, baseUrl: string, request: ProtocolRequest, form: Record<string, string>): Promise<Record<string, unknown>> {
@@ -347,12 +339,14 @@ export class IssuerProtocol {
    * the same items won, `lost` decides the answer from what is stored now — the same answer the loser
    * of a race gets as a request that comes second. `lost` returning means: done already (idempotent).
    */
-  private async spend(ops: WriteOp[], scheme: string | null, lost: () => Promise<void>): Promise<void> {
+  private async spend(ops: WriteOp[], scheme: string | null, lost: () => Promise<void>, statusOps: readonly WriteOp[] = []): Promise<void> {
     try {
       await this.writeRetryingConflicts(ops);
     } catch (e) {
       if (e instanceof WriteConflictError) return lost();
       if (!(e instanceof ConditionFailedError)) throw e;
+      // A status-list definition deleted while this request was signing: nothing was spent, so the same request may be sent again.
+      if (e.failedIndexes.some((i) => statusOps.includes(ops[i]!))) throw new ProtocolError(503, 'server_error', 'A status list of this credential changed during issuance; send the request again');
       const used = e.failedIndexes.map((i) => ops[i]).find((op) => op && op.type === 'put' && String(op.item.SK).startsWith(SK.used));
       if (used && used.type === 'put') {
         if (String(used.item.SK).includes('dpop#')) {
@@ -453,10 +447,11 @@ export class IssuerProtocol {
     }
 
     const signer = issuerSigner(this.deps.keyManager, scope, { ref: did!.key_ref, alg: did!.alg }, ex.verification_method);
+    // Reserved after the replay checks above: a request that loses a race later leaves only unused indexes.
+    const status = this.deps.status ? await this.deps.status.allocate(scope, config, ex.exchange_id, holders.length) : null;
     const credentials: string[] = [];
-    for (const holder of holders) {
-      const status = this.deps.status ? await this.deps.status.entryFor(config, ex.exchange_id) : null;
-      credentials.push(await issueCredential({ config, subject: ex.credential_subject, issuerDid: did!.qualified, signer, holder, now, validitySeconds: this.settings.credentialValiditySeconds, status }));
+    for (const [i, holder] of holders.entries()) {
+      credentials.push(await issueCredential({ config, subject: ex.credential_subject, issuerDid: did!.qualified, signer, holder, now, validitySeconds: this.settings.credentialValiditySeconds, status: status?.claims[i] ?? null }));
     }
 
     const notificationId = randomUUID();
@@ -472,10 +467,17 @@ export class IssuerProtocol {
       }),
     );
     const spentNonces: WriteOp[] = [...nonces].map((n) => ({ type: 'put', item: { ...oid4vciKeys.used(scope, 'nonce', n), ttl: (nonceExpiry(secrets.nonceKey, n) ?? epoch(now)) + 60 }, condition: 'not_exists' }));
-    const { ops } = this.transition(scope, ex, 'issued', { notification_id: notificationId, issued_count: credentials.length, nonce: [...nonces][0] ?? ex.nonce }, [...spentNonces, ...dpopOps]);
+    const statusOps = status?.ops ?? [];
+    const { ops } = this.transition(
+      scope,
+      ex,
+      'issued',
+      { notification_id: notificationId, issued_count: credentials.length, nonce: [...nonces][0] ?? ex.nonce, ...(status?.entries?.length ? { status_entries: status.entries } : {}) },
+      [...spentNonces, ...dpopOps, ...statusOps],
+    );
     await this.spend(ops, scheme, async () => {
       throw unauthorized(scheme, 'invalid_token', 'Credentials were already issued with this access token');
-    });
+    }, statusOps);
     return response as Record<string, unknown>;
   }
 

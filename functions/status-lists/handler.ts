@@ -1,0 +1,19 @@
+import { createGroupHandler } from '../../lib/http/router';
+import { statusListContracts } from '../../lib/status-lists/contract';
+import { statusListOperations } from '../../lib/status-lists/operations';
+import { StatusListPublisher } from '../../lib/status-lists/publication';
+import { StatusListService } from '../../lib/status-lists/service';
+import { buildDeps, createLogger } from '../shared/deps';
+import { buildKeyManager } from '../shared/issuer-keys';
+import { walletSessions } from '../shared/sessions';
+
+const deps = buildDeps('status-lists', { sessions: walletSessions });
+const publisher = new StatusListPublisher({ store: deps.store, keyManager: buildKeyManager(deps), events: deps.events });
+
+export const handler = createGroupHandler({
+  group: 'status-lists',
+  contracts: statusListContracts,
+  impls: statusListOperations(new StatusListService({ store: deps.store, events: deps.events, publisher })),
+  logger: createLogger(deps.config.serviceName),
+  publicBaseUrl: deps.config.publicBaseUrl,
+});

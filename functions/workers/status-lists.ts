@@ -1,0 +1,66 @@
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { cleanupDefinition, jobKey, parseJob, republish, type StatusJob } from '../../lib/status-lists/jobs';
+import { StatusListPublisher } from '../../lib/status-lists/publication';
+import { tenantScope } from '../../lib/store/keys';
+import { inSession } from '../../lib/store/session';
+import { buildDeps, createLogger } from '../shared/deps';
+import { buildKeyManager } from '../shared/issuer-keys';
+import { walletSessions } from '../shared/sessions';
+
+/**
+ * The status worker: re-publishes changed lists and removes deleted definitions' data, each job in its
+ * wallet's session. A batch's jobs for the same list run once (the burst of a revocation wave costs
+ * one build and at most one signature per format); a failed job fails every message that asked for it,
+ * and SQS redrives them (to the DLQ after 5 receives).
+ */
+export function createHandler() {
+  const deps = buildDeps('status-worker', { sessions: walletSessions });
+  const logger = createLogger(deps.config.serviceName);
+  const publisher = new StatusListPublisher({ store: deps.store, keyManager: buildKeyManager(deps), events: deps.events });
+
+  const run = async (job: StatusJob) => {
+    const scope = tenantScope(job.wallet_id);
+    await inSession(scope, async () => {
+      if (job.kind === 'publish') {
+        const signed = await republish(publisher, scope, job.definition_id, job.list);
+        logger.info('status list checked', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, signed });
+      } else {
+        const removed = await cleanupDefinition(deps.store, scope, job);
+        logger.info('deleted status list definition cleaned up', { wallet_id: job.wallet_id, definition_id: job.definition_id, removed });
+      }
+    });
+  };
+
+  return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    logger.addContext(context);
+    const parsed = event.Records.map((r) => {
+      try {
+        return { id: r.messageId, job: parseJob(r.body) };
+      } catch (err) {
+        logger.error('not a status-list job; dropped', { message_id: r.messageId, error: err as Error });
+        return { id: r.messageId, job: null };
+      }
+    });
+    // Each distinct job once, with the messages that asked for it.
+    const byJob = new Map<string, { job: StatusJob; ids: string[] }>();
+    for (const p of parsed) {
+      if (!p.job) continue;
+      const k = jobKey(p.job);
+      const entry = byJob.get(k) ?? { job: p.job, ids: [] };
+      entry.ids.push(p.id);
+      byJob.set(k, entry);
+    }
+    const failed: string[] = [];
+    for (const { job, ids } of byJob.values()) {
+      try {
+        await run(job);
+      } catch (err) {
+        logger.error('status-list job failed; SQS retries it', { job, error: err as Error });
+        failed.push(...ids);
+      }
+    }
+    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+}
+
+export const handler = createHandler();

@@ -1,0 +1,96 @@
+import { createHmac } from 'node:crypto';
+import type { EventPublisher } from '../events/publisher';
+import { memo } from '../memo';
+import type { CredentialStatusClaims, StatusAllocation, StatusEntrySource } from '../oid4vci/protocol/formats';
+import type { IssuableConfiguration } from '../oid4vci/records';
+import { isSdJwt } from '../oid4vci/supported';
+import type { TenantScope } from '../store/keys';
+import type { Item, ItemStore, WriteOp } from '../store/port';
+import { listPermutation } from './permutation';
+import { definitionFromItem, entryView, publicationUrl, statusKeys, type DefinitionRecord, type EntryRecord } from './records';
+import { ietfStatusClaim, w3cStatusEntry } from './tokens';
+
+/** Where the n-th entry (0-based) of a definition lives: list ⌊n / list_size⌋, at the list's permutation of n mod list_size. */
+export interface Slot {
+  readonly list: number;
+  readonly index: number;
+}
+
+const permutations = memo(
+  ({ secret, list, listSize }: { secret: string; list: number; listSize: number }) =>
+    listPermutation(createHmac('sha256', Buffer.from(secret, 'base64url')).update(`list:${list}`).digest(), Math.log2(listSize)),
+  1000,
+  ({ secret, list, listSize }) => `${secret}|${list}|${listSize}`,
+);
+
+export function slotOf(def: Pick<DefinitionRecord, 'perm_secret' | 'list_size'>, n: number): Slot {
+  const list = Math.floor(n / def.list_size);
+  return { list, index: permutations({ secret: def.perm_secret, list, listSize: def.list_size })(n % def.list_size) };
+}
+
+/**
+ * Status entries at issuance, for the configurations bound to definitions. One counter per definition
+ * is incremented (a conditional-free atomic add: every value is handed out once), and the permutation
+ * makes the index unique and unpredictable: no two credentials share one, and an index says nothing
+ * about when it was issued. The entry records, a check that each definition still exists and the
+ * `status_list.entry.assigned` events go into the issuing transaction, so an entry exists if and only if
+ * its credential was issued. Values reserved by a request that then fails are never used again (their
+ * bits stay 0): a gap, never a collision.
+ */
+export class StatusAllocator implements StatusEntrySource {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: { readonly store: ItemStore; readonly events: EventPublisher; readonly now?: () => Date }) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** The definitions bound to a configuration (the binding items carry what allocation needs). */
+  async definitionsFor(scope: TenantScope, supportedCredId: string): Promise<DefinitionRecord[]> {
+    const items = await this.deps.store.query(statusKeys.definition(scope, '').PK, { skBeginsWith: statusKeys.bindingPrefix(supportedCredId), consistent: true });
+    return items.map((i) => definitionFromItem(i.definition as Item));
+  }
+
+  async allocate(scope: TenantScope, config: IssuableConfiguration, exchangeId: string, count: number): Promise<StatusAllocation> {
+    const defs = await this.definitionsFor(scope, config.supportedCredId);
+    if (defs.length === 0) return { claims: Array.from({ length: count }, () => null), ops: [] };
+    const at = this.now().toISOString();
+    const assigned = await Promise.all(
+      defs.map(async (def) => {
+        const last = await this.deps.store.increment(statusKeys.counter(scope, def.id), 'next', undefined, count);
+        const slots = Array.from({ length: count }, (_, i) => slotOf(def, last - count + i));
+        const entry: EntryRecord = {
+          definition_id: def.id,
+          exchange_id: exchangeId,
+          list: slots[0]!.list,
+          indexes: slots.map((s) => s.index),
+          lists: slots.map((s) => s.list),
+          status: 0,
+          status_purpose: def.status_purpose,
+          status_size: def.status_size,
+          created_at: at,
+          updated_at: at,
+        };
+        return { def, slots, entry };
+      }),
+    );
+    const ops: WriteOp[] = assigned.flatMap(({ def, entry }) => [
+      { type: 'put', item: { ...statusKeys.entry(scope, def.id, exchangeId), type: 'status_entry', ...entry }, condition: 'not_exists' } as WriteOp,
+      { type: 'check', key: statusKeys.definition(scope, def.id), condition: 'exists' } as WriteOp,
+      this.deps.events.stage(scope, 'status_list.entry.assigned', entryView(entry)).op,
+    ]);
+    const claims: CredentialStatusClaims[] = Array.from({ length: count }, (_, i) => {
+      const url = (def: DefinitionRecord, format: 'ietf' | 'w3c') => publicationUrl(def.base_url, scope.walletId, def.id, assigned.find((a) => a.def === def)!.slots[i]!.list, format);
+      const index = (def: DefinitionRecord) => assigned.find((a) => a.def === def)!.slots[i]!.index;
+      if (isSdJwt(config.format)) {
+        // SD-JWT VC has room for one status list (creation allows one definition per SD-JWT configuration).
+        const def = defs[0]!;
+        return { sdJwt: ietfStatusClaim(url(def, 'ietf'), index(def)) };
+      }
+      const entries = defs.map((def) =>
+        w3cStatusEntry({ url: url(def, 'w3c'), index: index(def), purpose: def.status_purpose, statusSize: def.status_size, ...(def.status_message ? { statusMessage: def.status_message } : {}) }),
+      );
+      return { w3c: entries.length === 1 ? entries[0]! : entries };
+    });
+    return { claims, ops, entries: assigned.map(({ entry }) => ({ definition_id: entry.definition_id, list: entry.list, indexes: entry.indexes })) };
+  }
+}

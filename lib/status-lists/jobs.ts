@@ -1,0 +1,102 @@
+import type { EventEnvelope } from '../events/envelope';
+import { tenantScope, type TenantScope } from '../store/keys';
+import type { ItemKey, ItemStore, WriteOp } from '../store/port';
+import type { JobQueue } from '../webhooks/records';
+import { shardCount, type StatusListPublisher } from './publication';
+import { LIST_TYPES, statusKeys } from './records';
+
+/**
+ * Background work on status lists, as messages on the status queue. The outbox relay turns events into
+ * jobs (at least once, since the events are written in the same transaction as the change):
+ * - `status_list.entry.status_changed` → re-publish each list it touched, after {@link PUBLISH_DELAY_SECONDS}:
+ *   the changes of a burst land before the first job runs, it signs once, and the rest find nothing new;
+ * - `status_list.definition.deleted` → remove the definition's lists, shards, publications and entries.
+ */
+export const PUBLISH_DELAY_SECONDS = 1;
+
+export type StatusJob =
+  | { readonly kind: 'publish'; readonly wallet_id: string; readonly definition_id: string; readonly list: number }
+  | { readonly kind: 'cleanup'; readonly wallet_id: string; readonly definition_id: string; readonly list_size: number; readonly shard_size: number; readonly lists: number };
+
+export function jobsForEvent(event: EventEnvelope): StatusJob[] {
+  const d = event.data as Record<string, unknown>;
+  if (event.type === 'status_list.entry.status_changed') {
+    const lists = Array.isArray(d.lists) ? (d.lists as number[]) : [d.list as number];
+    return lists.map((list) => ({ kind: 'publish', wallet_id: event.wallet_id, definition_id: String(d.definition_id), list }));
+  }
+  if (event.type === 'status_list.definition.deleted') {
+    return [{ kind: 'cleanup', wallet_id: event.wallet_id, definition_id: String(d.id), list_size: Number(d.list_size), shard_size: Number(d.shard_size), lists: Number(d.lists) }];
+  }
+  return [];
+}
+
+export async function enqueueJobs(queue: JobQueue, jobs: readonly StatusJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await queue.send(jobs.map((j) => ({ body: JSON.stringify(j), delaySeconds: j.kind === 'publish' ? PUBLISH_DELAY_SECONDS : 0 })));
+}
+
+export function parseJob(body: string): StatusJob {
+  const j = JSON.parse(body) as StatusJob;
+  if ((j.kind !== 'publish' && j.kind !== 'cleanup') || typeof j.wallet_id !== 'string' || typeof j.definition_id !== 'string') throw new Error('not a status-list job');
+  tenantScope(j.wallet_id);
+  return j;
+}
+
+/** What makes two jobs the same work: a batch runs each once. */
+export function jobKey(j: StatusJob): string {
+  return j.kind === 'publish' ? `p|${j.wallet_id}|${j.definition_id}|${j.list}` : `c|${j.wallet_id}|${j.definition_id}`;
+}
+
+/**
+ * Re-publishes a list in each format it has been published in (the definition's list_type always):
+ * verifiers of either format see the change. Nothing is signed when the stored publication shows it already.
+ */
+export async function republish(publisher: StatusListPublisher, scope: TenantScope, definitionId: string, list: number): Promise<number> {
+  const def = await publisher.definition(scope, definitionId);
+  if (!def) return 0; // deleted meanwhile: the cleanup job removes what is left
+  let signed = 0;
+  for (const format of LIST_TYPES) {
+    const current = await publisher.stored(scope, def.id, list, format);
+    if (!current && format !== def.list_type) continue;
+    if ((await publisher.publish(scope, def, list, format, { current })).signed) signed++;
+  }
+  return signed;
+}
+
+const CHUNK = 100;
+
+/** Deletes keys in transactions of at most 100 (DynamoDB's limit); deleting an absent item is a no-op. */
+async function deleteAll(store: ItemStore, keys: readonly ItemKey[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += CHUNK) {
+    const ops: WriteOp[] = keys.slice(i, i + CHUNK).map((key) => ({ type: 'delete', key }));
+    await store.write(ops);
+  }
+}
+
+/** Everything a deleted definition leaves (idempotent: a retried job finds less and deletes it). */
+export async function cleanupDefinition(store: ItemStore, scope: TenantScope, job: Extract<StatusJob, { kind: 'cleanup' }>): Promise<number> {
+  let removed = 0;
+  const pk = statusKeys.definition(scope, '').PK;
+  for (;;) {
+    const page = await store.queryPage(pk, { skBeginsWith: statusKeys.entryPrefix(job.definition_id), limit: CHUNK, consistent: true });
+    await deleteAll(store, page.items.map((i) => ({ PK: i.PK, SK: i.SK })));
+    removed += page.items.length;
+    if (!page.next) break;
+  }
+  // The counter last read decides how many lists exist now (issuance may have moved on since the event).
+  const counter = await store.get(statusKeys.counter(scope, job.definition_id), { consistent: true });
+  const next = typeof counter?.next === 'number' ? counter.next : 0;
+  const lists = Math.max(job.lists, Math.ceil(next / job.list_size) + 1);
+  const shards = shardCount(job);
+  for (let list = 0; list < lists; list++) {
+    const keys = Array.from({ length: shards }, (_, s) => statusKeys.shard(scope, job.definition_id, list, s));
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      const found = (await store.getMany(keys.slice(i, i + CHUNK))).map((item, j) => (item ? keys[i + j]! : null)).filter((k): k is ItemKey => k !== null);
+      await deleteAll(store, found);
+      removed += found.length;
+    }
+    await deleteAll(store, LIST_TYPES.map((f) => statusKeys.publication(scope, job.definition_id, list, f)));
+  }
+  await deleteAll(store, [statusKeys.counter(scope, job.definition_id)]);
+  return removed;
+}

@@ -1,0 +1,49 @@
+import { JsonReply, RawRepresentation, walletScope, type OperationImpls } from '../http/contract';
+import { listOrPage } from '../http/paging';
+import { tenantScope } from '../store/keys';
+import { inSession } from '../store/session';
+import type { KnownWallets } from '../tenancy/known-wallets';
+import type { statusListContracts, statusListPublicContracts } from './contract';
+import { MEDIA_TYPES, PUBLICATION, type StatusListPublisher } from './publication';
+import type { ListType } from './records';
+import type { StatusListService } from './service';
+
+export function statusListOperations(service: StatusListService): OperationImpls<typeof statusListContracts> {
+  return {
+    listStatusListDefs: async ({ caller, query }) => {
+      const { limit, cursor, ...filter } = query;
+      return listOrPage(
+        query,
+        () => service.list(walletScope(caller), filter),
+        (p) => service.listPage(walletScope(caller), p, filter),
+      );
+    },
+    createStatusListDef: ({ caller, body, baseUrl }) => service.create(walletScope(caller), body, baseUrl),
+    getStatusListDef: async ({ caller, params }) => [await service.get(walletScope(caller), params.id)],
+    deleteStatusListDef: ({ caller, params, body }) => service.delete(walletScope(caller), params.id, body.recursive_delete === true),
+    publishStatusListDef: ({ caller, params, body }) => service.publish(walletScope(caller), params.def_id, body),
+    getStatusListEntry: ({ caller, params, query }) => service.getEntry(walletScope(caller), params.credential_exchange_id, query.definition_id),
+    revokeStatusListEntry: ({ caller, params, query, body }) => service.setStatus(walletScope(caller), params.credential_exchange_id, query.definition_id, body.status),
+  };
+}
+
+/**
+ * The public lists: the wallet comes from the path (ids above the service's counter get no session).
+ * Cacheable by anyone (`public`) for the list's ttl, never past its expiry; `If-None-Match` gets a 304.
+ */
+export function statusListPublicOperations(publisher: StatusListPublisher, wallets: KnownWallets, now: () => Date = () => new Date()): OperationImpls<typeof statusListPublicContracts> {
+  const serve = async (params: { wallet_id: string; def_id: string; list: string }, headers: Readonly<Record<string, string>>, format: ListType) => {
+    await wallets.check(params.wallet_id);
+    const scope = tenantScope(params.wallet_id);
+    const p = await inSession(scope, () => publisher.serve(scope, params.def_id, Number(params.list), format));
+    const maxAge = Math.max(0, Math.min(PUBLICATION.ttlSeconds, p.expires_at - Math.floor(now().getTime() / 1000)));
+    const cache = { etag: p.etag, 'cache-control': `public, max-age=${maxAge}`, 'last-modified': new Date(p.issued_at * 1000).toUTCString() };
+    const match = headers['if-none-match'];
+    if (match && match.split(',').some((t) => t.trim().replace(/^W\//, '') === p.etag)) return new JsonReply(undefined, { status: 304, headers: cache }) as never;
+    return new RawRepresentation(p.token, MEDIA_TYPES[format], cache);
+  };
+  return {
+    getIetfStatusList: ({ params, request }) => serve(params, request.headers, 'ietf'),
+    getW3cStatusList: ({ params, request }) => serve(params, request.headers, 'w3c'),
+  };
+}

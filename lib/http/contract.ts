@@ -16,6 +16,8 @@ export interface OperationContract {
   readonly mediaTypes?: readonly string[];
   /** Further media types the success response is negotiated into by Accept (a Representation), each with its body's schema. */
   readonly negotiated?: Readonly<Record<string, z.ZodType>>;
+  /** Answers with an ETag, and with 304 Not Modified (no body) when If-None-Match names it. */
+  readonly conditional?: true;
   /** Success status (default 200). */
   readonly status?: number;
   /** Error statuses this operation can answer with (for the OpenAPI document). */

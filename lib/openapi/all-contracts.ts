@@ -7,6 +7,7 @@ import { taaContracts } from '../taa/contract';
 import { metaContracts } from '../meta/contract';
 import { issuerProtocolContracts } from '../oid4vci/protocol/contract';
 import { oid4vciAdminContracts } from '../oid4vci/contract';
+import { statusListContracts, statusListPublicContracts } from '../status-lists/contract';
 
 /** Every feature's contracts, for the OpenAPI document. A feature adds its map here. */
-export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...didContracts, ...taaContracts, ...oid4vciAdminContracts, ...resolverContracts, ...issuerProtocolContracts, ...metaContracts };
+export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...didContracts, ...taaContracts, ...oid4vciAdminContracts, ...resolverContracts, ...issuerProtocolContracts, ...statusListContracts, ...statusListPublicContracts, ...metaContracts };

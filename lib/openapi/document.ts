@@ -79,6 +79,13 @@ function operation(route: Route, contract: OperationContract, components: Schema
       ]) }),
     },
   };
+  if (contract.conditional) {
+    (responses['200'] as Record<string, unknown>).headers = {
+      ETag: { description: 'Send it back in If-None-Match to get a 304 while it is current', schema: { type: 'string' } },
+      'Cache-Control': { description: 'How long the answer may be cached', schema: { type: 'string' } },
+    };
+    responses['304'] = { description: 'Not Modified: If-None-Match names the current ETag (no body)' };
+  }
   // 429: the gateway throttles every route, public ones too (stage and per-route limits).
   const errors = new Set<number>([...contract.errors, 429, 500]);
   if (contract.body) errors.add(400).add(413);

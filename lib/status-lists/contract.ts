@@ -115,6 +115,6 @@ const ListParams = z.strictObject({
 });
 
 export const statusListPublicContracts = {
-  getIetfStatusList: { params: ListParams, mediaTypes: ['application/statuslist+jwt'], response: z.string().meta({ description: 'Status List Token (JWT)' }), errors: [304, 400, 404] },
-  getW3cStatusList: { params: ListParams, mediaTypes: ['application/vc+jwt'], response: z.string().meta({ description: 'BitstringStatusListCredential secured as a VC-JWT' }), errors: [304, 400, 404] },
+  getIetfStatusList: { params: ListParams, mediaTypes: ['application/statuslist+jwt'], response: z.string().meta({ description: 'Status List Token (JWT)' }), conditional: true, errors: [400, 404] },
+  getW3cStatusList: { params: ListParams, mediaTypes: ['application/vc+jwt'], response: z.string().meta({ description: 'BitstringStatusListCredential secured as a VC-JWT' }), conditional: true, errors: [400, 404] },
 } satisfies OperationContracts;

@@ -492,6 +492,54 @@ describe('OID4VCI issuer (public protocol endpoints)', () => {
   });
 });
 
+describe('status lists', () => {
+  test('definitions, entries, revocation, publication and the public lists (with 304)', async () => {
+    const w = await newWallet();
+    const key = w.apiKey;
+    const D = '/api/v1/status-list/defs';
+    await hit('createStatusListDef', D, 400, { key, body: {} }); // no public DID yet, none given
+    const did = (await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'key' } })).body.did.did;
+    const sd = (await hit('createSdJwtSupportedCredential', '/api/v1/oid4vci/credentials-supported/sd-jwt', 200, { key, body: { id: 'Pid', vct: 'urn:pid', claims: { given_name: {} } } })).body;
+    const def = (await hit('createStatusListDef', D, 200, { key, body: { supported_cred_id: sd.supported_cred_id, issuer_did: did } })).body;
+    await hit('createStatusListDef', D, 409, { key, body: { supported_cred_id: sd.supported_cred_id, issuer_did: did } });
+    await hit('createStatusListDef', D, 400, { key, body: { list_size: 1000, issuer_did: did } });
+    const spare = (await hit('createStatusListDef', D, 200, { key, body: { status_purpose: 'message', status_size: 2, status_message: ['0x0', '0x1', '0x2', '0x3'].map((status) => ({ status, message: status })), issuer_did: did } })).body;
+    await hit('listStatusListDefs', D, 200, { key });
+    await hit('listStatusListDefs', `${D}?status_purpose=revocation&limit=1`, 200, { key });
+    await hit('listStatusListDefs', `${D}?status_purpose=expiry`, 400, { key });
+    await hit('getStatusListDef', `${D}/${def.id}`, 200, { key });
+    await hit('getStatusListDef', `${D}/00000000-0000-4000-8000-000000000000`, 404, { key });
+    await hit('getStatusListDef', `${D}/not-a-uuid`, 400, { key });
+
+    const offered = (await hit('issueCredentialOffer', '/api/v1/oid4vci/issue', 200, { key, body: { supported_cred_id: sd.supported_cred_id, credential_subject: { given_name: 'E' }, did } })).body;
+    const cx = offered.exchange.exchange_id;
+    await hit('getStatusListEntry', `/api/v1/status-list/entries/${cx}`, 404, { key }); // not issued yet
+    await new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' }).receive(offered.credential_offer_uri);
+    await hit('getStatusListEntry', `/api/v1/status-list/entries/${cx}`, 200, { key });
+    await hit('getStatusListEntry', '/api/v1/status-list/entries/no-such-exchange', 404, { key });
+    await hit('revokeStatusListEntry', `/api/v1/status-list/entries/revoke/${cx}`, 400, { key, body: { status: '10' } });
+    await hit('revokeStatusListEntry', `/api/v1/status-list/entries/revoke/${cx}`, 200, { key });
+    await hit('revokeStatusListEntry', `/api/v1/status-list/entries/revoke/no-such-exchange`, 404, { key });
+
+    await hit('publishStatusListDef', `${D}/${def.id}/publish`, 200, { key });
+    await hit('publishStatusListDef', `${D}/${spare.id}/publish`, 400, { key, body: { status_type: 'ietf' } });
+    await hit('publishStatusListDef', `${D}/00000000-0000-4000-8000-000000000000/publish`, 404, { key });
+    const L = `/status-lists/${w.walletId}/${def.id}/0`;
+    const ietf = await hit('getIetfStatusList', `${L}/ietf`, 200);
+    await hit('getIetfStatusList', `${L}/ietf`, 304, { headers: { 'if-none-match': ietf.headers.get('etag')! } });
+    await hit('getIetfStatusList', `/status-lists/${w.walletId}/${def.id}/9/ietf`, 404);
+    await hit('getIetfStatusList', `/status-lists/${w.walletId}/${def.id}/x/ietf`, 400);
+    const w3c = await hit('getW3cStatusList', `${L}/w3c`, 200);
+    await hit('getW3cStatusList', `${L}/w3c`, 304, { headers: { 'if-none-match': w3c.headers.get('etag')! } });
+    await hit('getW3cStatusList', `/status-lists/999999/${def.id}/0/w3c`, 404);
+
+    await hit('deleteStatusListDef', `${D}/${def.id}`, 409, { key });
+    await hit('deleteStatusListDef', `${D}/${def.id}`, 200, { key, body: { recursive_delete: true } });
+    await hit('deleteStatusListDef', `${D}/${def.id}`, 404, { key });
+    await hit('deleteStatusListDef', `${D}/${spare.id}`, 200, { key });
+  });
+});
+
 describe('meta', () => {
   test('the document, the reference page and its files', async () => {
     await hit('getOpenApi', '/openapi.json', 200);

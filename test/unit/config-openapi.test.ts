@@ -51,6 +51,16 @@ describe('OpenAPI document', () => {
     expect(schema.properties.roles.items.enum).toEqual(['admin']);
   });
 
+  test('the published status lists are public JWTs with an ETag and a documented 304', () => {
+    for (const [path, type] of [['/status-lists/{wallet_id}/{def_id}/{list}/ietf', 'application/statuslist+jwt'], ['/status-lists/{wallet_id}/{def_id}/{list}/w3c', 'application/vc+jwt']] as const) {
+      const op = (doc.paths[path] as any).get;
+      expect(op.security).toEqual([]);
+      expect(Object.keys(op.responses['200'].content)).toEqual([type]);
+      expect(Object.keys(op.responses['200'].headers)).toEqual(['ETag', 'Cache-Control']);
+      expect(op.responses['304']).toEqual({ description: expect.any(String) });
+    }
+  });
+
   test('the API reference routes are public and answer HTML, scripts and stylesheets', () => {
     const page = (doc.paths['/docs'] as any).get;
     expect(page.security).toEqual([]);
@@ -62,7 +72,7 @@ describe('OpenAPI document', () => {
     expect(asset.parameters).toEqual([expect.objectContaining({ name: 'asset', in: 'path', required: true })]);
     expect(asset.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     // Every other operation answers JSON (the resolver also negotiates, below).
-    const others = ROUTES.filter((r) => !r.path.startsWith('/docs') && r.operationId !== 'resolveDid').map((r) => (doc.paths[r.path] as any)[r.method.toLowerCase()]);
+    const others = ROUTES.filter((r) => !r.path.startsWith('/docs') && r.operationId !== 'resolveDid' && !r.path.startsWith('/status-lists/')).map((r) => (doc.paths[r.path] as any)[r.method.toLowerCase()]);
     // ...except a 204, which has no body.
     for (const op of others) {
       const [status, success] = Object.entries(op.responses as Record<string, { content?: object }>)[0]!;

@@ -108,8 +108,6 @@ export interface ExchangeRecord {
   readonly failure_reason?: string;
   readonly notification_id?: string;
   readonly issued_count?: number;
-  /** Where the issued credentials' statuses sit, per status-list definition (lib/status-lists). */
-  readonly status_entries?: readonly { readonly definition_id: string; readonly list: number; readonly indexes: readonly number[] }[];
 }
 
 /** Sort-key prefixes in the wallet's partition `W#<wallet>`. */

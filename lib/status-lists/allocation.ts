@@ -91,6 +91,6 @@ export class StatusAllocator implements StatusEntrySource {
       );
       return { w3c: entries.length === 1 ? entries[0]! : entries };
     });
-    return { claims, ops, entries: assigned.map(({ entry }) => ({ definition_id: entry.definition_id, list: entry.list, indexes: entry.indexes })) };
+    return { claims, ops };
   }
 }

@@ -4,7 +4,6 @@ import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { prefixPage } from '../http/paging';
 import { oid4vciKeys } from '../oid4vci/records';
-import { exchangeFromItem } from '../oid4vci/exchanges';
 import { isSdJwt, supportedFromItem } from '../oid4vci/supported';
 import type { TenantScope } from '../store/keys';
 import { ConditionFailedError, WriteConflictError, type ItemStore, type WriteOp } from '../store/port';
@@ -226,13 +225,23 @@ export class StatusListService {
     return [definitionView(def)];
   }
 
-  /** The exchange's entry in one definition: the one named, else its only one, else its revocation entry. */
+  /**
+   * The exchange's entry in one definition: the one named, else its only one, else its revocation
+   * entry. Found through the wallet's definitions, not the exchange record: a credential stays
+   * revocable after its exchange record is deleted.
+   */
   private async entry(scope: TenantScope, exchangeId: string, definitionId: string | undefined): Promise<EntryRecord> {
-    const exItem = await this.deps.store.get(oid4vciKeys.exchange(scope, exchangeId));
-    if (!exItem) throw new NotFoundError(`No credential exchange ${exchangeId} in this wallet`, 'exchange_not_found');
-    const placed = exchangeFromItem(exItem).status_entries ?? [];
-    const candidates = definitionId === undefined ? placed : placed.filter((p) => p.definition_id === definitionId);
-    if (candidates.length === 0) {
+    const defIds = definitionId !== undefined ? [definitionId] : (await this.deps.store.query(statusKeys.definition(scope, '').PK, { skBeginsWith: SL.definition })).map((i) => String(i.id));
+    const entries: EntryRecord[] = [];
+    let exchangeKnown = false;
+    for (let i = 0; i < Math.max(defIds.length, 1); i += 99) {
+      const ids = defIds.slice(i, i + 99);
+      const [ex, ...found] = await this.deps.store.getMany([oid4vciKeys.exchange(scope, exchangeId), ...ids.map((id) => statusKeys.entry(scope, id, exchangeId))], { consistent: true });
+      exchangeKnown ||= ex !== undefined;
+      entries.push(...found.filter((f) => f !== undefined).map(entryFromItem));
+    }
+    if (entries.length === 0) {
+      if (!exchangeKnown) throw new NotFoundError(`No credential exchange ${exchangeId} in this wallet`, 'exchange_not_found');
       throw new NotFoundError(
         definitionId === undefined
           ? `Exchange ${exchangeId} has no status list entry: no credential was issued yet, or its configuration has no status list definition`
@@ -240,9 +249,6 @@ export class StatusListService {
         'status_entry_not_found',
       );
     }
-    const items = await this.deps.store.getMany(candidates.map((c) => statusKeys.entry(scope, c.definition_id, exchangeId)), { consistent: true });
-    const entries = items.filter((i) => i !== undefined).map(entryFromItem);
-    if (entries.length === 0) throw new NotFoundError(`The status list definition of exchange ${exchangeId} was deleted`, 'status_entry_not_found');
     if (entries.length === 1) return entries[0]!;
     const revocation = entries.find((e) => e.status_purpose === 'revocation');
     if (revocation) return revocation;

@@ -29,8 +29,6 @@ export interface StatusAllocation {
   readonly claims: readonly (CredentialStatusClaims | null)[];
   /** The entry records, their definitions' existence checks and events: written in the issuing transaction. */
   readonly ops: readonly WriteOp[];
-  /** What the exchange records: where its credentials' statuses sit. */
-  readonly entries?: readonly { readonly definition_id: string; readonly list: number; readonly indexes: readonly number[] }[];
 }
 
 export interface CredentialStatusClaims {

@@ -472,7 +472,7 @@ export class IssuerProtocol {
       scope,
       ex,
       'issued',
-      { notification_id: notificationId, issued_count: credentials.length, nonce: [...nonces][0] ?? ex.nonce, ...(status?.entries?.length ? { status_entries: status.entries } : {}) },
+      { notification_id: notificationId, issued_count: credentials.length, nonce: [...nonces][0] ?? ex.nonce },
       [...spentNonces, ...dpopOps, ...statusOps],
     );
     await this.spend(ops, scheme, async () => {

@@ -8,6 +8,7 @@ import { IssuerProtocol, type ProtocolRequest } from '../../lib/oid4vci/protocol
 import { oid4vciKeys, PRE_AUTHORIZED_GRANT } from '../../lib/oid4vci/records';
 import { draftFromSdJwt, SupportedCredentialService } from '../../lib/oid4vci/supported';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
+import { StatusAllocator } from '../../lib/status-lists/allocation';
 import { tenantScope } from '../../lib/store/keys';
 import { TaaService } from '../../lib/taa/service';
 import { MemoryStore } from './memory-store';
@@ -20,7 +21,7 @@ export const ISSUER = `${BASE}/oid4vci/7`;
  * The issuer's services on an in-memory store, in-process (no HTTP): a did:key issuer, one SD-JWT
  * configuration `Pid`, and helpers to make offers and call the protocol endpoints as the router would.
  */
-export async function oid4vciFixture(opts: { store?: MemoryStore; now?: () => Date } = {}) {
+export async function oid4vciFixture(opts: { store?: MemoryStore; now?: () => Date; status?: boolean } = {}) {
   const store = opts.store ?? new MemoryStore();
   const now = opts.now ?? (() => new Date());
   const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
@@ -30,7 +31,8 @@ export async function oid4vciFixture(opts: { store?: MemoryStore; now?: () => Da
   const config = await supported.create(scope, draftFromSdJwt({ id: 'Pid', vct: 'urn:pid', claims: { given_name: { value_type: 'string' } } }));
   const did = await dids.create(scope, { method: 'key', baseUrl: BASE });
   const exchanges = new ExchangeService({ store, events, now });
-  const protocol = new IssuerProtocol({ store, events, keyManager, secrets: new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))), status: null, now });
+  const status = opts.status ? new StatusAllocator({ store, events, now }) : null;
+  const protocol = new IssuerProtocol({ store, events, keyManager, secrets: new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))), status, now });
 
   const offer = async (extra: { pin?: string; supported_cred_id?: string } = {}) => {
     const out = await exchanges.issue(scope, { supported_cred_id: config.supported_cred_id, credential_subject: { given_name: 'E' }, did: did.did, ...extra }, BASE);
@@ -49,5 +51,5 @@ export async function oid4vciFixture(opts: { store?: MemoryStore; now?: () => Da
   const exchange = async (id: string) => exchangeFromItem((await store.get(oid4vciKeys.exchange(scope, id)))!);
   const eventsOf = (type: string) =>
     [...store.items.values()].filter((i) => i.PK === 'W#7' && String(i.SK).startsWith('EVT#')).map((i) => i.event as EventEnvelope).filter((e) => e.type === type);
-  return { store, dids, did, supported, config, exchanges, protocol, offer, token, credential, exchange, events: eventsOf, request };
+  return { store, dids, did, supported, config, exchanges, protocol, offer, token, credential, exchange, events: eventsOf, request, keyManager, publisher: events };
 }

@@ -1,0 +1,197 @@
+import { jest } from '@jest/globals';
+import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
+import { slotOf, StatusAllocator } from '../../lib/status-lists/allocation';
+import { cleanupDefinition, jobKey, jobsForEvent, republish } from '../../lib/status-lists/jobs';
+import { StatusListPublisher } from '../../lib/status-lists/publication';
+import { statusKeys } from '../../lib/status-lists/records';
+import { StatusListService } from '../../lib/status-lists/service';
+import type { WriteOp } from '../../lib/store/port';
+import { BASE, ISSUER, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
+import { MemoryStore } from '../helpers/memory-store';
+import { SpecWallet } from '../helpers/spec-wallet';
+
+/** Status lists in-process, on the in-memory store: allocation, issuance with entries, publication order, background jobs. */
+
+async function setup(store = new MemoryStore()) {
+  const f = await oid4vciFixture({ store, status: true });
+  const publisher = new StatusListPublisher({ store, keyManager: f.keyManager, events: f.publisher });
+  const service = new StatusListService({ store, events: f.publisher, publisher });
+  const def = await service.create(scope, { supported_cred_id: f.config.supported_cred_id, issuer_did: f.did.did }, BASE);
+  /** Offer, token and one credential request with `batch` proofs; the credentials and the exchange id. */
+  const receive = async (batch = 1) => {
+    const { code, exchangeId } = await f.offer();
+    const t = (await f.token(code)) as { access_token: string; c_nonce: string };
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+    const proofs = Array.from({ length: batch }, () => wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey() }));
+    const body = { credential_configuration_id: 'Pid', proofs: { jwt: proofs } };
+    return { exchangeId, accessToken: t.access_token, body, issue: async () => ((await f.credential(t.access_token, body)) as { credentials: { credential: string }[] }).credentials.map((c) => c.credential) };
+  };
+  return { f, store, publisher, service, def, receive };
+}
+
+describe('allocation', () => {
+  test('a list is a permutation: every index once, in an order unrelated to issuance; entry n = list_size starts list 1', () => {
+    const def = { perm_secret: Buffer.alloc(32, 7).toString('base64url'), list_size: 131072 };
+    const seen = new Uint8Array(def.list_size);
+    let ascending = 0;
+    let previous = -1;
+    for (let n = 0; n < def.list_size; n++) {
+      const { list, index } = slotOf(def, n);
+      expect(list).toBe(0);
+      seen[index]! += 1;
+      if (index > previous) ascending++;
+      previous = index;
+    }
+    expect(seen.every((v) => v === 1)).toBe(true);
+    // A counter in disguise would ascend every time; a random order ascends about half the time.
+    expect(ascending / def.list_size).toBeGreaterThan(0.45);
+    expect(ascending / def.list_size).toBeLessThan(0.55);
+    expect(slotOf(def, def.list_size).list).toBe(1);
+    // Another definition's secret gives another order.
+    expect(slotOf({ ...def, perm_secret: Buffer.alloc(32, 8).toString('base64url') }, 0).index).not.toBe(slotOf(def, 0).index);
+  });
+
+  test('a batch that crosses the end of a list continues in the next one; entries are staged with their events, not written', async () => {
+    const { store, def, f } = await setup();
+    await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 131071 } }]);
+    const allocator = new StatusAllocator({ store, events: f.publisher });
+    const config = { ...(await import('../../lib/oid4vci/supported')).issuableConfiguration(f.config as never) };
+    const got = await allocator.allocate(scope, config, 'cx-1', 3);
+    const uris = got.claims.map((c) => (c!.sdJwt as { status_list: { uri: string; idx: number } }).status_list);
+    expect(uris.map((u) => u.uri.split('/').at(-2))).toEqual(['0', '1', '1']);
+    expect(new Set(uris.map((u) => `${u.uri}#${u.idx}`)).size).toBe(3);
+    expect(await store.get(statusKeys.entry(scope, def.id, 'cx-1'))).toBeUndefined();
+    const kinds = got.ops.map((op: WriteOp) => (op.type === 'put' ? String(op.item.SK).slice(0, 4) : op.type));
+    expect(kinds).toEqual(['SLE#', 'check', 'EVT#']);
+    expect((await store.get(statusKeys.counter(scope, def.id)))!.next).toBe(131074);
+  });
+});
+
+describe('issuance with status entries', () => {
+  test('each credential of a batch carries its own index; the entry and its event exist once the credential does', async () => {
+    const { receive, f, def, service } = await setup();
+    const r = await receive(3);
+    const credentials = await r.issue();
+    const refs = credentials.map((c) => getStatusListFromJWT(c.split('~')[0]!));
+    expect(new Set(refs.map((x) => x.idx)).size).toBe(3);
+    expect(refs.every((x) => x.uri === `${BASE}/status-lists/7/${def.id}/0/ietf`)).toBe(true);
+    const entry = await service.getEntry(scope, r.exchangeId);
+    expect(entry.indexes.map((i) => i.index).sort()).toEqual(refs.map((x) => x.idx).sort());
+    expect(f.events('status_list.entry.assigned').map((e) => e.data.credential_exchange_id)).toEqual([r.exchangeId]);
+  });
+
+  test('a definition deleted while a credential was being signed: nothing is spent, the same request then succeeds without an entry', async () => {
+    const { receive, store, def, service, f } = await setup();
+    const r = await receive();
+    const original = store.write.bind(store);
+    let raced = false;
+    store.write = async (ops: readonly WriteOp[]) => {
+      if (!raced && ops.some((op) => op.type === 'put' && String(op.item.SK).startsWith('SLE#'))) {
+        raced = true;
+        await service.delete(scope, def.id, true);
+      }
+      return original(ops);
+    };
+    await expect(r.issue()).rejects.toEqual(expect.objectContaining({ status: 503, code: 'server_error' }));
+    expect(raced).toBe(true);
+    expect((await f.exchange(r.exchangeId)).state).toBe('redeemed');
+    const [credential] = await r.issue();
+    expect(JSON.parse(Buffer.from(credential!.split('~')[0]!.split('.')[1]!, 'base64url').toString()).status).toBeUndefined();
+    await expect(r.issue()).rejects.toEqual(expect.objectContaining({ code: 'invalid_nonce' }));
+  });
+
+  test('a credential stays revocable after its exchange record is deleted', async () => {
+    const { receive, f, service } = await setup();
+    const r = await receive();
+    await r.issue();
+    await f.exchanges.delete(scope, r.exchangeId);
+    expect((await service.setStatus(scope, r.exchangeId, undefined, undefined)).status).toBe('1');
+  });
+});
+
+describe('publication', () => {
+  test('a suspension list in IETF form writes "suspended" (0x02), which an IETF reader sees as such', async () => {
+    const { receive, service, publisher } = await setup();
+    // An SD-JWT configuration takes one definition (here: revocation), so the same list is published as if it were a suspension list.
+    const r = await receive();
+    await r.issue();
+    const entry = await service.getEntry(scope, r.exchangeId);
+    await service.setStatus(scope, r.exchangeId, entry.definition_id, '1');
+    const def = (await publisher.definition(scope, entry.definition_id))!;
+    const asSuspension = { ...def, status_purpose: 'suspension' as const };
+    const { publication } = await publisher.publish(scope, asSuspension, 0, 'ietf', { force: true });
+    const list = getListFromStatusListJWT(publication.token);
+    expect(list.getBitsPerStatus()).toBe(2);
+    expect(list.getStatus(entry.index)).toBe(2);
+    // And the revocation definition itself says 1 (invalid) in one bit.
+    const revocation = await publisher.publish(scope, def, 0, 'ietf', { force: true });
+    expect(getListFromStatusListJWT(revocation.publication.token).getStatus(entry.index)).toBe(1);
+  });
+
+  test('an older build never replaces a newer publication', async () => {
+    const { publisher, def, receive, service } = await setup();
+    const r = await receive();
+    await r.issue();
+    await service.setStatus(scope, r.exchangeId, undefined, undefined);
+    const full = (await publisher.definition(scope, def.id))!;
+    const newer = await publisher.publish(scope, full, 0, 'ietf');
+    expect(newer.signed).toBe(true);
+    // A slow publisher that read the list before the change (version 0) comes back now.
+    const readBefore = publisher.read.bind(publisher);
+    publisher.read = async () => ({ entries: [], version: 0 });
+    const older = await publisher.publish(scope, full, 0, 'ietf', { force: true });
+    publisher.read = readBefore;
+    expect(older.signed).toBe(false);
+    expect((await publisher.stored(scope, def.id, 0, 'ietf'))!.token).toBe(newer.publication.token);
+  });
+
+  test('re-publishing an unchanged list signs nothing; a change signs once however many jobs ask', async () => {
+    const { publisher, def, receive, service, f } = await setup();
+    const signs = jest.spyOn(f.keyManager, 'sign');
+    expect(await republish(publisher, scope, def.id, 0)).toBe(1); // first publication
+    expect(await republish(publisher, scope, def.id, 0)).toBe(0);
+    const r = await receive();
+    await r.issue();
+    await service.setStatus(scope, r.exchangeId, undefined, undefined);
+    signs.mockClear();
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await republish(publisher, scope, def.id, 0));
+    expect(results).toEqual([1, 0, 0, 0, 0]);
+    expect(signs).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('background jobs', () => {
+  test('events become jobs: a status change re-publishes each list it touched; a deleted definition is cleaned up', async () => {
+    const { receive, service, def, f } = await setup();
+    const r = await receive();
+    await r.issue();
+    await service.setStatus(scope, r.exchangeId, undefined, undefined);
+    const [changed] = f.events('status_list.entry.status_changed');
+    expect(jobsForEvent(changed!)).toEqual([{ kind: 'publish', wallet_id: '7', definition_id: def.id, list: 0 }]);
+    expect(jobsForEvent(f.events('status_list.entry.assigned')[0]!)).toEqual([]);
+    await service.delete(scope, def.id, true);
+    const [deleted] = f.events('status_list.definition.deleted');
+    const jobs = jobsForEvent(deleted!);
+    expect(jobs).toEqual([{ kind: 'cleanup', wallet_id: '7', definition_id: def.id, list_size: 131072, shard_size: 1024, lists: 2 }]);
+    expect(jobKey(jobs[0]!)).not.toBe(jobKey(jobsForEvent(changed!)[0]!));
+  });
+
+  test('cleanup removes entries, shards, publications and the counter, and a second run finds nothing', async () => {
+    const { receive, service, def, store, publisher } = await setup();
+    for (let i = 0; i < 3; i++) {
+      const r = await receive(2);
+      await r.issue();
+      await service.setStatus(scope, r.exchangeId, undefined, undefined);
+    }
+    await republish(publisher, scope, def.id, 0);
+    const ofDef = () => [...store.items.values()].filter((i) => (String(i.PK).includes(def.id) || String(i.SK).includes(def.id)) && !String(i.SK).startsWith('EVT#'));
+    expect(ofDef().length).toBeGreaterThan(5);
+    const [deleted] = (await service.delete(scope, def.id, true)).map((d) => d.id);
+    expect(deleted).toBe(def.id);
+    const job = { kind: 'cleanup' as const, wallet_id: '7', definition_id: def.id, list_size: 131072, shard_size: 1024, lists: 2 };
+    expect(await cleanupDefinition(store, scope, job)).toBeGreaterThan(0);
+    expect(ofDef()).toEqual([]);
+    expect(await cleanupDefinition(store, scope, job)).toBe(0);
+  });
+});

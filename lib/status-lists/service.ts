@@ -6,7 +6,8 @@ import { prefixPage } from '../http/paging';
 import { oid4vciKeys } from '../oid4vci/records';
 import { isSdJwt, supportedFromItem } from '../oid4vci/supported';
 import type { TenantScope } from '../store/keys';
-import { ConditionFailedError, WriteConflictError, type ItemStore, type WriteOp } from '../store/port';
+import { ConditionFailedError, type ItemStore, type WriteOp } from '../store/port';
+import { retryingConflicts } from '../store/retry';
 import type { StatusSize } from './encoding';
 import { ietfView, type StatusListPublisher } from './publication';
 import {
@@ -297,10 +298,12 @@ export class StatusListService {
         this.deps.events.stage(scope, 'status_list.entry.status_changed', { ...entryView(updated), previous_status: entryView(entry).status, lists: [...new Set(entry.lists)] }).op,
       ];
       try {
-        await this.deps.store.write(ops);
+        // Revocations of a burst contend for shards: a lost transaction is tried again as it is.
+        await retryingConflicts(() => this.deps.store.write(ops), 8);
         return entryView(updated);
       } catch (e) {
-        if (!(e instanceof ConditionFailedError || e instanceof WriteConflictError) || attempt >= 4) throw e;
+        // The entry changed meanwhile: read it again and decide again.
+        if (!(e instanceof ConditionFailedError) || attempt >= 4) throw e;
       }
     }
   }

@@ -22,6 +22,7 @@ import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks, type CallbackKeys } from '../../oid4vc/callbacks';
 import { keys, type TenantScope } from '../../store/keys';
 import { memo } from '../../memo';
+import { retryingConflicts } from '../../store/retry';
 import { KnownWallets } from '../../tenancy/known-wallets';
 import { ConditionFailedError, WriteConflictError, type Item, type ItemKey, type ItemStore, type WriteOp } from '../../store/port';
 import { isSdJwt, issuableConfiguration, supportedFromItem } from '../supported';
@@ -315,15 +316,8 @@ export class IssuerProtocol {
    * again a few times before deciding anything. The operations are conditional, so a retry after a
    * real winner fails its condition instead of applying twice.
    */
-  private async writeRetryingConflicts(ops: WriteOp[]): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.deps.store.write(ops);
-      } catch (e) {
-        if (!(e instanceof WriteConflictError) || attempt >= 3) throw e;
-        await new Promise((r) => setTimeout(r, 10 + Math.random() * 20 * (attempt + 1)));
-      }
-    }
+  private writeRetryingConflicts(ops: WriteOp[]): Promise<void> {
+    return retryingConflicts(() => this.deps.store.write(ops));
   }
 
   /** A state change that must happen once (burning a code, failing an exchange): a lost condition means it already did. */

@@ -22,7 +22,9 @@ export function createHandler() {
     const scope = tenantScope(job.wallet_id);
     await inSession(scope, async () => {
       if (job.kind === 'publish') {
-        const signed = await republish(publisher, scope, job.definition_id, job.list);
+        const signed = await republish(publisher, scope, job.definition_id, job.list, (reason) =>
+          logger.warn('status list not re-published', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, reason }),
+        );
         logger.info('status list checked', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, signed });
       } else {
         const removed = await cleanupDefinition(deps.store, scope, job);

@@ -2,7 +2,7 @@ import type { EventEnvelope } from '../events/envelope';
 import { tenantScope, type TenantScope } from '../store/keys';
 import type { ItemKey, ItemStore, WriteOp } from '../store/port';
 import type { JobQueue } from '../webhooks/records';
-import { shardCount, type StatusListPublisher } from './publication';
+import { shardCount, SignerUnavailableError, type StatusListPublisher } from './publication';
 import { LIST_TYPES, statusKeys } from './records';
 
 /**
@@ -51,14 +51,23 @@ export function jobKey(j: StatusJob): string {
  * Re-publishes a list in each format it has been published in (the definition's list_type always):
  * verifiers of either format see the change. Nothing is signed when the stored publication shows it already.
  */
-export async function republish(publisher: StatusListPublisher, scope: TenantScope, definitionId: string, list: number): Promise<number> {
+export async function republish(publisher: StatusListPublisher, scope: TenantScope, definitionId: string, list: number, onSkipped?: (reason: string) => void): Promise<number> {
   const def = await publisher.definition(scope, definitionId);
   if (!def) return 0; // deleted meanwhile: the cleanup job removes what is left
   let signed = 0;
   for (const format of LIST_TYPES) {
     const current = await publisher.stored(scope, def.id, list, format);
     if (!current && format !== def.list_type) continue;
-    if ((await publisher.publish(scope, def, list, format, { current })).signed) signed++;
+    try {
+      if ((await publisher.publish(scope, def, list, format, { current })).signed) signed++;
+    } catch (e) {
+      // The tenant removed the signer: retrying cannot help; PUT publish with another DID will.
+      if (e instanceof SignerUnavailableError) {
+        onSkipped?.(e.message);
+        return signed;
+      }
+      throw e;
+    }
   }
   return signed;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readDid } from '../dids/records';
 import type { EventPublisher } from '../events/publisher';
-import { BadRequestError, NotFoundError } from '../http/errors';
+import { AppError, BadRequestError, NotFoundError } from '../http/errors';
 import type { KeyManager } from '../keys/port';
 import { issuerSigner } from '../keys/signer';
 import type { TenantScope } from '../store/keys';
@@ -38,6 +38,16 @@ export function ietfView(def: Pick<DefinitionRecord, 'status_purpose'>): { bits:
   if (def.status_purpose === 'revocation') return { bits: 1, value: (v) => v };
   if (def.status_purpose === 'suspension') return { bits: 2, value: (v) => (v ? 2 : 0) };
   return null;
+}
+
+/**
+ * The definition's signer is gone (deleted or deactivated DID): nothing can be signed until the
+ * tenant names another (PUT publish with `did`). Retrying does not help, so jobs drop it.
+ */
+export class SignerUnavailableError extends AppError {
+  constructor(message: string) {
+    super(503, 'status_list_signer_unavailable', message);
+  }
 }
 
 /** The number of shards of one list. */
@@ -105,10 +115,10 @@ export class StatusListPublisher {
     if (current && !opts.force && current.content_version >= version && !this.aging(current, now)) return { publication: current, signed: false };
 
     const did = await readDid(this.deps.store, scope, def.issuer_did).catch((e) => {
-      if (e instanceof NotFoundError) throw new Error(`the signer ${def.issuer_did} of status list definition ${def.id} is no longer a DID of this wallet`);
+      if (e instanceof NotFoundError) throw new SignerUnavailableError(`The signer ${def.issuer_did} of status list definition ${def.id} is no longer a DID of this wallet: publish with another did`);
       throw e;
     });
-    if (did.deactivated_at) throw new Error(`the signer ${did.qualified} of status list definition ${def.id} is deactivated`);
+    if (did.deactivated_at) throw new SignerUnavailableError(`The signer ${did.qualified} of status list definition ${def.id} is deactivated: publish with another did`);
     const signer = issuerSigner(this.deps.keyManager, scope, { ref: did.key_ref, alg: did.alg }, def.verification_method);
     const url = publicationUrl(def.base_url, scope.walletId, def.id, list, format);
     const expiresAt = new Date(now.getTime() + PUBLICATION.validitySeconds * 1000);
@@ -180,6 +190,7 @@ export class StatusListPublisher {
     } catch (e) {
       // A publication still valid beats an error (a deactivated signer, KMS unavailable).
       if (current && current.expires_at > epoch(this.now())) return current;
+      if (e instanceof SignerUnavailableError) throw new AppError(503, 'status_list_unavailable', 'This status list cannot be signed at the moment');
       throw e;
     }
   }

@@ -9,7 +9,7 @@ import type { TenantScope } from '../store/keys';
 import { ConditionFailedError, type ItemStore, type WriteOp } from '../store/port';
 import { retryingConflicts } from '../store/retry';
 import type { StatusSize } from './encoding';
-import { ietfView, type StatusListPublisher } from './publication';
+import { ietfView, SignerUnavailableError, type StatusListPublisher } from './publication';
 import {
   definitionFromItem,
   definitionView,
@@ -338,7 +338,8 @@ export class StatusListService {
       for (let list = 0; list < lists; list++) urls.push((await this.deps.publisher.publish(scope, def, list, format, { force: true })).publication.url);
       return { published: true, error: '', definition_id: id, status_lists: urls };
     } catch (e) {
-      return { published: false, error: e instanceof Error ? e.message : 'publication failed', definition_id: id, status_lists: urls };
+      if (!(e instanceof SignerUnavailableError)) throw e;
+      return { published: false, error: e.message, definition_id: id, status_lists: urls };
     }
   }
 }

@@ -161,6 +161,30 @@ describe('publication', () => {
   });
 });
 
+describe('a signer that is gone', () => {
+  test('a deactivated signer: publish says so, jobs drop the work, fetches keep the valid publication', async () => {
+    const { publisher, def, service, f } = await setup();
+    const first = await publisher.serve(scope, def.id, 0, 'ietf');
+    await f.dids.deactivate(scope, f.did.did);
+    expect(await service.publish(scope, def.id, {})).toEqual({ published: false, error: expect.stringContaining('deactivated'), definition_id: def.id, status_lists: [] });
+    const skipped: string[] = [];
+    expect(await republish(publisher, scope, def.id, 0, (r) => skipped.push(r))).toBe(0);
+    expect(skipped).toHaveLength(0); // nothing changed: nothing to sign
+    expect((await publisher.serve(scope, def.id, 0, 'ietf')).token).toBe(first.token);
+    await expect(publisher.serve(scope, def.id, 0, 'w3c')).rejects.toEqual(expect.objectContaining({ status: 503, code: 'status_list_unavailable' }));
+    await expect(publisher.publish(scope, (await publisher.definition(scope, def.id))!, 0, 'w3c')).rejects.toEqual(expect.objectContaining({ code: 'status_list_signer_unavailable' }));
+    // A change that cannot be signed: the job is dropped (not retried into the DLQ), and says why.
+    const { store } = f;
+    await store.write([{ type: 'update', key: statusKeys.shard(scope, def.id, 0, 0), set: { s5: 1 }, add: { version: 1 } }]);
+    expect(await republish(publisher, scope, def.id, 0, (r) => skipped.push(r))).toBe(0);
+    expect(skipped).toEqual([expect.stringContaining('deactivated')]);
+    expect((await publisher.serve(scope, def.id, 0, 'ietf')).token).toBe(first.token);
+    // A new signer brings it back.
+    const other = await f.dids.create(scope, { method: 'key', baseUrl: BASE });
+    expect(await service.publish(scope, def.id, { did: other.did })).toMatchObject({ published: true, error: '' });
+  });
+});
+
 describe('background jobs', () => {
   test('events become jobs: a status change re-publishes each list it touched; a deleted definition is cleaned up', async () => {
     const { receive, service, def, f } = await setup();

@@ -46,7 +46,7 @@ export class StatusAllocator implements StatusEntrySource {
 
   /** The definitions bound to a configuration (the binding items carry what allocation needs). */
   async definitionsFor(scope: TenantScope, supportedCredId: string): Promise<DefinitionRecord[]> {
-    const items = await this.deps.store.query(statusKeys.definition(scope, '').PK, { skBeginsWith: statusKeys.bindingPrefix(supportedCredId), consistent: true });
+    const items = await this.deps.store.query(statusKeys.partition(scope), { skBeginsWith: statusKeys.bindingPrefix(supportedCredId), consistent: true });
     return items.map((i) => definitionFromItem(i.definition as Item));
   }
 
@@ -79,16 +79,16 @@ export class StatusAllocator implements StatusEntrySource {
       this.deps.events.stage(scope, 'status_list.entry.assigned', entryView(entry)).op,
     ]);
     const claims: CredentialStatusClaims[] = Array.from({ length: count }, (_, i) => {
-      const url = (def: DefinitionRecord, format: 'ietf' | 'w3c') => publicationUrl(def.base_url, scope.walletId, def.id, assigned.find((a) => a.def === def)!.slots[i]!.list, format);
-      const index = (def: DefinitionRecord) => assigned.find((a) => a.def === def)!.slots[i]!.index;
+      const at = ({ def, slots }: (typeof assigned)[number], format: 'ietf' | 'w3c') => ({ url: publicationUrl(def.base_url, scope.walletId, def.id, slots[i]!.list, format), index: slots[i]!.index });
       if (isSdJwt(config.format)) {
         // SD-JWT VC has room for one status list (creation allows one definition per SD-JWT configuration).
-        const def = defs[0]!;
-        return { sdJwt: ietfStatusClaim(url(def, 'ietf'), index(def)) };
+        const { url, index } = at(assigned[0]!, 'ietf');
+        return { sdJwt: ietfStatusClaim(url, index) };
       }
-      const entries = defs.map((def) =>
-        w3cStatusEntry({ url: url(def, 'w3c'), index: index(def), purpose: def.status_purpose, statusSize: def.status_size, ...(def.status_message ? { statusMessage: def.status_message } : {}) }),
-      );
+      const entries = assigned.map((a) => {
+        const { url, index } = at(a, 'w3c');
+        return w3cStatusEntry({ url, index, purpose: a.def.status_purpose, statusSize: a.def.status_size, ...(a.def.status_message ? { statusMessage: a.def.status_message } : {}) });
+      });
       return { w3c: entries.length === 1 ? entries[0]! : entries };
     });
     return { claims, ops };

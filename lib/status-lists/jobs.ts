@@ -3,7 +3,7 @@ import { tenantScope, type TenantScope } from '../store/keys';
 import type { ItemKey, ItemStore, WriteOp } from '../store/port';
 import type { JobQueue } from '../webhooks/records';
 import { shardCount, SignerUnavailableError, type StatusListPublisher } from './publication';
-import { LIST_TYPES, statusKeys } from './records';
+import { LIST_TYPES, statusKeys, type ListType } from './records';
 
 /**
  * Background work on status lists, as messages on the status queue. The outbox relay turns events into
@@ -49,17 +49,21 @@ export function jobKey(j: StatusJob): string {
 
 /**
  * Re-publishes a list in each format it has been published in (the definition's list_type always):
- * verifiers of either format see the change. Nothing is signed when the stored publication shows it already.
+ * verifiers of either format see the change. Nothing is signed when the stored publication shows it
+ * already. The next list (the spare issuance moves to when this one fills) is signed too if it never
+ * was, so its first verifier finds it ready.
  */
 export async function republish(publisher: StatusListPublisher, scope: TenantScope, definitionId: string, list: number, onSkipped?: (reason: string) => void): Promise<number> {
   const def = await publisher.definition(scope, definitionId);
   if (!def) return 0; // deleted meanwhile: the cleanup job removes what is left
   let signed = 0;
-  for (const format of LIST_TYPES) {
-    const current = await publisher.stored(scope, def.id, list, format);
+  const work: [number, ListType][] = [...LIST_TYPES.map((f): [number, ListType] => [list, f]), [list + 1, def.list_type]];
+  for (const [l, format] of work) {
+    const current = await publisher.stored(scope, def.id, l, format);
     if (!current && format !== def.list_type) continue;
+    if (l !== list && current) continue; // the spare is ready
     try {
-      if ((await publisher.publish(scope, def, list, format, { current })).signed) signed++;
+      if ((await publisher.publish(scope, def, l, format, { current })).signed) signed++;
     } catch (e) {
       // The tenant removed the signer: retrying cannot help; PUT publish with another DID will.
       if (e instanceof SignerUnavailableError) {
@@ -85,7 +89,7 @@ async function deleteAll(store: ItemStore, keys: readonly ItemKey[]): Promise<vo
 /** Everything a deleted definition leaves (idempotent: a retried job finds less and deletes it). */
 export async function cleanupDefinition(store: ItemStore, scope: TenantScope, job: Extract<StatusJob, { kind: 'cleanup' }>): Promise<number> {
   let removed = 0;
-  const pk = statusKeys.definition(scope, '').PK;
+  const pk = statusKeys.partition(scope);
   for (;;) {
     const page = await store.queryPage(pk, { skBeginsWith: statusKeys.entryPrefix(job.definition_id), limit: CHUNK, consistent: true });
     await deleteAll(store, page.items.map((i) => ({ PK: i.PK, SK: i.SK })));

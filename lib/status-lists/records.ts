@@ -69,6 +69,8 @@ const pk = (s: TenantScope) => walletPartitionKey(s.walletId);
 export const SL = { definition: 'SLD#', binding: 'SLB#', entry: 'SLE#' } as const;
 
 export const statusKeys = {
+  /** The wallet's own partition: definitions, bindings and entries. */
+  partition: (s: TenantScope): string => pk(s),
   definition: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${SL.definition}${id}` }),
   binding: (s: TenantScope, supportedCredId: string, id: string): ItemKey => ({ PK: pk(s), SK: `${SL.binding}${supportedCredId}#${id}` }),
   bindingPrefix: (supportedCredId: string) => `${SL.binding}${supportedCredId}#`,

@@ -177,12 +177,12 @@ export class StatusListService {
   }
 
   async list(scope: TenantScope, filter: { status_purpose?: string | undefined; supported_cred_id?: string | undefined }) {
-    const items = await this.deps.store.query(statusKeys.definition(scope, '').PK, { skBeginsWith: SL.definition });
+    const items = await this.deps.store.query(statusKeys.partition(scope), { skBeginsWith: SL.definition });
     return items.map(definitionFromItem).filter((d) => this.matches(d, filter)).map(definitionView);
   }
 
   async listPage(scope: TenantScope, page: { limit: number; cursor: string | undefined }, filter: { status_purpose?: string | undefined; supported_cred_id?: string | undefined }) {
-    const out = await prefixPage(this.deps.store, statusKeys.definition(scope, '').PK, SL.definition, page);
+    const out = await prefixPage(this.deps.store, statusKeys.partition(scope), SL.definition, page);
     return { items: out.items.map(definitionFromItem).filter((d) => this.matches(d, filter)).map(definitionView), next: out.next };
   }
 
@@ -214,7 +214,7 @@ export class StatusListService {
       this.deps.events.stage(scope, 'status_list.definition.deleted', { ...definitionView(def), recursive_delete: recursive, lists: inUse + 1 }).op,
     ];
     if (def.supported_cred_id) {
-      const slot = await this.deps.store.query(statusKeys.definition(scope, '').PK, { skBeginsWith: statusKeys.bindingPrefix(def.supported_cred_id), consistent: true });
+      const slot = await this.deps.store.query(statusKeys.partition(scope), { skBeginsWith: statusKeys.bindingPrefix(def.supported_cred_id), consistent: true });
       for (const b of slot.filter((i) => i.definition_id === id)) ops.push({ type: 'delete', key: { PK: b.PK, SK: b.SK } });
     }
     try {
@@ -232,7 +232,7 @@ export class StatusListService {
    * revocable after its exchange record is deleted.
    */
   private async entry(scope: TenantScope, exchangeId: string, definitionId: string | undefined): Promise<EntryRecord> {
-    const defIds = definitionId !== undefined ? [definitionId] : (await this.deps.store.query(statusKeys.definition(scope, '').PK, { skBeginsWith: SL.definition })).map((i) => String(i.id));
+    const defIds = definitionId !== undefined ? [definitionId] : (await this.deps.store.query(statusKeys.partition(scope), { skBeginsWith: SL.definition })).map((i) => String(i.id));
     const entries: EntryRecord[] = [];
     let exchangeKnown = false;
     for (let i = 0; i < Math.max(defIds.length, 1); i += 99) {

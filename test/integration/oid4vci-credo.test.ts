@@ -187,3 +187,29 @@ describe('Credo 0.6.3 redeems our OpenID4VCI offers', () => {
     expect((await exchange(t, offer.exchangeId)).state).toBe('offer');
   });
 });
+
+describe('Credo 0.6.3 checks our status lists', () => {
+  test('an SD-JWT VC verifies while valid, and fails Credo’s status check once revoked (IETF Token Status List)', async () => {
+    const t = await newTenant();
+    // The list is signed by the public did:web, the same issuer as the credential: Credo verifies it with the credential issuer's key.
+    const def = ok(await api.call('POST', '/api/v1/status-list/defs', { key: t.apiKey, body: { supported_cred_id: t.supported['dc+sd-jwt'] } }), 'status-list def');
+    const offer = await createOffer(t, 'dc+sd-jwt', 'web');
+    const res = await holder.receiveOffer(offer.byReference, { binding: 'jwk' });
+    const [c] = res.credentials;
+    expect(c!.payload.status).toEqual({ status_list: { idx: expect.any(Number), uri: `${api.rt.url}/status-lists/${t.walletId}/${def.id}/0/ietf` } });
+
+    const before = await holder.agent.sdJwtVc.verify({ compactSdJwtVc: c!.compact });
+    expect(before.isValid).toBe(true);
+
+    ok(await api.call('PATCH', `/api/v1/status-list/entries/revoke/${offer.exchangeId}`, { key: t.apiKey }), 'revoke');
+    // No publish call: the list follows by itself within seconds.
+    const deadline = Date.now() + 20_000;
+    let after = await holder.agent.sdJwtVc.verify({ compactSdJwtVc: c!.compact });
+    while (after.isValid && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      after = await holder.agent.sdJwtVc.verify({ compactSdJwtVc: c!.compact });
+    }
+    expect(after.isValid).toBe(false);
+    expect(String((after as { error?: Error }).error?.message)).toMatch(/status/i);
+  }, 60_000);
+});

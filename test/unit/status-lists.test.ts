@@ -148,7 +148,8 @@ describe('publication', () => {
   test('re-publishing an unchanged list signs nothing; a change signs once however many jobs ask', async () => {
     const { publisher, def, receive, service, f } = await setup();
     const signs = jest.spyOn(f.keyManager, 'sign');
-    expect(await republish(publisher, scope, def.id, 0)).toBe(1); // first publication
+    expect(await republish(publisher, scope, def.id, 0)).toBe(2); // first publication, and the spare's
+    expect(await publisher.stored(scope, def.id, 1, 'ietf')).not.toBeNull();
     expect(await republish(publisher, scope, def.id, 0)).toBe(0);
     const r = await receive();
     await r.issue();
@@ -168,8 +169,10 @@ describe('a signer that is gone', () => {
     await f.dids.deactivate(scope, f.did.did);
     expect(await service.publish(scope, def.id, {})).toEqual({ published: false, error: expect.stringContaining('deactivated'), definition_id: def.id, status_lists: [] });
     const skipped: string[] = [];
+    // List 0 is unchanged (nothing to sign); its spare, never signed, cannot be now.
     expect(await republish(publisher, scope, def.id, 0, (r) => skipped.push(r))).toBe(0);
-    expect(skipped).toHaveLength(0); // nothing changed: nothing to sign
+    expect(skipped).toEqual([expect.stringContaining('deactivated')]);
+    skipped.length = 0;
     expect((await publisher.serve(scope, def.id, 0, 'ietf')).token).toBe(first.token);
     await expect(publisher.serve(scope, def.id, 0, 'w3c')).rejects.toEqual(expect.objectContaining({ status: 503, code: 'status_list_unavailable' }));
     await expect(publisher.publish(scope, (await publisher.definition(scope, def.id))!, 0, 'w3c')).rejects.toEqual(expect.objectContaining({ code: 'status_list_signer_unavailable' }));

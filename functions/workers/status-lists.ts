@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { cleanupDefinition, jobKey, parseJob, republish, type StatusJob } from '../../lib/status-lists/jobs';
+import { cleanupDefinition, jobKey, parseJob, republishCoalesced, type StatusJob } from '../../lib/status-lists/jobs';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
@@ -9,9 +9,9 @@ import { walletSessions } from '../shared/sessions';
 
 /**
  * The status worker: re-publishes changed lists and removes deleted definitions' data, each job in its
- * wallet's session. A batch's jobs for the same list run once (the burst of a revocation wave costs
- * one build and at most one signature per format); a failed job fails every message that asked for it,
- * and SQS redrives them (to the DLQ after 5 receives).
+ * wallet's session. A batch's jobs for the same list run once, and concurrent invocations coalesce on
+ * the list's lease (one builder at a time: a revocation wave costs one signature per format); a failed
+ * job fails every message that asked for it, and SQS redrives them (to the DLQ after 5 receives).
  */
 export function createHandler() {
   const deps = buildDeps('status-worker', { sessions: walletSessions });
@@ -22,10 +22,10 @@ export function createHandler() {
     const scope = tenantScope(job.wallet_id);
     await inSession(scope, async () => {
       if (job.kind === 'publish') {
-        const signed = await republish(publisher, scope, job.definition_id, job.list, (reason) =>
-          logger.warn('status list not re-published', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, reason }),
-        );
-        logger.info('status list checked', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, signed });
+        const out = await republishCoalesced(deps.store, publisher, scope, job.definition_id, job.list, {
+          onSkipped: (reason) => logger.warn('status list not re-published', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, reason }),
+        });
+        logger.info('status list checked', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, ...out });
       } else {
         const removed = await cleanupDefinition(deps.store, scope, job);
         logger.info('deleted status list definition cleaned up', { wallet_id: job.wallet_id, definition_id: job.definition_id, removed });

@@ -291,10 +291,9 @@ export class ServiceStack extends Stack {
     fns['webhook-delivery'].fn.addEventSource(
       new SqsEventSource(queues.webhook, { batchSize: 10, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency: 20 }),
     );
-    // Status lists: relay -> status queue (delayed: a burst of changes is one job's work) -> status worker.
-    fns['status-worker'].fn.addEventSource(
-      new SqsEventSource(queues.status, { batchSize: 10, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency: 10 }),
-    );
+    // Status lists: relay -> status queue (each job delayed 1 s, so a burst's changes are in before the
+    // first build; no batching window on top) -> status worker (concurrent invocations coalesce per list).
+    fns['status-worker'].fn.addEventSource(new SqsEventSource(queues.status, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }));
 
     // Bodies in the service's shape; a status only where we change API Gateway's on purpose.
     for (const [type, e] of Object.entries(GATEWAY_ERRORS)) {

@@ -1,6 +1,7 @@
 import type { EventEnvelope } from '../events/envelope';
 import { tenantScope, type TenantScope } from '../store/keys';
-import type { ItemKey, ItemStore, WriteOp } from '../store/port';
+import { randomUUID } from 'node:crypto';
+import { ConditionFailedError, type ItemKey, type ItemStore, type WriteOp } from '../store/port';
 import type { JobQueue } from '../webhooks/records';
 import { shardCount, SignerUnavailableError, type StatusListPublisher } from './publication';
 import { LIST_TYPES, statusKeys, type ListType } from './records';
@@ -76,6 +77,65 @@ export async function republish(publisher: StatusListPublisher, scope: TenantSco
   return signed;
 }
 
+/** How long a worker may hold a list's lease before another may take over (beyond the worker's 60 s timeout). */
+export const LEASE_SECONDS = 90;
+
+/**
+ * Re-publishes a list with at most one builder at a time, however many workers hold jobs for it (a
+ * burst of revocations becomes many jobs, spread over concurrent invocations). The first takes the
+ * list's lease and builds; the others only mark the lease "dirty" and are done. Before letting go,
+ * the holder builds again if the lease was marked, so no change is left behind, and a burst costs one
+ * signature (the rebuild finds the content already signed). A crashed holder's lease expires; its job
+ * comes back from SQS and takes over.
+ */
+export async function republishCoalesced(
+  store: ItemStore,
+  publisher: StatusListPublisher,
+  scope: TenantScope,
+  definitionId: string,
+  list: number,
+  opts: { now?: () => Date; onSkipped?: (reason: string) => void } = {},
+): Promise<{ builds: number; signed: number; coalesced: boolean }> {
+  const now = () => Math.floor((opts.now?.() ?? new Date()).getTime() / 1000);
+  const key = statusKeys.publishLease(scope, definitionId, list);
+  const owner = randomUUID();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      await store.write([{ type: 'put', item: { ...key, owner, until: now() + LEASE_SECONDS, dirty: false, ttl: now() + 86400 }, condition: { below: { until: now() } } }]);
+    } catch (e) {
+      if (!(e instanceof ConditionFailedError)) throw e;
+      try {
+        // Someone is building: tell them to look again, and leave it to them.
+        await store.write([{ type: 'update', key, set: { dirty: true }, condition: { atLeast: { until: now() } } }]);
+        return { builds: 0, signed: 0, coalesced: true };
+      } catch (e2) {
+        if (!(e2 instanceof ConditionFailedError)) throw e2;
+        continue; // the lease ended in between: try to take it
+      }
+    }
+    let builds = 0;
+    let signed = 0;
+    for (;;) {
+      builds++;
+      signed += await republish(publisher, scope, definitionId, list, opts.onSkipped);
+      try {
+        await store.write([{ type: 'delete', key, condition: { equals: { owner, dirty: false } } }]);
+        return { builds, signed, coalesced: false };
+      } catch (e) {
+        if (!(e instanceof ConditionFailedError)) throw e;
+      }
+      try {
+        // Marked while we built: clear the mark, keep the lease, build again.
+        await store.write([{ type: 'update', key, set: { dirty: false, until: now() + LEASE_SECONDS }, condition: { equals: { owner } } }]);
+      } catch (e) {
+        if (!(e instanceof ConditionFailedError)) throw e;
+        return { builds, signed, coalesced: false }; // our lease expired and another worker took the list over
+      }
+    }
+  }
+  throw new Error(`could not take or mark the publication lease of list ${list} of definition ${definitionId}`);
+}
+
 const CHUNK = 100;
 
 /** Deletes keys in transactions of at most 100 (DynamoDB's limit); deleting an absent item is a no-op. */
@@ -108,7 +168,7 @@ export async function cleanupDefinition(store: ItemStore, scope: TenantScope, jo
       await deleteAll(store, found);
       removed += found.length;
     }
-    await deleteAll(store, LIST_TYPES.map((f) => statusKeys.publication(scope, job.definition_id, list, f)));
+    await deleteAll(store, [...LIST_TYPES.map((f) => statusKeys.publication(scope, job.definition_id, list, f)), statusKeys.publishLease(scope, job.definition_id, list)]);
   }
   await deleteAll(store, [statusKeys.counter(scope, job.definition_id)]);
   return removed;

@@ -79,6 +79,8 @@ export const statusKeys = {
   counter: (s: TenantScope, defId: string): ItemKey => ({ PK: `${pk(s)}#SLA#${defId}`, SK: 'N' }),
   shard: (s: TenantScope, defId: string, list: number, shard: number): ItemKey => ({ PK: `${pk(s)}#SLS#${defId}#${list}#${shard}`, SK: 'S' }),
   publication: (s: TenantScope, defId: string, list: number, format: ListType): ItemKey => ({ PK: `${pk(s)}#SLP#${defId}#${list}`, SK: format }),
+  /** Who is re-publishing the list now, and whether more changes came meanwhile (lib/status-lists/jobs.ts). */
+  publishLease: (s: TenantScope, defId: string, list: number): ItemKey => ({ PK: `${pk(s)}#SLP#${defId}#${list}`, SK: 'LEASE' }),
 } as const;
 
 /** The attribute of a shard item holding the status at `offset` within the shard. */

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
 import { slotOf, StatusAllocator } from '../../lib/status-lists/allocation';
-import { cleanupDefinition, jobKey, jobsForEvent, republish } from '../../lib/status-lists/jobs';
+import { cleanupDefinition, jobKey, jobsForEvent, republish, republishCoalesced } from '../../lib/status-lists/jobs';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { statusKeys } from '../../lib/status-lists/records';
 import { StatusListService } from '../../lib/status-lists/service';
@@ -185,6 +185,45 @@ describe('a signer that is gone', () => {
     // A new signer brings it back.
     const other = await f.dids.create(scope, { method: 'key', baseUrl: BASE });
     expect(await service.publish(scope, def.id, { did: other.did })).toMatchObject({ published: true, error: '' });
+  });
+});
+
+describe('concurrent workers on one list', () => {
+  test('one builds, the others only mark the lease; a change made during the build is published by a second build; one signature', async () => {
+    const { publisher, def, receive, service, store, f } = await setup();
+    await republish(publisher, scope, def.id, 0); // the list and its spare, signed before
+    const rs = [await receive(), await receive()];
+    for (const r of rs) await r.issue();
+    await service.setStatus(scope, rs[0]!.exchangeId, undefined, undefined);
+    const signs = jest.spyOn(f.keyManager, 'sign');
+    // The second revocation lands just after the first build read the shards.
+    const read = publisher.read.bind(publisher);
+    let builds = 0;
+    publisher.read = async (...args) => {
+      const out = await read(...args);
+      if (builds++ === 0) await service.setStatus(scope, rs[1]!.exchangeId, undefined, undefined);
+      return out;
+    };
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => republishCoalesced(store, publisher, scope, def.id, 0)));
+    publisher.read = read;
+    const builders = outcomes.filter((o) => !o.coalesced);
+    expect(builders).toHaveLength(1);
+    expect(builders[0]!.builds).toBe(2);
+    expect(outcomes.reduce((n, o) => n + o.signed, 0)).toBe(2);
+    expect(signs).toHaveBeenCalledTimes(2); // one per build that found new content: the burst's two changes, never six
+    const list = getListFromStatusListJWT((await publisher.stored(scope, def.id, 0, 'ietf'))!.token);
+    for (const r of rs) expect(list.getStatus((await service.getEntry(scope, r.exchangeId)).index)).toBe(1);
+    expect(await store.get(statusKeys.publishLease(scope, def.id, 0))).toBeUndefined();
+  });
+
+  test('a lease left by a crashed worker expires and the next job takes the list over', async () => {
+    let clock = Date.parse('2026-11-23T12:00:00Z');
+    const { publisher, def, store } = await setup();
+    await store.write([{ type: 'put', item: { ...statusKeys.publishLease(scope, def.id, 0), owner: 'crashed', until: Math.floor(clock / 1000) + 90, dirty: false } }]);
+    const now = () => new Date(clock);
+    expect((await republishCoalesced(store, publisher, scope, def.id, 0, { now })).coalesced).toBe(true);
+    clock += 91_000;
+    expect(await republishCoalesced(store, publisher, scope, def.id, 0, { now })).toMatchObject({ coalesced: false, builds: 1 });
   });
 });
 

@@ -14,6 +14,7 @@ const lines = [
   `  Mail viewer (SES):  ${rt.mailViewerUrl}`,
   `  Webhooks:           delivered by the local worker; loopback receivers (http://127.0.0.1:…) are allowed`,
   `  OID4VCI issuers:    ${rt.url}/oid4vci/<wallet_id> (metadata at ${rt.url}/.well-known/openid-credential-issuer/oid4vci/<wallet_id>)`,
+  `  Status lists:       ${rt.url}/status-lists/<wallet_id>/<definition_id>/<list>/{ietf|w3c} (public, signed)`,
   `  Data folder:        ${dataDir} (delete it to start afresh)`,
   '',
 ];

@@ -1,4 +1,4 @@
-import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, RemovalPolicy, Size, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -166,6 +166,8 @@ export class ServiceStack extends Stack {
       restApiName: props.serviceName,
       description: 'Credential issuance and verification service',
       endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
+      // gzip for clients that accept it (the status-list drafts ask for it; lists and metadata compress well).
+      minCompressionSize: Size.kibibytes(1),
       cloudWatchRole: true,
       cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       // Per-tenant throttling: the authorizer names the caller's usage-plan key.

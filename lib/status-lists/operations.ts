@@ -37,7 +37,13 @@ export function statusListPublicOperations(publisher: StatusListPublisher, walle
     const scope = tenantScope(params.wallet_id);
     const p = await inSession(scope, () => publisher.serve(scope, params.def_id, Number(params.list), format));
     const maxAge = Math.max(0, Math.min(PUBLICATION.ttlSeconds, p.expires_at - Math.floor(now().getTime() / 1000)));
-    const cache = { etag: p.etag, 'cache-control': `public, max-age=${maxAge}`, 'last-modified': new Date(p.issued_at * 1000).toUTCString() };
+    const cache = {
+      etag: p.etag,
+      'cache-control': `public, max-age=${maxAge}`,
+      'last-modified': new Date(p.issued_at * 1000).toUTCString(),
+      // Browser verifiers may read the ETag to revalidate.
+      'access-control-expose-headers': 'ETag',
+    };
     const match = headers['if-none-match'];
     if (match && match.split(',').some((t) => t.trim().replace(/^W\//, '') === p.etag)) return new JsonReply(undefined, { status: 304, headers: cache }) as never;
     return new RawRepresentation(p.token, MEDIA_TYPES[format], cache);

@@ -11,6 +11,7 @@ import { ietfStatusClaim, signIetfStatusListToken, signW3cStatusListCredential, 
 import { tenantScope } from '../../lib/store/keys';
 import { BitstringStatusListError, decodeBitstringStatusList } from '../helpers/w3c-bitstring-status-list';
 import { MemoryStore } from '../helpers/memory-store';
+import { Bitstring } from '@digitalbazaar/bitstring';
 
 const LIST_SIZE = 131_072;
 
@@ -77,6 +78,22 @@ describe('bit positions: each format puts index 0 where its specification says',
     const encoded = w3cEncodedList({ listSize: LIST_SIZE, statusSize: 1 }, []);
     expect(encoded).toMatch(/^u[A-Za-z0-9_-]+$/);
     expect([...Buffer.from(encoded.slice(1), 'base64url').subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+  });
+});
+
+describe("Digital Bazaar's bitstring library (the W3C editors' implementation) agrees, with bits set", () => {
+  test('our W3C encodedList reads back bit for bit in @digitalbazaar/bitstring; its lists read back in our spec-only reader', async () => {
+    const { entries, dense } = randomEntries(1);
+    const ours = w3cEncodedList({ listSize: LIST_SIZE, statusSize: 1 }, entries);
+    expect(ours.startsWith('u')).toBe(true);
+    const theirs = new Bitstring({ buffer: await Bitstring.decodeBits({ encoded: ours.slice(1) }) });
+    expect(theirs.length).toBe(LIST_SIZE);
+    expect(mismatches(dense, (i) => Number(theirs.get(i)))).toEqual([]);
+
+    const made = new Bitstring({ length: LIST_SIZE });
+    for (const i of entries.keys()) made.set(i, true);
+    const reader = decodeBitstringStatusList(`u${await made.encodeBits()}`, 1);
+    expect(mismatches(dense, (i) => reader.status(i))).toEqual([]);
   });
 });
 

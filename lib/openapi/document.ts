@@ -13,6 +13,7 @@ const STATUS_TEXT: Record<number, string> = {
   422: 'Understood but cannot be processed (e.g. a message too large to sign)',
   429: 'Throttled (stage, per-tenant or per-route limit); retry later, after Retry-After when given',
   500: 'Internal error (never with internal details)',
+  501: 'Not implemented',
   503: 'A dependency (the key service) is temporarily unavailable; retry',
 };
 

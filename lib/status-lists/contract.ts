@@ -114,7 +114,10 @@ const ListParams = z.strictObject({
   list: z.string().regex(/^(0|[1-9][0-9]{0,8})$/).meta({ description: 'The list number' }),
 });
 
+/** The IETF draft's historical resolution: not kept here, so asking for it is a 501 (as the draft says). */
+const ListQuery = z.object({ time: z.string().max(20).optional().meta({ description: 'Historical lists are not kept: 501' }) });
+
 export const statusListPublicContracts = {
-  getIetfStatusList: { params: ListParams, mediaTypes: ['application/statuslist+jwt'], response: z.string().meta({ description: 'Status List Token (JWT)' }), conditional: true, errors: [400, 404] },
-  getW3cStatusList: { params: ListParams, mediaTypes: ['application/vc+jwt'], response: z.string().meta({ description: 'BitstringStatusListCredential secured as a VC-JWT' }), conditional: true, errors: [400, 404] },
+  getIetfStatusList: { params: ListParams, query: ListQuery, mediaTypes: ['application/statuslist+jwt'], response: z.string().meta({ description: 'Status List Token (JWT)' }), conditional: true, errors: [400, 404, 501, 503] },
+  getW3cStatusList: { params: ListParams, query: ListQuery, mediaTypes: ['application/vc+jwt'], response: z.string().meta({ description: 'BitstringStatusListCredential secured as a VC-JWT' }), conditional: true, errors: [400, 404, 501, 503] },
 } satisfies OperationContracts;

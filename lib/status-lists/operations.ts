@@ -1,4 +1,5 @@
 import { JsonReply, RawRepresentation, walletScope, type OperationImpls } from '../http/contract';
+import { AppError } from '../http/errors';
 import { listOrPage } from '../http/paging';
 import { tenantScope } from '../store/keys';
 import { inSession } from '../store/session';
@@ -32,7 +33,8 @@ export function statusListOperations(service: StatusListService): OperationImpls
  * Cacheable by anyone (`public`) for the list's ttl, never past its expiry; `If-None-Match` gets a 304.
  */
 export function statusListPublicOperations(publisher: StatusListPublisher, wallets: KnownWallets, now: () => Date = () => new Date()): OperationImpls<typeof statusListPublicContracts> {
-  const serve = async (params: { wallet_id: string; def_id: string; list: string }, headers: Readonly<Record<string, string>>, format: ListType) => {
+  const serve = async (params: { wallet_id: string; def_id: string; list: string }, query: { time?: string | undefined }, headers: Readonly<Record<string, string>>, format: ListType) => {
+    if (query.time !== undefined) throw new AppError(501, 'historical_status_list_unsupported', 'Historical status lists are not kept: ask without time for the current list');
     await wallets.check(params.wallet_id);
     const scope = tenantScope(params.wallet_id);
     const p = await inSession(scope, () => publisher.serve(scope, params.def_id, Number(params.list), format));
@@ -49,7 +51,7 @@ export function statusListPublicOperations(publisher: StatusListPublisher, walle
     return new RawRepresentation(p.token, MEDIA_TYPES[format], cache);
   };
   return {
-    getIetfStatusList: ({ params, request }) => serve(params, request.headers, 'ietf'),
-    getW3cStatusList: ({ params, request }) => serve(params, request.headers, 'w3c'),
+    getIetfStatusList: ({ params, query, request }) => serve(params, query, request.headers, 'ietf'),
+    getW3cStatusList: ({ params, query, request }) => serve(params, query, request.headers, 'w3c'),
   };
 }

@@ -529,6 +529,7 @@ describe('status lists', () => {
     await hit('getIetfStatusList', `${L}/ietf`, 304, { headers: { 'if-none-match': ietf.headers.get('etag')! } });
     await hit('getIetfStatusList', `/status-lists/${w.walletId}/${def.id}/9/ietf`, 404);
     await hit('getIetfStatusList', `/status-lists/${w.walletId}/${def.id}/x/ietf`, 400);
+    await hit('getIetfStatusList', `${L}/ietf?time=1700000000`, 501);
     const w3c = await hit('getW3cStatusList', `${L}/w3c`, 200);
     await hit('getW3cStatusList', `${L}/w3c`, 304, { headers: { 'if-none-match': w3c.headers.get('etag')! } });
     await hit('getW3cStatusList', `/status-lists/999999/${def.id}/0/w3c`, 404);

@@ -303,6 +303,8 @@ describe('entries at issuance, revocation, and lists any verifier can read', () 
       expect((await fetchList(`${api.rt.url}${path}`)).status).toBe(404);
     }
     expect((await fetchList(`${api.rt.url}/status-lists/${a.walletId}/${sdDef.id}/-1/ietf`)).status).toBe(400);
+    expect((await fetchList(`${url}?time=1700000000`)).status).toBe(501);
+    expect(first.headers.get('access-control-expose-headers')).toBe('ETag');
   });
 
   test('PUT publish signs every list now, in the format asked for', async () => {

@@ -3,13 +3,14 @@ import { oid4vciAdminContracts } from '../../lib/oid4vci/contract';
 import { ExchangeService } from '../../lib/oid4vci/exchanges';
 import { oid4vciAdminOperations } from '../../lib/oid4vci/operations';
 import { SupportedCredentialService } from '../../lib/oid4vci/supported';
+import { StatusAllocator } from '../../lib/status-lists/allocation';
 import { buildDeps, createLogger } from '../shared/deps';
 import { walletSessions } from '../shared/sessions';
 
 const deps = buildDeps('oid4vci', { sessions: walletSessions });
 const supported = new SupportedCredentialService({ store: deps.store });
 // DIDs are read from the wallet's partition only: nothing here signs, so no key manager.
-const exchanges = new ExchangeService({ store: deps.store, events: deps.events });
+const exchanges = new ExchangeService({ store: deps.store, events: deps.events, status: new StatusAllocator({ store: deps.store, events: deps.events }) });
 
 export const handler = createGroupHandler({
   group: 'oid4vci',

@@ -1,11 +1,12 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { cleanupDefinition, jobKey, parseJob, republishCoalesced, type StatusJob } from '../../lib/status-lists/jobs';
+import { cleanupDefinition, enqueueJobs, jobKey, parseJob, republishCoalesced, type StatusJob } from '../../lib/status-lists/jobs';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { buildDeps, createLogger } from '../shared/deps';
 import { buildKeyManager } from '../shared/issuer-keys';
 import { walletSessions } from '../shared/sessions';
+import { buildStatusQueue } from '../shared/status-queue';
 
 /**
  * The status worker: re-publishes changed lists and removes deleted definitions' data, each job in its
@@ -17,6 +18,7 @@ export function createHandler() {
   const deps = buildDeps('status-worker', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
   const publisher = new StatusListPublisher({ store: deps.store, keyManager: buildKeyManager(deps), events: deps.events });
+  const queue = buildStatusQueue(deps);
 
   const run = async (job: StatusJob) => {
     const scope = tenantScope(job.wallet_id);
@@ -27,14 +29,18 @@ export function createHandler() {
         });
         logger.info('status list checked', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, ...out });
       } else {
-        const removed = await cleanupDefinition(deps.store, scope, job);
-        logger.info('deleted status list definition cleaned up', { wallet_id: job.wallet_id, definition_id: job.definition_id, removed });
+        // Leave time for the rest of the batch; what is left goes on in a new job.
+        const { removed, done } = await cleanupDefinition(deps.store, scope, job, Date.now() + Math.max(0, remaining() - 20_000));
+        if (!done) await enqueueJobs(queue, [job]);
+        logger.info('deleted status list definition cleaned up', { wallet_id: job.wallet_id, definition_id: job.definition_id, removed, done });
       }
     });
   };
 
+  let remaining = () => 60_000;
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     logger.addContext(context);
+    remaining = () => context.getRemainingTimeInMillis();
     const parsed = event.Records.map((r) => {
       try {
         return { id: r.messageId, job: parseJob(r.body) };

@@ -28,9 +28,10 @@ export function createHandler() {
     if (!item) return;
     if (item.type === 'event') {
       const event = eventFromItem(item);
-      const jobs = await inSession(tenantScope(event.wallet_id), () => dispatcher.fanOut(event));
+      // Status jobs first: a webhook target's trouble must not hold back a revocation's publication.
       const statusJobs = jobsForEvent(event);
       await enqueueJobs(statusQueue, statusJobs);
+      const jobs = await inSession(tenantScope(event.wallet_id), () => dispatcher.fanOut(event));
       logger.info('event relayed', { event_id: event.id, event_type: event.type, wallet_id: event.wallet_id, deliveries: jobs, status_jobs: statusJobs.length });
       return;
     }

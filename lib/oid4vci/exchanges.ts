@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { signingIdentity } from '../dids/signing';
+import type { StatusEntrySource } from './protocol/formats';
 import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
 import { prefixPage } from '../http/paging';
@@ -127,6 +128,8 @@ export interface ExchangeFilters {
 export interface ExchangeServiceDeps {
   readonly store: ItemStore;
   readonly events: EventPublisher;
+  /** Status lists the configuration's credentials get entries in (an offer must be issuable with them). */
+  readonly status?: Pick<StatusEntrySource, 'issuerConflict'>;
   readonly now?: () => Date;
 }
 
@@ -162,6 +165,8 @@ export class ExchangeService {
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     if (problems.length) throw new BadRequestError(`credential_subject does not fit supported credential ${config.id}`, 'invalid_credential_subject', problems);
     const { did, verificationMethod } = await signingIdentity(this.deps.store, scope, { did: input.did, verificationMethod: input.verification_method });
+    const conflict = this.deps.status ? await this.deps.status.issuerConflict(scope, config, did.qualified) : null;
+    if (conflict) throw new BadRequestError(conflict, 'status_list_issuer_mismatch', [{ path: 'did', message: conflict }]);
 
     const now = this.now();
     const at = now.toISOString();

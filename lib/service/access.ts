@@ -90,8 +90,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   meta: {},
   'webhook-relay': { shared: { sendTo: ['webhook', 'status'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
-  // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items.
-  'status-worker': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
+  // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items (queueing the rest of a large removal).
+  'status-worker': { shared: { sendTo: ['status'] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };
 
 /**

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import type { EventPublisher } from '../events/publisher';
 import { memo } from '../memo';
-import type { CredentialStatusClaims, StatusAllocation, StatusEntrySource } from '../oid4vci/protocol/formats';
+import { StatusDefinitionGoneError, StatusIssuerMismatchError, type CredentialStatusClaims, type StatusAllocation, type StatusEntrySource } from '../oid4vci/protocol/formats';
 import type { IssuableConfiguration } from '../oid4vci/records';
 import { isSdJwt } from '../oid4vci/supported';
 import type { TenantScope } from '../store/keys';
-import type { Item, ItemStore, WriteOp } from '../store/port';
+import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
 import { listPermutation } from './permutation';
 import { definitionFromItem, entryView, publicationUrl, statusKeys, type DefinitionRecord, type EntryRecord } from './records';
 import { ietfStatusClaim, w3cStatusEntry } from './tokens';
@@ -30,7 +30,7 @@ export function slotOf(def: Pick<DefinitionRecord, 'perm_secret' | 'list_size'>,
 
 /**
  * Status entries at issuance, for the configurations bound to definitions. One counter per definition
- * is incremented (a conditional-free atomic add: every value is handed out once), and the permutation
+ * is incremented (an atomic add, while the counter exists: every value is handed out once), and the permutation
  * makes the index unique and unpredictable: no two credentials share one, and an index says nothing
  * about when it was issued. The entry records, a check that each definition still exists and the
  * `status_list.entry.assigned` events go into the issuing transaction, so an entry exists if and only if
@@ -50,13 +50,36 @@ export class StatusAllocator implements StatusEntrySource {
     return items.map((i) => definitionFromItem(i.definition as Item));
   }
 
-  async allocate(scope: TenantScope, config: IssuableConfiguration, exchangeId: string, count: number): Promise<StatusAllocation> {
+  /**
+   * SD-JWT VC verifiers (@sd-jwt/sd-jwt-vc, Credo) check the Token Status List with the credential
+   * issuer's key, so an IETF list must be signed by the DID that issues the credential.
+   */
+  private conflict(defs: readonly DefinitionRecord[], issuerDid: string): string | null {
+    const other = defs.find((d) => d.list_type === 'ietf' && d.issuer_did !== issuerDid);
+    return other
+      ? `Credentials of this configuration point to status list definition ${other.id}, signed by ${other.issuer_did}; SD-JWT VC verifiers check the list with the credential issuer's key, so issue them from ${other.issuer_did}`
+      : null;
+  }
+
+  async issuerConflict(scope: TenantScope, config: IssuableConfiguration, issuerDid: string): Promise<string | null> {
+    return this.conflict(await this.definitionsFor(scope, config.supportedCredId), issuerDid);
+  }
+
+  async allocate(scope: TenantScope, config: IssuableConfiguration, exchangeId: string, count: number, issuerDid: string): Promise<StatusAllocation> {
     const defs = await this.definitionsFor(scope, config.supportedCredId);
     if (defs.length === 0) return { claims: Array.from({ length: count }, () => null), ops: [] };
+    const conflict = this.conflict(defs, issuerDid);
+    if (conflict) throw new StatusIssuerMismatchError(conflict);
     const at = this.now().toISOString();
     const assigned = await Promise.all(
       defs.map(async (def) => {
-        const last = await this.deps.store.increment(statusKeys.counter(scope, def.id), 'next', undefined, count);
+        let last: number;
+        try {
+          last = await this.deps.store.increment(statusKeys.counter(scope, def.id), 'next', 'exists', count);
+        } catch (e) {
+          if (e instanceof ConditionFailedError) throw new StatusDefinitionGoneError(def.id);
+          throw e;
+        }
         const slots = Array.from({ length: count }, (_, i) => slotOf(def, last - count + i));
         const entry: EntryRecord = {
           definition_id: def.id,

@@ -117,7 +117,14 @@ export async function republishCoalesced(
     let signed = 0;
     for (;;) {
       builds++;
-      signed += await republish(publisher, scope, definitionId, list, opts.onSkipped);
+      try {
+        signed += await republish(publisher, scope, definitionId, list, opts.onSkipped);
+      } catch (e) {
+        // Let go at once (only our own lease): the next job for this list builds instead of marking a
+        // lease nobody works under; this job's message comes back from SQS.
+        await store.write([{ type: 'update', key, set: { until: 0 }, condition: { equals: { owner } } }]).catch(() => undefined);
+        throw e;
+      }
       try {
         await store.write([{ type: 'delete', key, condition: { equals: { owner, dirty: false } } }]);
         return { builds, signed, coalesced: false };
@@ -146,11 +153,16 @@ async function deleteAll(store: ItemStore, keys: readonly ItemKey[]): Promise<vo
   }
 }
 
-/** Everything a deleted definition leaves (idempotent: a retried job finds less and deletes it). */
-export async function cleanupDefinition(store: ItemStore, scope: TenantScope, job: Extract<StatusJob, { kind: 'cleanup' }>): Promise<number> {
+/**
+ * Everything a deleted definition leaves (idempotent: a retried job finds less and deletes it). Works
+ * until `deadline` (epoch ms) and then says it is not done: the worker queues the same job again, so a
+ * definition of millions of entries is removed over several invocations, never timing one out.
+ */
+export async function cleanupDefinition(store: ItemStore, scope: TenantScope, job: Extract<StatusJob, { kind: 'cleanup' }>, deadline = Number.POSITIVE_INFINITY): Promise<{ removed: number; done: boolean }> {
   let removed = 0;
   const pk = statusKeys.partition(scope);
   for (;;) {
+    if (Date.now() > deadline) return { removed, done: false };
     const page = await store.queryPage(pk, { skBeginsWith: statusKeys.entryPrefix(job.definition_id), limit: CHUNK, consistent: true });
     await deleteAll(store, page.items.map((i) => ({ PK: i.PK, SK: i.SK })));
     removed += page.items.length;
@@ -162,6 +174,7 @@ export async function cleanupDefinition(store: ItemStore, scope: TenantScope, jo
   const lists = Math.max(job.lists, Math.ceil(next / job.list_size) + 1);
   const shards = shardCount(job);
   for (let list = 0; list < lists; list++) {
+    if (Date.now() > deadline) return { removed, done: false };
     const keys = Array.from({ length: shards }, (_, s) => statusKeys.shard(scope, job.definition_id, list, s));
     for (let i = 0; i < keys.length; i += CHUNK) {
       const found = (await store.getMany(keys.slice(i, i + CHUNK))).map((item, j) => (item ? keys[i + j]! : null)).filter((k): k is ItemKey => k !== null);
@@ -170,6 +183,7 @@ export async function cleanupDefinition(store: ItemStore, scope: TenantScope, jo
     }
     await deleteAll(store, [...LIST_TYPES.map((f) => statusKeys.publication(scope, job.definition_id, list, f)), statusKeys.publishLease(scope, job.definition_id, list)]);
   }
+  // Last: while the counter exists, a later run still knows how many lists there were.
   await deleteAll(store, [statusKeys.counter(scope, job.definition_id)]);
-  return removed;
+  return { removed, done: true };
 }

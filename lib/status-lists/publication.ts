@@ -179,7 +179,8 @@ export class StatusListPublisher {
    */
   async serve(scope: TenantScope, defId: string, list: number, format: ListType): Promise<Publication> {
     // With the definition: a deleted one's lists stop at once, before the background removes them.
-    const [pubItem, defItem] = await this.deps.store.getMany([statusKeys.publication(scope, defId, list, format), statusKeys.definition(scope, defId)]);
+    // Eventually consistent (half the read cost): a publication a moment old is what caching allows anyway.
+    const [pubItem, defItem] = await this.deps.store.getMany([statusKeys.publication(scope, defId, list, format), statusKeys.definition(scope, defId)], { consistent: false });
     if (!defItem) throw new NotFoundError('No such status list', 'status_list_not_found');
     const current = pubItem ? (pubItem as unknown as Publication) : null;
     if (current && !this.aging(current, this.now())) return current;

@@ -6,7 +6,7 @@ import { prefixPage } from '../http/paging';
 import { oid4vciKeys } from '../oid4vci/records';
 import { isSdJwt, supportedFromItem } from '../oid4vci/supported';
 import type { TenantScope } from '../store/keys';
-import { ConditionFailedError, type ItemStore, type WriteOp } from '../store/port';
+import { ConditionFailedError, WriteConflictError, type ItemStore, type WriteOp } from '../store/port';
 import { retryingConflicts } from '../store/retry';
 import type { StatusSize } from './encoding';
 import { ietfView, SignerUnavailableError, type StatusListPublisher } from './publication';
@@ -29,8 +29,11 @@ import type { StatusPurpose } from './tokens';
 /** Limits of a definition (README "Status lists"): each keeps one item, and one signed list, within DynamoDB's 400 KB. */
 export const LIMITS = {
   minListSize: 131072,
-  /** list_size × status_size: a signed list of random statuses still fits one item. */
-  maxListBits: 2 ** 21,
+  /**
+   * list_size × status_size: even a list of random statuses, compressed and base64url-encoded twice
+   * (in `lst` or `encodedList`, then in the JWS), fits one 400 KB item (about 233 KB at this bound).
+   */
+  maxListBits: 2 ** 20,
   /** Shards per list: publishing reads them all. */
   maxShards: 1024,
   /** Entries per shard: a shard holds one attribute per non-zero status. */
@@ -147,6 +150,8 @@ export class StatusListService {
     };
     const ops: WriteOp[] = [
       { type: 'put', item: { ...statusKeys.definition(scope, def.id), type: 'status_definition', ...def }, condition: 'not_exists' },
+      // Allocation adds to this counter only while it exists: once the definition is cleaned up, a late issuance cannot recreate it.
+      { type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 0 }, condition: 'not_exists' },
       this.deps.events.stage(scope, 'status_list.definition.created', definitionView(def)).op,
     ];
     if (slot) ops.push({ type: 'put', item: { ...statusKeys.binding(scope, def.supported_cred_id!, slot), definition_id: def.id, definition: def }, condition: 'not_exists' });
@@ -209,9 +214,13 @@ export class StatusListService {
     if (inUse > 0 && !recursive) {
       throw new ConflictError(`Status list definition ${id} has ${inUse} list${inUse > 1 ? 's' : ''} with entries: delete with recursive_delete true to delete them and their entries too`, 'definition_in_use');
     }
+    const inUseError = () =>
+      new ConflictError(`Status list definition ${id} has lists with entries: delete with recursive_delete true to delete them and their entries too`, 'definition_in_use');
     const ops: WriteOp[] = [
       { type: 'delete', key: statusKeys.definition(scope, id), condition: 'exists' },
       this.deps.events.stage(scope, 'status_list.definition.deleted', { ...definitionView(def), recursive_delete: recursive, lists: inUse + 1 }).op,
+      // Without recursive_delete: only while no entry was handed out, also by an issuance racing this delete.
+      ...(recursive ? [] : [{ type: 'check', key: statusKeys.counter(scope, id), condition: { below: { next: 1 } } } as WriteOp]),
     ];
     if (def.supported_cred_id) {
       const slot = await this.deps.store.query(statusKeys.partition(scope), { skBeginsWith: statusKeys.bindingPrefix(def.supported_cred_id), consistent: true });
@@ -220,7 +229,10 @@ export class StatusListService {
     try {
       await this.deps.store.write(ops);
     } catch (e) {
-      if (e instanceof ConditionFailedError) throw new NotFoundError(`No status list definition ${id} in this wallet`, 'status_list_definition_not_found');
+      if (e instanceof ConditionFailedError) {
+        if (e.failedIndexes.includes(0)) throw new NotFoundError(`No status list definition ${id} in this wallet`, 'status_list_definition_not_found');
+        throw inUseError();
+      }
       throw e;
     }
     return [definitionView(def)];
@@ -302,8 +314,11 @@ export class StatusListService {
         await retryingConflicts(() => this.deps.store.write(ops), 8);
         return entryView(updated);
       } catch (e) {
+        const busy = () => new ConflictError('The entry or its shard kept changing concurrently; send the request again', 'status_change_conflict');
+        if (e instanceof WriteConflictError) throw busy();
         // The entry changed meanwhile: read it again and decide again.
-        if (!(e instanceof ConditionFailedError) || attempt >= 4) throw e;
+        if (!(e instanceof ConditionFailedError)) throw e;
+        if (attempt >= 4) throw busy();
       }
     }
   }
@@ -324,6 +339,10 @@ export class StatusListService {
     let def = await this.definition(scope, id);
     if (input.did !== undefined || input.verification_method !== undefined) {
       const { did, verificationMethod } = await signingIdentity(this.deps.store, scope, { did: input.did ?? def.issuer_did, verificationMethod: input.verification_method }, { did: 'did', verificationMethod: 'verification_method' });
+      if (did.qualified !== def.issuer_did && def.list_type === 'ietf' && def.supported_cred_id) {
+        // Its SD-JWT VCs name their issuer, and verifiers check the list with that issuer's key.
+        throw bad(`The lists of definition ${id} are checked with the key of the credentials' issuer ${def.issuer_did}: they cannot be signed by another DID`, 'status_list_issuer_fixed', 'did');
+      }
       if (did.qualified !== def.issuer_did || verificationMethod !== def.verification_method) {
         const updated_at = this.now().toISOString();
         await this.deps.store.write([{ type: 'update', key: statusKeys.definition(scope, id), set: { issuer_did: did.qualified, verification_method: verificationMethod, updated_at }, condition: 'exists' }]);

@@ -122,10 +122,10 @@ async function main() {
   // 1a. The allocator alone: one binding query and one counter increment per call (its ops go into the issuing transaction, not run here).
   const allocator = new StatusAllocator({ store, events: new OutboxPublisher(store) });
   const allocConfig = issuableConfiguration(supportedFromItem((await store.get(oid4vciKeys.supported(scope, allocOnly)))!));
-  for (let i = 0; i < 200; i++) await allocator.allocate(scope, allocConfig, `warm-${i}`, 1);
+  for (let i = 0; i < 200; i++) await allocator.allocate(scope, allocConfig, `warm-${i}`, 1, did);
   await settle();
   const alloc = await concurrently(ALLOCATIONS, CONCURRENCY, async (i) => {
-    const got = await allocator.allocate(scope, allocConfig, `bench-${i}`, 1);
+    const got = await allocator.allocate(scope, allocConfig, `bench-${i}`, 1, did);
     if (!got.claims[0]?.sdJwt) throw new Error('allocation without a status claim');
   });
   const [allocDetail] = await call('GET', `/api/v1/status-list/defs/${allocDef.id}`, key);

@@ -30,8 +30,8 @@ export async function oid4vciFixture(opts: { store?: MemoryStore; now?: () => Da
   const supported = new SupportedCredentialService({ store, now });
   const config = await supported.create(scope, draftFromSdJwt({ id: 'Pid', vct: 'urn:pid', claims: { given_name: { value_type: 'string' } } }));
   const did = await dids.create(scope, { method: 'key', baseUrl: BASE });
-  const exchanges = new ExchangeService({ store, events, now });
   const status = opts.status ? new StatusAllocator({ store, events, now }) : null;
+  const exchanges = new ExchangeService({ store, events, now, ...(status ? { status } : {}) });
   const protocol = new IssuerProtocol({ store, events, keyManager, secrets: new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))), status, now });
 
   const offer = async (extra: { pin?: string; supported_cred_id?: string } = {}) => {

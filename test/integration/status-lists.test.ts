@@ -119,7 +119,7 @@ async function tableItemsOf(defId: string): Promise<string[]> {
     for (const i of out.Items ?? []) {
       const pk = i.PK?.S ?? '';
       const sk = i.SK?.S ?? '';
-      if ((pk.includes(defId) || sk.includes(defId)) && !sk.startsWith('EVT#')) found.push(`${pk} ${sk}`);
+      if ((pk.includes(defId) || sk.includes(defId) || i.definition_id?.S === defId) && !sk.startsWith('EVT#')) found.push(`${pk} ${sk}`);
     }
     start = out.LastEvaluatedKey;
   } while (start);
@@ -341,7 +341,8 @@ describe('a burst of revocations', () => {
     await until(readAll, refs.length);
     const spent = (await signatures()) - before;
     expect(spent).toBeGreaterThanOrEqual(1);
-    expect(spent).toBeLessThan(refs.length / 2);
+    // One builder per list: the changes of a burst are signed once (twice if some land during the build).
+    expect(spent).toBeLessThanOrEqual(2);
   }, 120_000);
 });
 
@@ -361,7 +362,7 @@ describe('allocation', () => {
       Array.from({ length: 100 }, async () => {
         while (next < N) {
           const i = next++;
-          const got = await allocator.allocate(scope, config, `x-${i}`, 1);
+          const got = await allocator.allocate(scope, config, `x-${i}`, 1, issuer.did);
           indexes.push(Number((got.claims[0]!.w3c as any).statusListIndex));
         }
       }),

@@ -4,6 +4,7 @@ import { slotOf, StatusAllocator } from '../../lib/status-lists/allocation';
 import { cleanupDefinition, jobKey, jobsForEvent, republish, republishCoalesced } from '../../lib/status-lists/jobs';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { statusKeys } from '../../lib/status-lists/records';
+import { issuableConfiguration } from '../../lib/oid4vci/supported';
 import { StatusListService } from '../../lib/status-lists/service';
 import type { WriteOp } from '../../lib/store/port';
 import { BASE, ISSUER, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
@@ -55,8 +56,8 @@ describe('allocation', () => {
     const { store, def, f } = await setup();
     await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 131071 } }]);
     const allocator = new StatusAllocator({ store, events: f.publisher });
-    const config = { ...(await import('../../lib/oid4vci/supported')).issuableConfiguration(f.config as never) };
-    const got = await allocator.allocate(scope, config, 'cx-1', 3);
+    const config = issuableConfiguration(f.config as never);
+    const got = await allocator.allocate(scope, config, 'cx-1', 3, f.did.qualified);
     const uris = got.claims.map((c) => (c!.sdJwt as { status_list: { uri: string; idx: number } }).status_list);
     expect(uris.map((u) => u.uri.split('/').at(-2))).toEqual(['0', '1', '1']);
     expect(new Set(uris.map((u) => `${u.uri}#${u.idx}`)).size).toBe(3);
@@ -98,6 +99,40 @@ describe('issuance with status entries', () => {
     const [credential] = await r.issue();
     expect(JSON.parse(Buffer.from(credential!.split('~')[0]!.split('.')[1]!, 'base64url').toString()).status).toBeUndefined();
     await expect(r.issue()).rejects.toEqual(expect.objectContaining({ code: 'invalid_nonce' }));
+  });
+
+  test("an SD-JWT configuration's offers come from its status list's signer: verifiers check the list with the issuer's key", async () => {
+    const { f, service, def } = await setup();
+    const other = await f.dids.create(scope, { method: 'key', baseUrl: BASE });
+    await expect(f.exchanges.issue(scope, { supported_cred_id: f.config.supported_cred_id, credential_subject: { given_name: 'E' }, did: other.did }, BASE)).rejects.toEqual(
+      expect.objectContaining({ status: 400, code: 'status_list_issuer_mismatch' }),
+    );
+    // An offer made before the definition existed is denied at the credential endpoint, not issued with a list verifiers would reject.
+    await service.delete(scope, def.id, true);
+    const early = await f.exchanges.issue(scope, { supported_cred_id: f.config.supported_cred_id, credential_subject: { given_name: 'E' }, did: other.did }, BASE);
+    await service.create(scope, { supported_cred_id: f.config.supported_cred_id, issuer_did: f.did.did }, BASE);
+    const t = (await f.token(early.offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code'])) as { access_token: string; c_nonce: string };
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+    await expect(f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey() })] } })).rejects.toEqual(
+      expect.objectContaining({ code: 'credential_request_denied' }),
+    );
+    expect((await f.exchange(early.exchange.exchange_id)).failure_reason).toBe('status_list_issuer_mismatch');
+  });
+
+  test('a definition cannot be deleted without recursive_delete once an issuance took an entry, even one racing the delete', async () => {
+    const { store, service, def, f } = await setup();
+    const original = store.write.bind(store);
+    let raced = false;
+    store.write = async (ops: readonly WriteOp[]) => {
+      if (!raced && ops.some((op) => op.type === 'delete' && String(op.key.SK).startsWith('SLD#'))) {
+        raced = true;
+        await new StatusAllocator({ store, events: f.publisher }).allocate(scope, issuableConfiguration(f.config as never), 'cx-race', 1, f.did.qualified);
+      }
+      return original(ops);
+    };
+    await expect(service.delete(scope, def.id, false)).rejects.toEqual(expect.objectContaining({ status: 409, code: 'definition_in_use' }));
+    expect(raced).toBe(true);
+    expect((await service.get(scope, def.id)).entries_assigned).toBe(1);
   });
 
   test('a credential stays revocable after its exchange record is deleted', async () => {
@@ -182,9 +217,15 @@ describe('a signer that is gone', () => {
     expect(await republish(publisher, scope, def.id, 0, (r) => skipped.push(r))).toBe(0);
     expect(skipped).toEqual([expect.stringContaining('deactivated')]);
     expect((await publisher.serve(scope, def.id, 0, 'ietf')).token).toBe(first.token);
-    // A new signer brings it back.
+    // Another signer cannot take over an SD-JWT configuration's list: its credentials name their issuer.
     const other = await f.dids.create(scope, { method: 'key', baseUrl: BASE });
-    expect(await service.publish(scope, def.id, { did: other.did })).toMatchObject({ published: true, error: '' });
+    await expect(service.publish(scope, def.id, { did: other.did })).rejects.toEqual(expect.objectContaining({ status: 400, code: 'status_list_issuer_fixed' }));
+    // A list not bound to SD-JWT credentials may change signer, and is published again.
+    const free = await service.create(scope, { status_purpose: 'suspension', issuer_did: other.did }, BASE);
+    await f.dids.deactivate(scope, other.did);
+    expect((await service.publish(scope, free.id, {})).published).toBe(false);
+    const third = await f.dids.create(scope, { method: 'key', baseUrl: BASE });
+    expect(await service.publish(scope, free.id, { did: third.did })).toMatchObject({ published: true, error: '' });
   });
 });
 
@@ -214,6 +255,17 @@ describe('concurrent workers on one list', () => {
     const list = getListFromStatusListJWT((await publisher.stored(scope, def.id, 0, 'ietf'))!.token);
     for (const r of rs) expect(list.getStatus((await service.getEntry(scope, r.exchangeId)).index)).toBe(1);
     expect(await store.get(statusKeys.publishLease(scope, def.id, 0))).toBeUndefined();
+  });
+
+  test('a build that fails lets go of the lease at once: the next job builds instead of only marking it', async () => {
+    const { publisher, def, store } = await setup();
+    const read = publisher.read.bind(publisher);
+    publisher.read = async () => {
+      throw new Error('DynamoDB unavailable');
+    };
+    await expect(republishCoalesced(store, publisher, scope, def.id, 0)).rejects.toThrow('DynamoDB unavailable');
+    publisher.read = read;
+    expect(await republishCoalesced(store, publisher, scope, def.id, 0)).toMatchObject({ coalesced: false, builds: 1, signed: 2 });
   });
 
   test('a lease left by a crashed worker expires and the next job takes the list over', async () => {
@@ -251,13 +303,15 @@ describe('background jobs', () => {
       await service.setStatus(scope, r.exchangeId, undefined, undefined);
     }
     await republish(publisher, scope, def.id, 0);
-    const ofDef = () => [...store.items.values()].filter((i) => (String(i.PK).includes(def.id) || String(i.SK).includes(def.id)) && !String(i.SK).startsWith('EVT#'));
+    const ofDef = () => [...store.items.values()].filter((i) => (String(i.PK).includes(def.id) || String(i.SK).includes(def.id) || i.definition_id === def.id) && !String(i.SK).startsWith('EVT#'));
     expect(ofDef().length).toBeGreaterThan(5);
     const [deleted] = (await service.delete(scope, def.id, true)).map((d) => d.id);
     expect(deleted).toBe(def.id);
     const job = { kind: 'cleanup' as const, wallet_id: '7', definition_id: def.id, list_size: 131072, shard_size: 1024, lists: 2 };
-    expect(await cleanupDefinition(store, scope, job)).toBeGreaterThan(0);
+    // Out of time before anything: not done, nothing lost (the worker queues the job again).
+    expect(await cleanupDefinition(store, scope, job, Date.now() - 1)).toEqual({ removed: 0, done: false });
+    expect((await cleanupDefinition(store, scope, job)).removed).toBeGreaterThan(0);
     expect(ofDef()).toEqual([]);
-    expect(await cleanupDefinition(store, scope, job)).toBe(0);
+    expect(await cleanupDefinition(store, scope, job)).toEqual({ removed: 0, done: true });
   });
 });

@@ -20,8 +20,30 @@ export interface HolderBinding {
  * SD-JWT VC gets `status`, jwt_vc_json gets `vc.credentialStatus`.
  */
 export interface StatusEntrySource {
-  /** Entries for the `count` credentials of one request of an exchange (each its own index). */
-  allocate(scope: TenantScope, config: IssuableConfiguration, exchangeId: string, count: number): Promise<StatusAllocation>;
+  /**
+   * Entries for the `count` credentials of one request of an exchange (each its own index), issued by
+   * `issuerDid`. Throws {@link StatusIssuerMismatchError} when a list they would point to is signed by
+   * another DID than the credential's issuer where verifiers need them to be one.
+   */
+  allocate(scope: TenantScope, config: IssuableConfiguration, exchangeId: string, count: number, issuerDid: string): Promise<StatusAllocation>;
+  /** The reason credentials of `config` issued by `issuerDid` could not be given entries, or null. */
+  issuerConflict(scope: TenantScope, config: IssuableConfiguration, issuerDid: string): Promise<string | null>;
+}
+
+/** An SD-JWT VC's status list must be signed by the credential's issuer: verifiers check it with that key. */
+export class StatusIssuerMismatchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StatusIssuerMismatchError';
+  }
+}
+
+/** A definition was deleted (and cleaned up) while a credential for it was being issued: the request may be sent again. */
+export class StatusDefinitionGoneError extends Error {
+  constructor(readonly definitionId: string) {
+    super(`status list definition ${definitionId} was deleted during issuance`);
+    this.name = 'StatusDefinitionGoneError';
+  }
 }
 
 export interface StatusAllocation {

@@ -28,7 +28,7 @@ import { ConditionFailedError, WriteConflictError, type Item, type ItemKey, type
 import { isSdJwt, issuableConfiguration, supportedFromItem } from '../supported';
 import { issuerUrl, lookupHash, oid4vciKeys, SK, type ExchangeRecord, type ExchangeTransitionState, type IssuableConfiguration, type SupportedFormat } from '../records';
 import { exchangeFromItem, exchangeTransition, settleExpired } from '../exchanges';
-import { issueCredential, type HolderBinding, type StatusEntrySource } from './formats';
+import { issueCredential, StatusDefinitionGoneError, StatusIssuerMismatchError, type HolderBinding, type StatusAllocation, type StatusEntrySource } from './formats';
 import { es256Sign, mintNonce, nonceExpiry, type IssuerSecretSource, type IssuerSecrets } from './issuer-secrets';
 import { authorizationServerMetadata, BATCH_SIZE, credentialIssuerMetadata, DEFAULT_BINDING_METHODS, issuerEndpoints } from './metadata';
 
@@ -71,6 +71,13 @@ export interface ProtocolRequest {
 
 /** Private claims of our access tokens (RFC 9068 allows them): the exchange's configuration and issuer DID. */
 const TOKEN_CLAIMS = { configuration: 'scd', issuerDid: 'idid' } as const;
+
+const statusChanged = () => new ProtocolError(503, 'server_error', 'A status list of this credential changed during issuance; send the request again');
+/** The allocator's "definition deleted meanwhile" as the credential endpoint answers it; anything else as it is. */
+const retryable = (e: unknown): never => {
+  if (e instanceof StatusDefinitionGoneError) throw statusChanged();
+  throw e;
+};
 
 const notForThisIssuer = (scheme: string) => unauthorized(scheme, 'invalid_token', 'The access token is not valid for this issuer');
 
@@ -339,8 +346,10 @@ export class IssuerProtocol {
     } catch (e) {
       if (e instanceof WriteConflictError) return lost();
       if (!(e instanceof ConditionFailedError)) throw e;
-      // A status-list definition deleted while this request was signing: nothing was spent, so the same request may be sent again.
-      if (e.failedIndexes.some((i) => statusOps.includes(ops[i]!))) throw new ProtocolError(503, 'server_error', 'A status list of this credential changed during issuance; send the request again');
+      // Only a status-list definition deleted while this request was signing (nothing else failed): nothing was
+      // spent, so the same request may be sent again. A lost race for the exchange is answered below as usual.
+      const failed = e.failedIndexes.map((i) => ops[i]!);
+      if (failed.length > 0 && failed.every((op) => op.type === 'check' && statusOps.includes(op))) throw statusChanged();
       const used = e.failedIndexes.map((i) => ops[i]).find((op) => op && op.type === 'put' && String(op.item.SK).startsWith(SK.used));
       if (used && used.type === 'put') {
         if (String(used.item.SK).includes('dpop#')) {
@@ -442,7 +451,13 @@ export class IssuerProtocol {
 
     const signer = issuerSigner(this.deps.keyManager, scope, { ref: did!.key_ref, alg: did!.alg }, ex.verification_method);
     // Reserved after the replay checks above: a request that loses a race later leaves only unused indexes.
-    const status = this.deps.status ? await this.deps.status.allocate(scope, config, ex.exchange_id, holders.length) : null;
+    let status: StatusAllocation | null = null;
+    try {
+      status = this.deps.status ? await this.deps.status.allocate(scope, config, ex.exchange_id, holders.length, did!.qualified) : null;
+    } catch (e) {
+      if (e instanceof StatusIssuerMismatchError) await this.deny(scope, ex, 'status_list_issuer_mismatch', e.message);
+      retryable(e);
+    }
     const credentials: string[] = [];
     for (const [i, holder] of holders.entries()) {
       credentials.push(await issueCredential({ config, subject: ex.credential_subject, issuerDid: did!.qualified, signer, holder, now, validitySeconds: this.settings.credentialValiditySeconds, status: status?.claims[i] ?? null }));

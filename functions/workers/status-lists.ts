@@ -25,19 +25,23 @@ export function createHandler() {
     await inSession(scope, async () => {
       if (job.kind === 'publish') {
         const out = await republishCoalesced(deps.store, publisher, scope, job.definition_id, job.list, {
+          deadline: deadline(),
+          requeue: () => enqueueJobs(queue, [job]),
           onSkipped: (reason) => logger.warn('status list not re-published', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, reason }),
         });
         logger.info('status list checked', { wallet_id: job.wallet_id, definition_id: job.definition_id, list: job.list, ...out });
       } else {
         // Leave time for the rest of the batch; what is left goes on in a new job.
-        const { removed, done } = await cleanupDefinition(deps.store, scope, job, Date.now() + Math.max(0, remaining() - 20_000));
-        if (!done) await enqueueJobs(queue, [job]);
+        const { removed, done, next } = await cleanupDefinition(deps.store, scope, job, deadline());
+        if (!done) await enqueueJobs(queue, [next]);
         logger.info('deleted status list definition cleaned up', { wallet_id: job.wallet_id, definition_id: job.definition_id, removed, done });
       }
     });
   };
 
   let remaining = () => 60_000;
+  // Leave time for the rest of the batch: long work hands what is left to a new job.
+  const deadline = () => Date.now() + Math.max(0, remaining() - 20_000);
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     logger.addContext(context);
     remaining = () => context.getRemainingTimeInMillis();

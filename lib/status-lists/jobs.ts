@@ -17,7 +17,16 @@ export const PUBLISH_DELAY_SECONDS = 1;
 
 export type StatusJob =
   | { readonly kind: 'publish'; readonly wallet_id: string; readonly definition_id: string; readonly list: number }
-  | { readonly kind: 'cleanup'; readonly wallet_id: string; readonly definition_id: string; readonly list_size: number; readonly shard_size: number; readonly lists: number };
+  | {
+      readonly kind: 'cleanup';
+      readonly wallet_id: string;
+      readonly definition_id: string;
+      readonly list_size: number;
+      readonly shard_size: number;
+      readonly lists: number;
+      /** A continuation starts here: the lists before it are clean already. */
+      readonly from_list?: number;
+    };
 
 export function jobsForEvent(event: EventEnvelope): StatusJob[] {
   const d = event.data as Record<string, unknown>;
@@ -94,8 +103,14 @@ export async function republishCoalesced(
   scope: TenantScope,
   definitionId: string,
   list: number,
-  opts: { now?: () => Date; onSkipped?: (reason: string) => void } = {},
-): Promise<{ builds: number; signed: number; coalesced: boolean }> {
+  opts: {
+    now?: () => Date;
+    onSkipped?: (reason: string) => void;
+    /** Epoch ms after which a holder still asked to look again hands the list to a new job (`requeue`) instead. */
+    deadline?: number;
+    requeue?: () => Promise<void>;
+  } = {},
+): Promise<{ builds: number; signed: number; coalesced: boolean; requeued?: true }> {
   const now = () => Math.floor((opts.now?.() ?? new Date()).getTime() / 1000);
   const key = statusKeys.publishLease(scope, definitionId, list);
   const owner = randomUUID();
@@ -115,29 +130,35 @@ export async function republishCoalesced(
     }
     let builds = 0;
     let signed = 0;
-    for (;;) {
-      builds++;
-      try {
+    try {
+      for (;;) {
+        builds++;
         signed += await republish(publisher, scope, definitionId, list, opts.onSkipped);
-      } catch (e) {
-        // Let go at once (only our own lease): the next job for this list builds instead of marking a
-        // lease nobody works under; this job's message comes back from SQS.
-        await store.write([{ type: 'update', key, set: { until: 0 }, condition: { equals: { owner } } }]).catch(() => undefined);
-        throw e;
+        try {
+          await store.write([{ type: 'delete', key, condition: { equals: { owner, dirty: false } } }]);
+          return { builds, signed, coalesced: false };
+        } catch (e) {
+          if (!(e instanceof ConditionFailedError)) throw e;
+        }
+        if (opts.requeue && Date.now() > (opts.deadline ?? Number.POSITIVE_INFINITY)) {
+          // Changes keep coming and our time is nearly up: a new job goes on, this one lets go.
+          await opts.requeue();
+          await store.write([{ type: 'delete', key, condition: { equals: { owner } } }]).catch(() => undefined);
+          return { builds, signed, coalesced: false, requeued: true };
+        }
+        try {
+          // Marked while we built: clear the mark, keep the lease, build again.
+          await store.write([{ type: 'update', key, set: { dirty: false, until: now() + LEASE_SECONDS }, condition: { equals: { owner } } }]);
+        } catch (e) {
+          if (!(e instanceof ConditionFailedError)) throw e;
+          return { builds, signed, coalesced: false }; // our lease expired and another worker took the list over
+        }
       }
-      try {
-        await store.write([{ type: 'delete', key, condition: { equals: { owner, dirty: false } } }]);
-        return { builds, signed, coalesced: false };
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-      }
-      try {
-        // Marked while we built: clear the mark, keep the lease, build again.
-        await store.write([{ type: 'update', key, set: { dirty: false, until: now() + LEASE_SECONDS }, condition: { equals: { owner } } }]);
-      } catch (e) {
-        if (!(e instanceof ConditionFailedError)) throw e;
-        return { builds, signed, coalesced: false }; // our lease expired and another worker took the list over
-      }
+    } catch (e) {
+      // Let go at once (only our own lease): the next job for this list builds instead of marking a
+      // lease nobody works under; this job's message comes back from SQS.
+      await store.write([{ type: 'update', key, set: { until: 0 }, condition: { equals: { owner } } }]).catch(() => undefined);
+      throw e;
     }
   }
   throw new Error(`could not take or mark the publication lease of list ${list} of definition ${definitionId}`);
@@ -158,11 +179,16 @@ async function deleteAll(store: ItemStore, keys: readonly ItemKey[]): Promise<vo
  * until `deadline` (epoch ms) and then says it is not done: the worker queues the same job again, so a
  * definition of millions of entries is removed over several invocations, never timing one out.
  */
-export async function cleanupDefinition(store: ItemStore, scope: TenantScope, job: Extract<StatusJob, { kind: 'cleanup' }>, deadline = Number.POSITIVE_INFINITY): Promise<{ removed: number; done: boolean }> {
+export async function cleanupDefinition(
+  store: ItemStore,
+  scope: TenantScope,
+  job: Extract<StatusJob, { kind: 'cleanup' }>,
+  deadline = Number.POSITIVE_INFINITY,
+): Promise<{ removed: number; done: boolean; next: Extract<StatusJob, { kind: 'cleanup' }> }> {
   let removed = 0;
   const pk = statusKeys.partition(scope);
   for (;;) {
-    if (Date.now() > deadline) return { removed, done: false };
+    if (Date.now() > deadline) return { removed, done: false, next: job };
     const page = await store.queryPage(pk, { skBeginsWith: statusKeys.entryPrefix(job.definition_id), limit: CHUNK, consistent: true });
     await deleteAll(store, page.items.map((i) => ({ PK: i.PK, SK: i.SK })));
     removed += page.items.length;
@@ -173,8 +199,8 @@ export async function cleanupDefinition(store: ItemStore, scope: TenantScope, jo
   const next = typeof counter?.next === 'number' ? counter.next : 0;
   const lists = Math.max(job.lists, Math.ceil(next / job.list_size) + 1);
   const shards = shardCount(job);
-  for (let list = 0; list < lists; list++) {
-    if (Date.now() > deadline) return { removed, done: false };
+  for (let list = job.from_list ?? 0; list < lists; list++) {
+    if (Date.now() > deadline) return { removed, done: false, next: { ...job, from_list: list } };
     const keys = Array.from({ length: shards }, (_, s) => statusKeys.shard(scope, job.definition_id, list, s));
     for (let i = 0; i < keys.length; i += CHUNK) {
       const found = (await store.getMany(keys.slice(i, i + CHUNK))).map((item, j) => (item ? keys[i + j]! : null)).filter((k): k is ItemKey => k !== null);
@@ -185,5 +211,5 @@ export async function cleanupDefinition(store: ItemStore, scope: TenantScope, jo
   }
   // Last: while the counter exists, a later run still knows how many lists there were.
   await deleteAll(store, [statusKeys.counter(scope, job.definition_id)]);
-  return { removed, done: true };
+  return { removed, done: true, next: job };
 }

@@ -268,6 +268,25 @@ describe('concurrent workers on one list', () => {
     expect(await republishCoalesced(store, publisher, scope, def.id, 0)).toMatchObject({ coalesced: false, builds: 1, signed: 2 });
   });
 
+  test('a holder kept busy past its deadline hands the list to a new job and lets go', async () => {
+    const { publisher, def, store, receive } = await setup();
+    const r = await receive();
+    await r.issue();
+    const read = publisher.read.bind(publisher);
+    publisher.read = async (...args) => {
+      const out = await read(...args);
+      // Another job marks the lease while we build.
+      await store.write([{ type: 'update', key: statusKeys.publishLease(scope, def.id, 0), set: { dirty: true } }]);
+      return out;
+    };
+    let requeued = 0;
+    const out = await republishCoalesced(store, publisher, scope, def.id, 0, { deadline: Date.now() - 1, requeue: async () => void requeued++ });
+    publisher.read = read;
+    expect(out).toMatchObject({ builds: 1, requeued: true });
+    expect(requeued).toBe(1);
+    expect(await store.get(statusKeys.publishLease(scope, def.id, 0))).toBeUndefined();
+  });
+
   test('a lease left by a crashed worker expires and the next job takes the list over', async () => {
     let clock = Date.parse('2026-11-23T12:00:00Z');
     const { publisher, def, store } = await setup();
@@ -309,9 +328,19 @@ describe('background jobs', () => {
     expect(deleted).toBe(def.id);
     const job = { kind: 'cleanup' as const, wallet_id: '7', definition_id: def.id, list_size: 131072, shard_size: 1024, lists: 2 };
     // Out of time before anything: not done, nothing lost (the worker queues the job again).
-    expect(await cleanupDefinition(store, scope, job, Date.now() - 1)).toEqual({ removed: 0, done: false });
+    expect(await cleanupDefinition(store, scope, job, Date.now() - 1)).toEqual({ removed: 0, done: false, next: job });
     expect((await cleanupDefinition(store, scope, job)).removed).toBeGreaterThan(0);
     expect(ofDef()).toEqual([]);
-    expect(await cleanupDefinition(store, scope, job)).toEqual({ removed: 0, done: true });
+    expect(await cleanupDefinition(store, scope, job)).toEqual({ removed: 0, done: true, next: job });
+  });
+
+  test('a continuation starts at the list it stopped at', async () => {
+    const { def, store } = await setup();
+    const shard = (list: number) => statusKeys.shard(scope, def.id, list, 3);
+    await store.write([0, 1].map((list) => ({ type: 'put', item: { ...shard(list), s1: 1, version: 1 } }) as WriteOp));
+    const job = { kind: 'cleanup' as const, wallet_id: '7', definition_id: def.id, list_size: 131072, shard_size: 1024, lists: 2, from_list: 1 };
+    await cleanupDefinition(store, scope, job);
+    expect(await store.get(shard(0))).toBeDefined(); // before from_list: left to the run that got that far
+    expect(await store.get(shard(1))).toBeUndefined();
   });
 });

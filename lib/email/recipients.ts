@@ -24,6 +24,8 @@ export interface PlannedRecipient {
   readonly email: string;
   /** The address as the request gave it (what the response arrays list). */
   readonly given: string;
+  /** The request's `schema_id` (a supported_cred_id or an identifier). */
+  readonly schemaId: string;
   readonly supportedCredId: string;
   readonly configuration: IssuableConfiguration;
   readonly credentialSubject: Record<string, unknown>;
@@ -185,7 +187,7 @@ export function planRecipients(entries: readonly EmailEntry[], findSupported: (s
       plan.failures.push(failure(entry.email, 'invalid_attributes', `attributes do not fit ${configuration.id}`, problems));
       continue;
     }
-    plan.recipients.push({ email, given: entry.email, supportedCredId: record.supported_cred_id, configuration, credentialSubject: subject, expiresIn: Math.round(days * 86400) });
+    plan.recipients.push({ email, given: entry.email, schemaId: entry.schema_id, supportedCredId: record.supported_cred_id, configuration, credentialSubject: subject, expiresIn: Math.round(days * 86400) });
   }
   return plan;
 }

@@ -21,6 +21,8 @@ export const EVENT_TYPES = {
   'status_list.definition.deleted': 'A status list definition was deleted; with recursive_delete its lists and entries are removed in the background (data: the definition, with recursive_delete).',
   'status_list.entry.assigned': "A credential got its status list entry at issuance (data: the entry, with every index of the exchange's batch).",
   'status_list.entry.status_changed': 'An entry\'s status was set (revoked, suspended, reinstated, a message status); the list is re-published in the background (data: the entry, with previous_status).',
+  'email.sent': 'A bulk-email recipient was sent their credential offer (data: the recipient record, with its exchange_id).',
+  'email.failed': 'A bulk-email recipient will not get an offer: refused when the request was checked, or the mail could not be sent (data: the recipient record, with failure_reason).',
   'status_list.published': 'A status list was signed and published at its public URL (data: definition_id, list, format, url, published_at, expires_at).',
 } as const;
 

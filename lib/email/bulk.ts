@@ -1,0 +1,205 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { EventPublisher } from '../events/publisher';
+import { ConflictError } from '../http/errors';
+import { prefixPage } from '../http/paging';
+import { supportedFromItem } from '../oid4vci/supported';
+import { SK as OID4VCI_SK } from '../oid4vci/records';
+import { keys, type TenantScope } from '../store/keys';
+import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
+import type { JobQueue } from '../webhooks/records';
+import { planRecipients, supportedIndex, type EmailEntry, type PlannedFailure } from './recipients';
+
+/**
+ * `POST /api/v1/emails/verify` (contract 4.1): every entry is checked, then each recipient becomes one
+ * job on the email queue (the worker makes the offer and sends the mail), and the request answers at
+ * once. Entries that cannot be sent are recorded (a per-entry record, `GET /api/v1/emails`) with an
+ * `email.failed` event. A repeated request — same Idempotency-Key, or the same body within
+ * {@link IDEMPOTENCY_HOURS} — queues nothing new and answers as the first did.
+ */
+export const IDEMPOTENCY_HOURS = 24;
+/** A request still queueing after this long is taken to have crashed: a repeat queues its jobs again (the worker sends each once). */
+const STALE_QUEUEING_MS = 60_000;
+const SEND_CONCURRENCY = 20;
+
+export const EMAIL_SK = { record: 'EML#', request: 'EMLREQ#' } as const;
+
+export const emailKeys = {
+  record: (s: TenantScope, requestId: string, index: number) => ({ PK: keys.walletPartition(s), SK: `${EMAIL_SK.record}${requestId}#${String(index).padStart(5, '0')}` }),
+  request: (s: TenantScope, keyHash: string) => ({ PK: keys.walletPartition(s), SK: `${EMAIL_SK.request}${keyHash}` }),
+};
+
+export type EmailState = 'queued' | 'sending' | 'sent' | 'failed';
+
+/** One recipient of one request, as the API lists it. */
+export interface EmailRecord {
+  readonly request_id: string;
+  readonly index: number;
+  readonly email: string;
+  readonly state: EmailState;
+  readonly schema_id: string;
+  readonly supported_cred_id: string | null;
+  readonly exchange_id: string | null;
+  readonly failure_reason: string | null;
+  readonly failure_details: readonly { path: string; message: string }[];
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+/** What the email queue carries: one recipient. */
+export interface EmailJob {
+  readonly wallet_id: string;
+  readonly request_id: string;
+  readonly index: number;
+  readonly email: string;
+  readonly schema_id: string;
+  readonly supported_cred_id: string;
+  readonly credential_subject: Record<string, unknown>;
+  readonly expires_in: number;
+  readonly base_url: string;
+}
+
+export interface BulkResult {
+  readonly emailsSuccess: string[];
+  readonly emailsFailure: string[];
+  readonly invalidEmails: string[];
+}
+
+export function emailRecordView(item: Item): EmailRecord {
+  return {
+    request_id: String(item.request_id),
+    index: Number(item.index),
+    email: String(item.email),
+    state: item.state as EmailState,
+    schema_id: String(item.schema_id),
+    supported_cred_id: (item.supported_cred_id as string | undefined) ?? null,
+    exchange_id: (item.exchange_id as string | undefined) ?? null,
+    failure_reason: (item.failure_reason as string | undefined) ?? null,
+    failure_details: (item.failure_details as EmailRecord['failure_details'] | undefined) ?? [],
+    created_at: String(item.created_at),
+    updated_at: String(item.updated_at),
+  };
+}
+
+export interface BulkEmailDeps {
+  readonly store: ItemStore;
+  readonly events: EventPublisher;
+  readonly queue: JobQueue;
+  readonly now?: () => Date;
+}
+
+export class BulkEmailService {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: BulkEmailDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async submit(scope: TenantScope, entries: readonly EmailEntry[], baseUrl: string, idempotencyKey: string | undefined): Promise<BulkResult> {
+    const bodyHash = createHash('sha256').update(JSON.stringify(entries)).digest('base64url');
+    const keyHash = idempotencyKey === undefined ? `body:${bodyHash}` : `key:${createHash('sha256').update(idempotencyKey).digest('base64url')}`;
+    const requestKey = emailKeys.request(scope, keyHash);
+    const nowS = Math.floor(this.now().getTime() / 1000);
+    const existing = await this.deps.store.get(requestKey, { consistent: true });
+    if (existing && Number(existing.ttl) > nowS) return this.repeat(scope, existing, bodyHash, entries, baseUrl);
+
+    const requestId = randomUUID();
+    const { result, jobs, failures } = await this.plan(scope, requestId, entries, baseUrl);
+    const at = this.now();
+    try {
+      // The request's record first: a concurrent repeat finds it and answers the same.
+      await this.deps.store.write([
+        {
+          type: 'put',
+          item: { ...requestKey, type: 'email_request', request_id: requestId, body_hash: bodyHash, state: 'queueing', result, created_at: at.toISOString(), ttl: nowS + IDEMPOTENCY_HOURS * 3600 },
+          condition: { below: { ttl: nowS } },
+        },
+      ]);
+    } catch (e) {
+      if (!(e instanceof ConditionFailedError)) throw e;
+      return this.repeat(scope, (await this.deps.store.get(requestKey, { consistent: true }))!, bodyHash, entries, baseUrl);
+    }
+    await this.recordFailures(scope, requestId, failures, at);
+    await this.enqueue(jobs);
+    await this.deps.store.write([{ type: 'update', key: requestKey, set: { state: 'queued' } }]);
+    return result;
+  }
+
+  /** The same entries always plan the same way: indexes (recipients first, then failures) are stable across repeats. */
+  private async plan(scope: TenantScope, requestId: string, entries: readonly EmailEntry[], baseUrl: string) {
+    const supported = (await this.deps.store.query(keys.walletPartition(scope), { skBeginsWith: OID4VCI_SK.supported })).map(supportedFromItem);
+    const plan = planRecipients(entries, supportedIndex(supported));
+    const result: BulkResult = { emailsSuccess: plan.recipients.map((r) => r.given), emailsFailure: plan.failures.map((f) => f.email), invalidEmails: plan.invalidEmails };
+    const jobs: EmailJob[] = plan.recipients.map((r, index) => ({
+      wallet_id: scope.walletId,
+      request_id: requestId,
+      index,
+      email: r.email,
+      schema_id: r.schemaId,
+      supported_cred_id: r.supportedCredId,
+      credential_subject: r.credentialSubject,
+      expires_in: r.expiresIn,
+      base_url: baseUrl,
+    }));
+    const failures = plan.failures.map((f, i) => ({ ...f, index: plan.recipients.length + i, schemaId: entries.find((e) => e.email === f.email)?.schema_id ?? '' }));
+    return { result, jobs, failures };
+  }
+
+  /**
+   * A repeat gets the first answer. If the first stopped while queueing (a crash, a timeout), its jobs are
+   * queued again with the same request id and indexes: the worker mails each recipient once.
+   */
+  private async repeat(scope: TenantScope, existing: Item, bodyHash: string, entries: readonly EmailEntry[], baseUrl: string): Promise<BulkResult> {
+    if (existing.body_hash !== bodyHash) throw new ConflictError('This Idempotency-Key was used for a different request', 'idempotency_key_reused');
+    if (existing.state === 'queueing' && this.now().getTime() - Date.parse(String(existing.created_at)) > STALE_QUEUEING_MS) {
+      const { jobs, failures } = await this.plan(scope, String(existing.request_id), entries, baseUrl);
+      await this.recordFailures(scope, String(existing.request_id), failures, this.now());
+      await this.enqueue(jobs);
+      await this.deps.store.write([{ type: 'update', key: { PK: existing.PK, SK: existing.SK }, set: { state: 'queued' } }]);
+    }
+    return existing.result as BulkResult;
+  }
+
+  /** Failed entries get their record and `email.failed` event (put again on a repeat: the same content). */
+  private async recordFailures(scope: TenantScope, requestId: string, failures: readonly (PlannedFailure & { index: number; schemaId: string })[], at: Date): Promise<void> {
+    const ops: WriteOp[] = failures.flatMap((f) => {
+      const record: EmailRecord = {
+        request_id: requestId,
+        index: f.index,
+        email: f.email,
+        state: 'failed',
+        schema_id: f.schemaId,
+        supported_cred_id: null,
+        exchange_id: null,
+        failure_reason: f.reason,
+        failure_details: f.details.map((d) => ({ path: d.path, message: d.message })),
+        created_at: at.toISOString(),
+        updated_at: at.toISOString(),
+      };
+      return [
+        { type: 'put', item: { ...emailKeys.record(scope, requestId, record.index), type: 'email', ...record, failure_message: f.message } } as WriteOp,
+        this.deps.events.stage(scope, 'email.failed', { ...record, failure_message: f.message }).op,
+      ];
+    });
+    for (let i = 0; i < ops.length; i += 100) await this.deps.store.write(ops.slice(i, i + 100));
+  }
+
+  private async enqueue(jobs: readonly EmailJob[]): Promise<void> {
+    const chunk = Math.max(10, Math.ceil(jobs.length / SEND_CONCURRENCY / 10) * 10);
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < jobs.length; i += chunk) sends.push(this.deps.queue.send(jobs.slice(i, i + chunk).map((j) => ({ body: JSON.stringify(j), delaySeconds: 0 }))));
+    await Promise.all(sends);
+  }
+
+  async list(scope: TenantScope, filter: { request_id?: string | undefined; state?: EmailState | undefined }) {
+    const prefix = filter.request_id ? `${EMAIL_SK.record}${filter.request_id}#` : EMAIL_SK.record;
+    const items = await this.deps.store.query(keys.walletPartition(scope), { skBeginsWith: prefix });
+    return items.map(emailRecordView).filter((r) => !filter.state || r.state === filter.state);
+  }
+
+  async listPage(scope: TenantScope, page: { limit: number; cursor: string | undefined }, filter: { request_id?: string | undefined; state?: EmailState | undefined }) {
+    const prefix = filter.request_id ? `${EMAIL_SK.record}${filter.request_id}#` : EMAIL_SK.record;
+    const out = await prefixPage(this.deps.store, keys.walletPartition(scope), prefix, page);
+    return { items: out.items.map(emailRecordView).filter((r) => !filter.state || r.state === filter.state), next: out.next };
+  }
+}
+

@@ -79,6 +79,7 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   'status-lists': 'Endpoint group: status list definitions, entries, revocation, publication',
   'status-lists-public': 'Public status lists (IETF Token Status List, W3C Bitstring Status List)',
   'status-worker': 'Re-publishes changed status lists; removes deleted definitions',
+  email: 'Endpoint group: bulk credential offers by email (checked, then queued)',
 };
 
 /** Functions that read the publication agreement (shipped as a file: Lambda allows 4 KB of environment). */
@@ -234,6 +235,7 @@ export class ServiceStack extends Stack {
       [ENV.maxDidCreationsPerMinute]: String(props.limits.maxDidCreationsPerMinute),
       [queueUrlEnvName('webhook')]: queues.webhook.queueUrl,
       [queueUrlEnvName('status')]: queues.status.queueUrl,
+      [queueUrlEnvName('email')]: queues.email.queueUrl,
       ...(props.publicBaseUrl ? { [ENV.publicBaseUrl]: props.publicBaseUrl } : {}),
     };
 

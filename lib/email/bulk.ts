@@ -40,7 +40,7 @@ export interface EmailRecord {
   readonly supported_cred_id: string | null;
   readonly exchange_id: string | null;
   readonly failure_reason: string | null;
-  readonly failure_details: readonly { path: string; message: string }[];
+  readonly failure_details: { path: string; message: string }[];
   readonly created_at: string;
   readonly updated_at: string;
 }

@@ -53,7 +53,10 @@ function parseBody(event: APIGatewayProxyEvent, route: Route): unknown {
   if (event.body === null || event.body === undefined || event.body === '') return {};
   const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   const limit = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  if (Buffer.byteLength(raw, 'utf8') > limit) throw new PayloadTooLargeError(limit);
+  if (Buffer.byteLength(raw, 'utf8') > limit) {
+    if (route.tooLargeIsBadRequest) throw new BadRequestError(`Request body exceeds ${limit} bytes`, 'payload_too_large');
+    throw new PayloadTooLargeError(limit);
+  }
   if (route.form) {
     const contentType = headerOf(event, 'content-type').split(';')[0]!.trim().toLowerCase();
     if (contentType !== 'application/x-www-form-urlencoded') throw new BadRequestError('Request body must be application/x-www-form-urlencoded', 'unsupported_media_type');

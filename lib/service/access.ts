@@ -83,6 +83,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // Its own role reads only the wallet counter: ids above it name no wallet and get no session.
   // Issuance also assigns status-list entries: the definition counters (UpdateItem) and a check that each definition still exists.
   'oid4vci-issuer': { shared: { mac: true, data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
+  // Bulk email: checks the request against the wallet's supported credentials, records failures, queues one job per recipient.
+  email: { shared: { sendTo: ['email'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
   // Status lists (admin): definitions, entries and their shards, and PUT publish, which signs.
   'status-lists': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
   // Published lists: read, and signed on the first fetch or when half their validity is gone. Wallet ids above the counter get no session.

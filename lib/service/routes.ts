@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -35,6 +35,8 @@ export interface Route {
   readonly invalidRequest?: 'invalid_request' | 'invalid_credential_request' | 'invalid_notification_request';
   /** The body is `application/x-www-form-urlencoded` (OAuth token requests), parsed into an object of strings. */
   readonly form?: true;
+  /** A body over `maxBodyBytes` is a 400 rather than a 413 (the contract's email endpoint lists 400 for it). */
+  readonly tooLargeIsBadRequest?: true;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
@@ -82,6 +84,9 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'getExchange', tag: 'OID4VCI', summary: 'One exchange' },
   { method: 'DELETE', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'deleteExchange', tag: 'OID4VCI', summary: 'Delete an exchange: its offer and code stop working' },
   { method: 'POST', path: '/api/v1/oid4vci/issue', group: 'oid4vci', auth: 'wallet', operationId: 'issueCredentialOffer', tag: 'OID4VCI', summary: 'Create an exchange and its credential offer (pre-authorized code)' },
+  // Contract 4.1: bulk credential offers by email (README "Bulk email").
+  { method: 'POST', path: '/api/v1/emails/verify', group: 'email', auth: 'wallet', operationId: 'verifyEmails', maxBodyBytes: 5 * 1024 * 1024, tooLargeIsBadRequest: true, tag: 'Email', summary: 'Offer credentials to many addresses by email (checked at once, sent in the background)' },
+  { method: 'GET', path: '/api/v1/emails', group: 'email', auth: 'wallet', operationId: 'listEmails', tag: 'Email', summary: 'Bulk-email recipients and their outcome; filters request_id, state' },
   // Contract 4.3: status list definitions, entries, revocation and publication (README "Status lists").
   { method: 'GET', path: '/api/v1/status-list/defs', group: 'status-lists', auth: 'wallet', operationId: 'listStatusListDefs', tag: 'Status lists', summary: 'Status list definitions; filters status_purpose, supported_cred_id' },
   { method: 'POST', path: '/api/v1/status-list/defs', group: 'status-lists', auth: 'wallet', operationId: 'createStatusListDef', tag: 'Status lists', summary: 'Create a status list definition (bound to a supported credential: its credentials get entries at issuance)' },

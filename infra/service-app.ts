@@ -39,6 +39,8 @@ export function createServiceApp(context: Record<string, unknown> = {}, outdir?:
   const customDomain = domainName && certificateArn ? { domainName, certificateArn } : undefined;
   const publicBaseUrl = (app.node.tryGetContext('publicBaseUrl') as string | undefined) ?? (customDomain ? `https://${customDomain.domainName}` : undefined);
   const alarmEmail = app.node.tryGetContext('alarmEmail') as string | undefined;
+  const emailSender = app.node.tryGetContext('emailSender') as string | undefined;
+  const sesConfigurationSet = app.node.tryGetContext('sesConfigurationSet') as string | undefined;
   const stack = new ServiceStack(app, 'CredentialService', {
     root: REPO_ROOT,
     serviceName,
@@ -67,6 +69,7 @@ export function createServiceApp(context: Record<string, unknown> = {}, outdir?:
       maxDidCreationsPerMinute: num('maxDidCreationsPerMinute', API_DEFAULTS.maxDidCreationsPerMinute),
     },
     ...(alarmEmail ? { alarmEmail } : {}),
+    ...(emailSender ? { email: { sender: emailSender, ...(sesConfigurationSet ? { configurationSet: sesConfigurationSet } : {}) } } : {}),
     indyNamespace: String(ctx('indyNamespace', serviceName)),
     ...(publicBaseUrl ? { publicBaseUrl } : {}),
     ...(customDomain ? { customDomain } : {}),

@@ -25,6 +25,8 @@ export interface DeclaredAccessProps {
   readonly issuerKeyTag: string;
   /** The usage plan wallets' throttling keys join. */
   readonly tenantUsagePlanId: string;
+  /** What mail may be sent as: the sender address, and the SES configuration set if one is used. */
+  readonly mail: { readonly sender: string; readonly configurationSet?: string | undefined };
 }
 
 function dataStatement(table: dynamodb.ITable, grant: DataGrant): iam.PolicyStatement {
@@ -54,6 +56,20 @@ export class DeclaredAccess extends Construct {
     if (access.shared?.mac) role.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [props.macKey.keyArn] }));
     for (const q of access.shared?.sendTo ?? []) {
       role.addToPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.queues[q].queueArn] }));
+    }
+    if (access.shared?.mail) {
+      const stack = Stack.of(this);
+      role.addToPolicy(
+        new iam.PolicyStatement({
+          actions: ['ses:SendRawEmail'],
+          // Any verified identity of the account, but only as the configured sender.
+          resources: [
+            stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' }),
+            ...(props.mail.configurationSet ? [stack.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: props.mail.configurationSet })] : []),
+          ],
+          conditions: { StringEquals: { 'ses:FromAddress': props.mail.sender } },
+        }),
+      );
     }
     if (access.shared?.usageKeys) {
       const stack = Stack.of(this);

@@ -60,6 +60,8 @@ export interface LocalRuntimeOptions {
   /** Per-wallet DID limits (default: the stack's). */
   readonly maxDidsPerWallet?: number;
   readonly maxDidCreationsPerMinute?: number;
+  /** Stands in for SES in the email worker (tests: an injected failing mailer). */
+  readonly mailer?: import('../../lib/email/mailer').Mailer;
 }
 
 /** The agreement `npm start` asks wallets to accept before they publish a DID (set TAA_* to change it). */
@@ -328,6 +330,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const relay = ((await import('../../functions/workers/webhook-relay')) as { createHandler: () => StreamWorker }).createHandler();
     const delivery = ((await import('../../functions/workers/webhook-delivery')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const statusWorker = ((await import('../../functions/workers/status-lists')) as { createHandler: () => SqsWorker }).createHandler();
+    const emailWorker = ((await import('../../functions/workers/email')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.mailer ? { mailer: opts.mailer } : {});
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
     const webhookQueueArn = (
@@ -350,6 +353,14 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
         functionName: 'status-worker',
         worker: statusWorker,
         onError: report('status worker'),
+      }),
+      pollQueue({
+        sqs: sqsClient,
+        queueUrl: queueUrls.email!,
+        queueArn: 'arn:aws:sqs:local:000000000000:email',
+        functionName: 'email-worker',
+        worker: emailWorker,
+        onError: report('email worker'),
       }),
     ];
     const stopPollers = async () => {

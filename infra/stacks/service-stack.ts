@@ -54,6 +54,8 @@ export interface ServiceStackProps extends StackProps {
   readonly taa?: { text: string; version: string; aml: Record<string, string>; amlVersion: string };
   /** Who receives the alarms. */
   readonly alarmEmail?: string;
+  /** Bulk email: the sender address (an SES-verified identity) and an optional SES configuration set. */
+  readonly email?: { readonly sender: string; readonly configurationSet?: string };
 }
 
 /** Where each function's code is; groups are `functions/<group>/handler.ts`. */
@@ -61,6 +63,7 @@ const WORKER_ENTRIES: Partial<Record<FunctionName, string>> = {
   'webhook-relay': 'functions/workers/webhook-relay.ts',
   'webhook-delivery': 'functions/workers/webhook-delivery.ts',
   'status-worker': 'functions/workers/status-lists.ts',
+  'email-worker': 'functions/workers/email.ts',
 };
 
 const DESCRIPTIONS: Record<FunctionName, string> = {
@@ -80,6 +83,7 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   'status-lists-public': 'Public status lists (IETF Token Status List, W3C Bitstring Status List)',
   'status-worker': 'Re-publishes changed status lists; removes deleted definitions',
   email: 'Endpoint group: bulk credential offers by email (checked, then queued)',
+  'email-worker': 'Makes each recipient\'s offer and sends its mail through SES',
 };
 
 /** Functions that read the publication agreement (shipped as a file: Lambda allows 4 KB of environment). */
@@ -222,6 +226,8 @@ export class ServiceStack extends Stack {
       apiStages: [stage],
     });
     platformPlan.addApiKey(new apigw.ApiKey(this, 'PlatformUsageKey', { value: platformUsageKey(this.stackName), description: 'Throttling bucket of the base key (identifies, grants nothing)' }));
+    const mailFrom = props.email ?? { sender: 'credentials@example.invalid' };
+    if (!props.email) Annotations.of(this).addWarningV2('email-sender', 'No emailSender context: bulk email cannot be sent (set -c emailSender=<an SES-verified address>)');
     const common = {
       [ENV.tableName]: this.table.tableName,
       [ENV.keyBackend]: 'kms',
@@ -236,6 +242,8 @@ export class ServiceStack extends Stack {
       [queueUrlEnvName('webhook')]: queues.webhook.queueUrl,
       [queueUrlEnvName('status')]: queues.status.queueUrl,
       [queueUrlEnvName('email')]: queues.email.queueUrl,
+      [ENV.emailSender]: mailFrom.sender,
+      ...(mailFrom.configurationSet ? { [ENV.sesConfigurationSet]: mailFrom.configurationSet } : {}),
       ...(props.publicBaseUrl ? { [ENV.publicBaseUrl]: props.publicBaseUrl } : {}),
     };
 
@@ -249,7 +257,7 @@ export class ServiceStack extends Stack {
         description: DESCRIPTIONS[name],
         ...(WORKER_ENTRIES[name] ? { entry: WORKER_ENTRIES[name] } : {}),
         ...(name.startsWith('webhook-') ? { timeout: Duration.seconds(30) } : {}),
-        ...(name === 'status-worker' ? { timeout: Duration.seconds(60) } : {}),
+        ...(name === 'status-worker' || name === 'email-worker' ? { timeout: Duration.seconds(60) } : {}),
         environment: { ...common, ...(taa ? { [ENV.taaFile]: TAA_FILE } : {}) },
         ...(taa ? { files: { [TAA_FILE]: JSON.stringify(props.taa) } } : {}),
         // The API reference's renderer ships beside the meta handler, not inside its bundle.
@@ -257,7 +265,7 @@ export class ServiceStack extends Stack {
       });
       // By name: the plan's id would make this function depend on the plan, which depends on it.
       if (name === 'tenancy') f.fn.addEnvironment(ENV.usagePlanName, TENANT_PLAN_NAME(this.stackName));
-      const access = new DeclaredAccess(f, 'Access', { fn: name, role: f.role, table: this.table, macKey, queues, issuerKeyTag: this.stackName, tenantUsagePlanId: tenantPlan.usagePlanId });
+      const access = new DeclaredAccess(f, 'Access', { fn: name, role: f.role, table: this.table, macKey, queues, issuerKeyTag: this.stackName, tenantUsagePlanId: tenantPlan.usagePlanId, mail: mailFrom });
       if (access.tenantRole) f.fn.addEnvironment(ENV.tenantRoleArn, access.tenantRole.roleArn);
       fns[name] = f;
       if (name !== 'authorizer') {
@@ -298,6 +306,8 @@ export class ServiceStack extends Stack {
     // Status lists: relay -> status queue (each job delayed 1 s, so a burst's changes are in before the
     // first build; no batching window on top) -> status worker (concurrent invocations coalesce per list).
     fns['status-worker'].fn.addEventSource(new SqsEventSource(queues.status, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }));
+    // Bulk email: email queue -> email worker (each recipient one message; SES's send rate bounds the concurrency worth having).
+    fns['email-worker'].fn.addEventSource(new SqsEventSource(queues.email, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 5 }));
 
     // Bodies in the service's shape; a status only where we change API Gateway's on purpose.
     for (const [type, e] of Object.entries(GATEWAY_ERRORS)) {

@@ -97,6 +97,18 @@ export function guardSqs(client: SQSClient, principal: Principal, queueOfUrl: (u
   return client;
 }
 
+/** Mail is sent with the function's own role, and only by functions that declare it. */
+export function guardSes<C extends { middlewareStack: SQSClient['middlewareStack'] }>(client: C, principal: Principal): C {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      if (!allows(principal, { service: 'ses' })) deny(principal, { service: 'ses' });
+      return next(args);
+    },
+    { step: 'initialize', name: 'localAccessGuard', priority: 'high' },
+  );
+  return client;
+}
+
 export function guardSecrets(inner: SecretDeriver, principal: Principal): SecretDeriver {
   return {
     async derive(purpose) {

@@ -11,6 +11,9 @@ const webhooks = {
   webhookQueueUrl: z.string().min(1).optional(),
   /** Status-list jobs (publications, deletions): the relay and the status worker send to it. */
   statusQueueUrl: z.string().min(1).optional(),
+  emailQueueUrl: z.string().min(1).optional(),
+  emailSender: z.string().min(3).default('credentials@example.invalid'),
+  sesConfigurationSet: z.string().min(1).optional(),
   webhookAllowLoopback: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   webhookRetryDelaysSeconds: z
     .string()
@@ -105,6 +108,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serviceName: env[ENV.serviceName],
     webhookQueueUrl: env[ENV.webhookQueueUrl] || undefined,
     statusQueueUrl: env[ENV.statusQueueUrl] || undefined,
+    emailQueueUrl: env[ENV.emailQueueUrl] || undefined,
+    emailSender: env[ENV.emailSender] || undefined,
+    sesConfigurationSet: env[ENV.sesConfigurationSet] || undefined,
     webhookAllowLoopback: env[ENV.webhookAllowLoopback] || undefined,
     webhookRetryDelaysSeconds: env[ENV.webhookRetryDelays] || undefined,
     webhookTimeoutMs: env[ENV.webhookTimeoutMs] || undefined,

@@ -14,7 +14,7 @@ import type { RouteGroup } from './routes';
  *   `wallet_id`. Its data grants reach only partitions `W#<wallet>` and `W#<wallet>#…` (IAM
  *   `dynamodb:LeadingKeys`), its key grants only KMS keys tagged with that wallet.
  */
-export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker';
+export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker';
 
 export const DATA_ACTIONS = ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
 export type DataAction = (typeof DATA_ACTIONS)[number];
@@ -38,6 +38,8 @@ export interface FunctionAccess {
     readonly sendTo?: readonly QueueId[];
     /** Add wallets' keys to the tenants' usage plan (API Gateway: create API key, add to plan). */
     readonly usageKeys?: true;
+    /** Send mail through SES (SendRawEmail), from the configured sender only. */
+    readonly mail?: true;
   };
   readonly tenant?: {
     /** Actions on the wallet's own partitions of the base table. */
@@ -92,6 +94,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   meta: {},
   'webhook-relay': { shared: { sendTo: ['webhook', 'status'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
+  // One offer and one mail per recipient: the exchange as POST /api/v1/oid4vci/issue makes it, the recipient's record and events.
+  'email-worker': { shared: { mail: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] } },
   // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items (queueing the rest of a large removal).
   'status-worker': { shared: { sendTo: ['status'] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };
@@ -132,7 +136,8 @@ export type AccessRequest =
   | { readonly service: 'kms-mac' }
   | { readonly service: 'kms'; readonly action: IssuerKeyAction; /** The wallet the key is (or is being) tagged with. */ readonly keyWallet: string }
   | { readonly service: 'sqs'; readonly queue: QueueId }
-  | { readonly service: 'usage-keys' };
+  | { readonly service: 'usage-keys' }
+  | { readonly service: 'ses' };
 
 function grantAllows(grant: DataGrant, r: Extract<AccessRequest, { service: 'dynamodb' }>): boolean {
   if (!(grant.actions as readonly string[]).includes(r.action) || grant.on !== r.on) return false;
@@ -153,6 +158,8 @@ export function allows(p: Principal, r: AccessRequest): boolean {
         return (shared.sendTo ?? []).includes(r.queue);
       case 'usage-keys':
         return shared.usageKeys === true;
+      case 'ses':
+        return shared.mail === true;
       case 'kms':
         return false; // issuer keys only ever through a wallet's session
     }
@@ -169,6 +176,7 @@ export function allows(p: Principal, r: AccessRequest): boolean {
     case 'kms-mac':
     case 'sqs':
     case 'usage-keys':
+    case 'ses':
       return false; // service-level resources are used with the function's own role
   }
 }
@@ -179,7 +187,7 @@ export class AccessDeniedError extends Error {
   readonly $metadata = { httpStatusCode: 400 };
   constructor(p: Principal, r: AccessRequest | string) {
     const who = p.wallet === null ? `${p.fn} (own role)` : `${p.fn} (session of wallet ${p.wallet})`;
-    const what = typeof r === 'string' ? r : r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : 'kms:GenerateMac';
+    const what = typeof r === 'string' ? r : r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : r.service === 'ses' ? 'ses:SendRawEmail' : 'kms:GenerateMac';
     super(`${who} is not authorized to perform ${what}: not declared in lib/service/access.ts`);
     this.name = 'AccessDeniedException';
   }

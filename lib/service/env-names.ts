@@ -9,6 +9,10 @@ export const ENV = {
   logLevel: 'POWERTOOLS_LOG_LEVEL',
   webhookQueueUrl: 'WEBHOOK_QUEUE_URL', // = queueUrlEnvName('webhook')
   statusQueueUrl: 'STATUS_QUEUE_URL', // = queueUrlEnvName('status')
+  emailQueueUrl: 'EMAIL_QUEUE_URL', // = queueUrlEnvName('email')
+  /** Bulk email: the sender address, and the SES configuration set (optional). */
+  emailSender: 'EMAIL_SENDER',
+  sesConfigurationSet: 'SES_CONFIGURATION_SET',
   /** 'true' only in the local runtime: webhook targets on loopback are allowed (never private ranges). */
   webhookAllowLoopback: 'WEBHOOK_ALLOW_LOOPBACK',
   /** Comma-separated delays (seconds) before retries 1..n; the count bounds the attempts. */

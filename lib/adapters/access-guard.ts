@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SESClient } from '@aws-sdk/client-ses';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { AccessDeniedError, allows, type AccessRequest, type DataAction, type IssuerKeyAction, type Principal } from '../service/access';
 import { keyAttributesOf, TABLE, type IndexName, type QueueId } from '../service/resources';
@@ -98,7 +99,7 @@ export function guardSqs(client: SQSClient, principal: Principal, queueOfUrl: (u
 }
 
 /** Mail is sent with the function's own role, and only by functions that declare it. */
-export function guardSes<C extends { middlewareStack: SQSClient['middlewareStack'] }>(client: C, principal: Principal): C {
+export function guardSes(client: SESClient, principal: Principal): SESClient {
   client.middlewareStack.add(
     (next) => async (args) => {
       if (!allows(principal, { service: 'ses' })) deny(principal, { service: 'ses' });

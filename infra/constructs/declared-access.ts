@@ -62,9 +62,10 @@ export class DeclaredAccess extends Construct {
       role.addToPolicy(
         new iam.PolicyStatement({
           actions: ['ses:SendRawEmail'],
-          // Any verified identity of the account, but only as the configured sender.
+          // The sender's own identities (the address, or its domain, whichever is verified), only as that sender.
           resources: [
-            stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' }),
+            stack.formatArn({ service: 'ses', resource: 'identity', resourceName: props.mail.sender }),
+            stack.formatArn({ service: 'ses', resource: 'identity', resourceName: props.mail.sender.split('@')[1] ?? props.mail.sender }),
             ...(props.mail.configurationSet ? [stack.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: props.mail.configurationSet })] : []),
           ],
           conditions: { StringEquals: { 'ses:FromAddress': props.mail.sender } },

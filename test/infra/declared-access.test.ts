@@ -66,7 +66,7 @@ function iamRequests(r: AccessRequest): RequestContext[] {
     case 'sqs':
       return [{ action: 'sqs:SendMessage', resource: queueArn(r.queue), keys: {} }];
     case 'ses':
-      return [{ action: 'ses:SendRawEmail', resource: `arn:${PARTITION}:ses:${REGION}:${ACCOUNT}:identity/example.org`, keys: { 'ses:FromAddress': 'credentials@example.invalid' } }];
+      return [{ action: 'ses:SendRawEmail', resource: `arn:${PARTITION}:ses:${REGION}:${ACCOUNT}:identity/example.invalid`, keys: { 'ses:FromAddress': 'credentials@example.invalid' } }];
     case 'usage-keys':
       return [
         { action: 'apigateway:GET', resource: `arn:${PARTITION}:apigateway:${REGION}::/usageplans`, keys: {} },

@@ -541,6 +541,26 @@ describe('status lists', () => {
   });
 });
 
+describe('bulk email', () => {
+  test('verify and the recipient list', async () => {
+    const w = await newWallet();
+    const key = w.apiKey;
+    await hit('createSdJwtSupportedCredential', '/api/v1/oid4vci/credentials-supported/sd-jwt', 200, { key, body: { id: 'Card', vct: 'urn:card', claims: { name: { mandatory: true } } } });
+    const emails = [
+      { email: 'a@example.org', schema_id: 'Card', time_to_accept: 1, attributes: [{ name: 'name', value: 'A' }] },
+      { email: 'nope', schema_id: 'Card', time_to_accept: 1, attributes: [] },
+      { email: 'b@example.org', schema_id: 'Unknown', time_to_accept: 1, attributes: [] },
+    ];
+    await hit('verifyEmails', '/api/v1/emails/verify', 200, { key, body: { emails } });
+    await hit('verifyEmails', '/api/v1/emails/verify', 400, { key, body: { emails: 'x' } });
+    await hit('verifyEmails', '/api/v1/emails/verify', 200, { key, body: { emails: emails.slice(0, 1) }, headers: { 'idempotency-key': 'k1' } });
+    await hit('verifyEmails', '/api/v1/emails/verify', 409, { key, body: { emails: emails.slice(1) }, headers: { 'idempotency-key': 'k1' } });
+    await hit('listEmails', '/api/v1/emails', 200, { key });
+    await hit('listEmails', '/api/v1/emails?state=failed&limit=1', 200, { key });
+    await hit('listEmails', '/api/v1/emails?state=nope', 400, { key });
+  });
+});
+
 describe('meta', () => {
   test('the document, the reference page and its files', async () => {
     await hit('getOpenApi', '/openapi.json', 200);

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EventPublisher } from '../events/publisher';
-import { ConflictError } from '../http/errors';
+import { BadRequestError, ConflictError } from '../http/errors';
 import { prefixPage } from '../http/paging';
 import { supportedFromItem } from '../oid4vci/supported';
 import { SK as OID4VCI_SK } from '../oid4vci/records';
@@ -20,6 +21,7 @@ export const IDEMPOTENCY_HOURS = 24;
 /** A request still queueing after this long is taken to have crashed: a repeat queues its jobs again (the worker sends each once). */
 const STALE_QUEUEING_MS = 60_000;
 const SEND_CONCURRENCY = 20;
+const MAX_STORED_RESULT_BYTES = 350_000;
 
 export const EMAIL_SK = { record: 'EML#', request: 'EMLREQ#' } as const;
 
@@ -104,13 +106,16 @@ export class BulkEmailService {
 
     const requestId = randomUUID();
     const { result, jobs, failures } = await this.plan(scope, requestId, entries, baseUrl);
+    // The first answer is kept for repeats, compressed: it must fit the request's item (400 KB).
+    const stored = gzipSync(JSON.stringify(result));
+    if (stored.length > MAX_STORED_RESULT_BYTES) throw new BadRequestError('The addresses of this request are too long to keep its answer for repeats: send it in smaller requests', 'request_too_large');
     const at = this.now();
     try {
       // The request's record first: a concurrent repeat finds it and answers the same.
       await this.deps.store.write([
         {
           type: 'put',
-          item: { ...requestKey, type: 'email_request', request_id: requestId, body_hash: bodyHash, state: 'queueing', result, created_at: at.toISOString(), ttl: nowS + IDEMPOTENCY_HOURS * 3600 },
+          item: { ...requestKey, type: 'email_request', request_id: requestId, body_hash: bodyHash, state: 'queueing', result: stored, created_at: at.toISOString(), ttl: nowS + IDEMPOTENCY_HOURS * 3600 },
           condition: { below: { ttl: nowS } },
         },
       ]);
@@ -156,7 +161,7 @@ export class BulkEmailService {
       await this.enqueue(jobs);
       await this.deps.store.write([{ type: 'update', key: { PK: existing.PK, SK: existing.SK }, set: { state: 'queued' } }]);
     }
-    return existing.result as BulkResult;
+    return JSON.parse(gunzipSync(Buffer.from(existing.result as Uint8Array)).toString('utf8')) as BulkResult;
   }
 
   /** Failed entries get their record and `email.failed` event (put again on a repeat: the same content). */

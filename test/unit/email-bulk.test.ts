@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { BulkEmailService, emailKeys, type EmailJob } from '../../lib/email/bulk';
 import { draftFromSdJwt, SupportedCredentialService } from '../../lib/oid4vci/supported';
@@ -87,4 +88,12 @@ test('10,000 recipients are planned and queued in one call', async () => {
   const result = await service.submit(scope, many, BASE, undefined);
   expect(result.emailsSuccess).toHaveLength(10_000);
   expect(new Set(queue.jobs.map((j) => j.index)).size).toBe(10_000);
+});
+
+test('an answer too large to keep for repeats is refused before anything is queued', async () => {
+  const { queue, service } = await setup();
+  const label = () => randomBytes(30).toString('hex');
+  const long = Array.from({ length: 10_000 }, () => ({ email: `${label()}@${label()}.${label()}.example.org`, schema_id: 'Pid', time_to_accept: 3, attributes: [{ name: 'given_name', value: 'X' }] }));
+  await expect(service.submit(scope, long, BASE, undefined)).rejects.toEqual(expect.objectContaining({ status: 400, code: 'request_too_large' }));
+  expect(queue.jobs).toHaveLength(0);
 });

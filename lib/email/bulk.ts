@@ -18,10 +18,10 @@ import { planRecipients, supportedIndex, type EmailEntry, type PlannedFailure } 
  * {@link IDEMPOTENCY_HOURS} — queues nothing new and answers as the first did.
  */
 export const IDEMPOTENCY_HOURS = 24;
-/** A request still queueing after this long is taken to have crashed: a repeat queues its jobs again (the worker sends each once). */
-const STALE_QUEUEING_MS = 60_000;
 const SEND_CONCURRENCY = 20;
 const MAX_STORED_RESULT_BYTES = 350_000;
+/** `lease_until` of a finished record: no worker claims it again. */
+export const FINAL = Number.MAX_SAFE_INTEGER;
 
 export const EMAIL_SK = { record: 'EML#', request: 'EMLREQ#' } as const;
 
@@ -129,15 +129,15 @@ export class BulkEmailService {
     return result;
   }
 
-  /** The same entries always plan the same way: indexes (recipients first, then failures) are stable across repeats. */
+  /** Indexes are the entries' positions in the request: a repeat's plan names the same people the same way. */
   private async plan(scope: TenantScope, requestId: string, entries: readonly EmailEntry[], baseUrl: string) {
     const supported = (await this.deps.store.query(keys.walletPartition(scope), { skBeginsWith: OID4VCI_SK.supported })).map(supportedFromItem);
     const plan = planRecipients(entries, supportedIndex(supported));
     const result: BulkResult = { emailsSuccess: plan.recipients.map((r) => r.given), emailsFailure: plan.failures.map((f) => f.email), invalidEmails: plan.invalidEmails };
-    const jobs: EmailJob[] = plan.recipients.map((r, index) => ({
+    const jobs: EmailJob[] = plan.recipients.map((r) => ({
       wallet_id: scope.walletId,
       request_id: requestId,
-      index,
+      index: r.position,
       email: r.email,
       schema_id: r.schemaId,
       supported_cred_id: r.supportedCredId,
@@ -145,7 +145,7 @@ export class BulkEmailService {
       expires_in: r.expiresIn,
       base_url: baseUrl,
     }));
-    const failures = plan.failures.map((f, i) => ({ ...f, index: plan.recipients.length + i, schemaId: entries.find((e) => e.email === f.email)?.schema_id ?? '' }));
+    const failures = plan.failures.map((f) => ({ ...f, index: f.position }));
     return { result, jobs, failures };
   }
 
@@ -155,9 +155,11 @@ export class BulkEmailService {
    */
   private async repeat(scope: TenantScope, existing: Item, bodyHash: string, entries: readonly EmailEntry[], baseUrl: string): Promise<BulkResult> {
     if (existing.body_hash !== bodyHash) throw new ConflictError('This Idempotency-Key was used for a different request', 'idempotency_key_reused');
-    if (existing.state === 'queueing' && this.now().getTime() - Date.parse(String(existing.created_at)) > STALE_QUEUEING_MS) {
+    if (existing.state === 'queueing') {
+      // The first may have failed half way (its caller got a 500 and repeats): queue again. The worker
+      // claims each recipient before mailing, so a job queued twice mails once.
       const { jobs, failures } = await this.plan(scope, String(existing.request_id), entries, baseUrl);
-      await this.recordFailures(scope, String(existing.request_id), failures, this.now());
+      await this.recordFailures(scope, String(existing.request_id), failures, this.now(), true);
       await this.enqueue(jobs);
       await this.deps.store.write([{ type: 'update', key: { PK: existing.PK, SK: existing.SK }, set: { state: 'queued' } }]);
     }
@@ -165,7 +167,7 @@ export class BulkEmailService {
   }
 
   /** Failed entries get their record and `email.failed` event (put again on a repeat: the same content). */
-  private async recordFailures(scope: TenantScope, requestId: string, failures: readonly (PlannedFailure & { index: number; schemaId: string })[], at: Date): Promise<void> {
+  private async recordFailures(scope: TenantScope, requestId: string, failures: readonly (PlannedFailure & { index: number })[], at: Date, repeat = false): Promise<void> {
     const ops: WriteOp[] = failures.flatMap((f) => {
       const record: EmailRecord = {
         request_id: requestId,
@@ -181,11 +183,17 @@ export class BulkEmailService {
         updated_at: at.toISOString(),
       };
       return [
-        { type: 'put', item: { ...emailKeys.record(scope, requestId, record.index), type: 'email', ...record, failure_message: f.message } } as WriteOp,
+        { type: 'put', item: { ...emailKeys.record(scope, requestId, record.index), type: 'email', ...record, failure_message: f.message, lease_until: FINAL }, condition: 'not_exists' } as WriteOp,
         this.deps.events.stage(scope, 'email.failed', { ...record, failure_message: f.message }).op,
       ];
     });
-    for (let i = 0; i < ops.length; i += 100) await this.deps.store.write(ops.slice(i, i + 100));
+    // A repeat writes each failure alone: one recorded by the first request stays, with its one event.
+    const size = repeat ? 2 : 100;
+    for (let i = 0; i < ops.length; i += size) {
+      await this.deps.store.write(ops.slice(i, i + size)).catch((e) => {
+        if (!(repeat && e instanceof ConditionFailedError)) throw e;
+      });
+    }
   }
 
   private async enqueue(jobs: readonly EmailJob[]): Promise<void> {

@@ -24,6 +24,8 @@ export interface PlannedRecipient {
   readonly email: string;
   /** The address as the request gave it (what the response arrays list). */
   readonly given: string;
+  /** The entry's position in the request: its record's index, stable across repeats. */
+  readonly position: number;
   /** The request's `schema_id` (a supported_cred_id or an identifier). */
   readonly schemaId: string;
   readonly supportedCredId: string;
@@ -37,6 +39,8 @@ export type FailureReason = 'unknown_schema' | 'invalid_attributes' | 'invalid_t
 
 export interface PlannedFailure {
   readonly email: string;
+  readonly position: number;
+  readonly schemaId: string;
   readonly reason: FailureReason;
   readonly message: string;
   readonly details: readonly ErrorDetail[];
@@ -145,14 +149,15 @@ export function supportedIndex(records: readonly SupportedCredentialRecord[]): (
   return (schemaId) => byId.get(schemaId) ?? byIdentifier.get(schemaId);
 }
 
-const failure = (email: string, reason: FailureReason, message: string, details: readonly ErrorDetail[] = []): PlannedFailure => ({ email, reason, message, details });
+const failureOf = (entry: EmailEntry, position: number) => (reason: FailureReason, message: string, details: readonly ErrorDetail[] = []): PlannedFailure => ({ email: entry.email, position, schemaId: entry.schema_id, reason, message, details });
 
 /** Every entry checked before anything is sent; the same address twice is sent once. */
 export function planRecipients(entries: readonly EmailEntry[], findSupported: (schemaId: string) => SupportedCredentialRecord | undefined): Plan {
   const plan: Plan = { recipients: [], failures: [], invalidEmails: [] };
   const taken = new Map<string, EmailEntry>();
   const configs = new Map<string, IssuableConfiguration>();
-  for (const entry of entries) {
+  for (const [position, entry] of entries.entries()) {
+    const failure = failureOf(entry, position);
     const email = normaliseAddress(entry.email);
     if (email === null) {
       plan.invalidEmails.push(entry.email);
@@ -163,18 +168,18 @@ export function planRecipients(entries: readonly EmailEntry[], findSupported: (s
     if (first) {
       const same = first.schema_id === entry.schema_id && first.time_to_accept === entry.time_to_accept && JSON.stringify(first.attributes) === JSON.stringify(entry.attributes);
       // An exact repeat is the same offer (sent once); a different one to the same address is refused, not silently dropped.
-      if (!same) plan.failures.push(failure(entry.email, 'duplicate_address', `${email} appears more than once in this request with different offers; one email per address`));
+      if (!same) plan.failures.push(failure('duplicate_address', `${email} appears more than once in this request with different offers; one email per address`));
       continue;
     }
     taken.set(key, entry);
     const record = findSupported(entry.schema_id);
     if (!record) {
-      plan.failures.push(failure(entry.email, 'unknown_schema', `schema_id ${entry.schema_id} names no supported credential of this wallet (give a supported_cred_id or an identifier)`, [{ path: 'schema_id', message: 'unknown' }]));
+      plan.failures.push(failure('unknown_schema', `schema_id ${entry.schema_id} names no supported credential of this wallet (give a supported_cred_id or an identifier)`, [{ path: 'schema_id', message: 'unknown' }]));
       continue;
     }
     const days = entry.time_to_accept;
     if (!Number.isFinite(days) || days <= 0 || days > BULK_LIMITS.maxDaysToAccept || days * 86400 < CODE_LIFETIME.min) {
-      plan.failures.push(failure(entry.email, 'invalid_time_to_accept', `time_to_accept must be more than ${CODE_LIFETIME.min} seconds and at most ${BULK_LIMITS.maxDaysToAccept} days`, [{ path: 'time_to_accept', message: 'out of range' }]));
+      plan.failures.push(failure('invalid_time_to_accept', `time_to_accept must be more than ${CODE_LIFETIME.min} seconds and at most ${BULK_LIMITS.maxDaysToAccept} days`, [{ path: 'time_to_accept', message: 'out of range' }]));
       continue;
     }
     let configuration = configs.get(record.supported_cred_id);
@@ -184,10 +189,10 @@ export function planRecipients(entries: readonly EmailEntry[], findSupported: (s
     }
     const { subject, problems } = subjectOf(configuration, entry.attributes);
     if (problems.length > 0) {
-      plan.failures.push(failure(entry.email, 'invalid_attributes', `attributes do not fit ${configuration.id}`, problems));
+      plan.failures.push(failure('invalid_attributes', `attributes do not fit ${configuration.id}`, problems));
       continue;
     }
-    plan.recipients.push({ email, given: entry.email, schemaId: entry.schema_id, supportedCredId: record.supported_cred_id, configuration, credentialSubject: subject, expiresIn: Math.round(days * 86400) });
+    plan.recipients.push({ email, given: entry.email, position, schemaId: entry.schema_id, supportedCredId: record.supported_cred_id, configuration, credentialSubject: subject, expiresIn: Math.round(days * 86400) });
   }
   return plan;
 }

@@ -5,7 +5,11 @@ import { keys, tenantScope, type TenantScope } from '../store/keys';
 import type { Item, ItemStore } from '../store/port';
 import { oid4vciKeys } from '../oid4vci/records';
 import { issuableConfiguration, supportedFromItem } from '../oid4vci/supported';
-import { emailKeys, type EmailJob, type EmailRecord } from './bulk';
+import { ConditionFailedError } from '../store/port';
+import { emailKeys, FINAL, type EmailJob, type EmailRecord } from './bulk';
+
+/** How long a delivery holds its recipient (beyond the worker's 60 s timeout). */
+const CLAIM_MS = 90_000;
 import { MailerRejectedError, sendWithBackoff, type Mailer } from './mailer';
 import { composeOfferEmail } from './offer-message';
 
@@ -41,7 +45,6 @@ export class OfferMailer {
     const key = emailKeys.record(scope, job.request_id, job.index);
     const existing = await this.deps.store.get(key, { consistent: true });
     if (existing && (existing.state === 'sent' || existing.state === 'failed')) return 'skipped';
-    if (existing?.exchange_id) await this.deps.exchanges.delete(scope, String(existing.exchange_id)).catch(() => undefined);
 
     const at = this.now().toISOString();
     const base: EmailRecord = {
@@ -57,7 +60,32 @@ export class OfferMailer {
       created_at: existing ? String(existing.created_at) : at,
       updated_at: at,
     };
-    await this.deps.store.write([{ type: 'put', item: { ...key, type: 'email', ...base } }]);
+    // Claim the recipient: only one delivery at a time works on it (a redelivered message, a job queued
+    // twice), and a finished record (lease FINAL) is never claimed again.
+    try {
+      await this.deps.store.write([{ type: 'put', item: { ...key, type: 'email', ...base, lease_until: this.now().getTime() + CLAIM_MS }, condition: { below: { lease_until: this.now().getTime() } } }]);
+    } catch (e) {
+      if (e instanceof ConditionFailedError) return 'skipped';
+      throw e;
+    }
+    // The offer of an earlier attempt that was not mailed: it is never sent now.
+    if (existing?.exchange_id) await this.deps.exchanges.delete(scope, String(existing.exchange_id)).catch(() => undefined);
+    try {
+      return await this.deliver(scope, job, key, base);
+    } catch (e) {
+      // The last receive before the DLQ: say so on the record and by event, whatever went wrong.
+      if (receiveCount >= this.deps.maxReceives) {
+        const current = await this.deps.store.get(key, { consistent: true });
+        if (current?.state !== 'failed') await this.fail(scope, { ...base, exchange_id: (current?.exchange_id as string | undefined) ?? null }, 'mail_undeliverable', e instanceof Error ? e.message : 'the mail could not be sent');
+      } else {
+        // Let the next delivery of this message claim it at once.
+        await this.deps.store.write([{ type: 'update', key, set: { lease_until: 0 } }]).catch(() => undefined);
+      }
+      throw e;
+    }
+  }
+
+  private async deliver(scope: TenantScope, job: EmailJob, key: ReturnType<typeof emailKeys.record>, base: EmailRecord): Promise<'sent' | 'failed'> {
 
     let offer;
     try {
@@ -76,7 +104,8 @@ export class OfferMailer {
     const raw = await composeOfferEmail({
       to: job.email,
       from: this.deps.from,
-      issuerName: String(wallet?.label ?? `Wallet ${job.wallet_id}`),
+      // Tenant input in a header: line breaks become spaces.
+      issuerName: String(wallet?.label ?? `Wallet ${job.wallet_id}`).replace(/[\r\n]+/g, ' '),
       credentialName: credentialName(supported),
       offerUri: offer.credential_offer_uri,
       expiresAt: new Date(this.now().getTime() + job.expires_in * 1000),
@@ -85,16 +114,13 @@ export class OfferMailer {
       const { messageId } = await sendWithBackoff(this.deps.mailer, raw, this.deps.backoff);
       const sent = { ...withExchange, state: 'sent' as const, updated_at: this.now().toISOString() };
       await this.deps.store.write([
-        { type: 'update', key, set: { state: 'sent', message_id: messageId, updated_at: sent.updated_at } },
+        { type: 'update', key, set: { state: 'sent', message_id: messageId, updated_at: sent.updated_at, lease_until: FINAL } },
         this.deps.events.stage(scope, 'email.sent', { ...sent }).op,
       ]);
       return 'sent';
     } catch (e) {
       if (e instanceof MailerRejectedError) return this.fail(scope, withExchange, 'mail_rejected', e.message);
-      // Throttled past the backoff, or SES unreachable: SQS tries again, and the last receive records it.
-      if (receiveCount >= this.deps.maxReceives) {
-        await this.fail(scope, withExchange, 'mail_undeliverable', e instanceof Error ? e.message : 'the mail could not be sent');
-      }
+      // Throttled past the backoff, or SES unreachable: SQS tries again (run() records the last receive).
       throw e;
     }
   }
@@ -103,7 +129,7 @@ export class OfferMailer {
     if (record.exchange_id) await this.deps.exchanges.delete(scope, record.exchange_id).catch(() => undefined);
     const failed: EmailRecord = { ...record, state: 'failed', failure_reason: reason, failure_details: [{ path: '', message }], updated_at: this.now().toISOString() };
     await this.deps.store.write([
-      { type: 'put', item: { ...emailKeys.record(scope, record.request_id, record.index), type: 'email', ...failed } },
+      { type: 'put', item: { ...emailKeys.record(scope, record.request_id, record.index), type: 'email', ...failed, lease_until: FINAL } },
       this.deps.events.stage(scope, 'email.failed', { ...failed }).op,
     ]);
     return 'failed';

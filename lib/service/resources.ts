@@ -73,7 +73,8 @@ export interface QueueDefinition {
 
 /** Work queues; each gets a dead-letter queue `<id>-dlq` (retention 14 days). */
 export const QUEUES: readonly QueueDefinition[] = [
-  { id: 'email', visibilityTimeoutSeconds: 60, maxReceiveCount: 5, retentionDays: 4 },
+  // 6 x the email worker's timeout.
+  { id: 'email', visibilityTimeoutSeconds: 360, maxReceiveCount: 5, retentionDays: 4 },
   // 6 x the webhook worker's timeout, as AWS advises for SQS event sources.
   { id: 'webhook', visibilityTimeoutSeconds: 180, maxReceiveCount: 5, retentionDays: 4 },
   // Status-list publications and deletions: 6 x the status worker's timeout.

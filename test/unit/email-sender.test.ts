@@ -50,6 +50,20 @@ test('throttled twice, then sent: one mail, the record sent with its exchange, o
   expect(sent).toHaveLength(1);
 });
 
+test('two deliveries of one job at once: one claims the recipient, the other skips; one mail', async () => {
+  let sends = 0;
+  const { sender, job } = await setup({
+    async send() {
+      sends++;
+      await new Promise((r) => setTimeout(r, 20));
+      return { messageId: `m-${sends}` };
+    },
+  });
+  const outcomes = await Promise.all([sender.run(job, 1), sender.run(job, 1)]);
+  expect(outcomes.sort()).toEqual(['sent', 'skipped']);
+  expect(sends).toBe(1);
+});
+
 test('a rejected mail is final: the offer is deleted, the record failed, one email.failed event', async () => {
   const { f, sender, job } = await setup({
     async send() {

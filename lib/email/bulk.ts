@@ -178,7 +178,8 @@ export class BulkEmailService {
         supported_cred_id: null,
         exchange_id: null,
         failure_reason: f.reason,
-        failure_details: f.details.map((d) => ({ path: d.path, message: d.message })),
+        // Bounded, so that a transaction of records and events stays far below DynamoDB's 4 MB.
+        failure_details: f.details.slice(0, 20).map((d) => ({ path: d.path.slice(0, 200), message: d.message.slice(0, 300) })),
         created_at: at.toISOString(),
         updated_at: at.toISOString(),
       };

@@ -6,7 +6,7 @@ import { inSession } from '../../lib/store/session';
 import { buildDeps, createLogger } from '../shared/deps';
 import { buildKeyManager } from '../shared/issuer-keys';
 import { walletSessions } from '../shared/sessions';
-import { buildStatusQueue } from '../shared/status-queue';
+import { buildStatusQueue } from '../shared/job-queue';
 
 /**
  * The status worker: re-publishes changed lists and removes deleted definitions' data, each job in its

@@ -7,7 +7,7 @@ import { enqueueJobs, jobsForEvent } from '../../lib/status-lists/jobs';
 import { jobFromOutboxItem } from '../../lib/webhooks/records';
 import { buildDeps, createLogger } from '../shared/deps';
 import { walletSessions } from '../shared/sessions';
-import { buildStatusQueue } from '../shared/status-queue';
+import { buildStatusQueue } from '../shared/job-queue';
 import { buildDispatcher } from '../shared/webhook-dispatcher';
 
 /**

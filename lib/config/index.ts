@@ -9,9 +9,6 @@ const DEFAULT_RETRY_DELAYS = '15,45,135,405,1215,3645,10935,28800,28800';
 
 const webhooks = {
   webhookQueueUrl: z.string().min(1).optional(),
-  /** Status-list jobs (publications, deletions): the relay and the status worker send to it. */
-  statusQueueUrl: z.string().min(1).optional(),
-  emailQueueUrl: z.string().min(1).optional(),
   emailSender: z.string().min(3).default('credentials@example.invalid'),
   sesConfigurationSet: z.string().min(1).optional(),
   webhookAllowLoopback: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
@@ -107,8 +104,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     localMasterKey: env[ENV.localMasterKey],
     serviceName: env[ENV.serviceName],
     webhookQueueUrl: env[ENV.webhookQueueUrl] || undefined,
-    statusQueueUrl: env[ENV.statusQueueUrl] || undefined,
-    emailQueueUrl: env[ENV.emailQueueUrl] || undefined,
     emailSender: env[ENV.emailSender] || undefined,
     sesConfigurationSet: env[ENV.sesConfigurationSet] || undefined,
     webhookAllowLoopback: env[ENV.webhookAllowLoopback] || undefined,

@@ -8,8 +8,6 @@ export const ENV = {
   serviceName: 'POWERTOOLS_SERVICE_NAME',
   logLevel: 'POWERTOOLS_LOG_LEVEL',
   webhookQueueUrl: 'WEBHOOK_QUEUE_URL', // = queueUrlEnvName('webhook')
-  statusQueueUrl: 'STATUS_QUEUE_URL', // = queueUrlEnvName('status')
-  emailQueueUrl: 'EMAIL_QUEUE_URL', // = queueUrlEnvName('email')
   /** Bulk email: the sender address, and the SES configuration set (optional). */
   emailSender: 'EMAIL_SENDER',
   sesConfigurationSet: 'SES_CONFIGURATION_SET',

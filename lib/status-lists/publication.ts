@@ -196,11 +196,15 @@ export class StatusListPublisher {
     }
   }
 
-  /** The lists of a definition that are in use, plus the spare after them. */
-  async listsInUse(scope: TenantScope, def: DefinitionRecord): Promise<number> {
+  /** Entries handed out so far (the definition's counter). */
+  async entriesAssigned(scope: TenantScope, def: DefinitionRecord): Promise<number> {
     const counter = await this.deps.store.get(statusKeys.counter(scope, def.id), { consistent: true });
-    const next = typeof counter?.next === 'number' ? counter.next : 0;
-    return Math.ceil(next / def.list_size);
+    return typeof counter?.next === 'number' ? counter.next : 0;
+  }
+
+  /** The lists of a definition that are in use (the spare comes after them). */
+  async listsInUse(scope: TenantScope, def: DefinitionRecord): Promise<number> {
+    return Math.ceil((await this.entriesAssigned(scope, def)) / def.list_size);
   }
 
   async listExists(scope: TenantScope, def: DefinitionRecord, list: number): Promise<boolean> {

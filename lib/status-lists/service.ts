@@ -194,11 +194,11 @@ export class StatusListService {
   /** The definition with where its lists are: those in use and the spare, in its list_type's format. */
   async get(scope: TenantScope, id: string) {
     const def = await this.definition(scope, id);
-    const inUse = await this.deps.publisher.listsInUse(scope, def);
-    const counter = await this.deps.store.get(statusKeys.counter(scope, def.id));
+    const assigned = await this.deps.publisher.entriesAssigned(scope, def);
+    const inUse = Math.ceil(assigned / def.list_size);
     return {
       ...definitionView(def),
-      entries_assigned: typeof counter?.next === 'number' ? counter.next : 0,
+      entries_assigned: assigned,
       status_lists: Array.from({ length: inUse + 1 }, (_, list) => publicationUrl(def.base_url, scope.walletId, def.id, list, def.list_type)),
     };
   }

@@ -205,7 +205,11 @@ describe('delivery', () => {
     const w = await walletWithTargets(gone, live);
     const first = await ping(w.apiKey);
     expect(await settledDelivery(w.apiKey, first.id, w.urls[0]!)).toMatchObject({ status: 'failed', attempts: [{ status_code: 410 }] });
-    const targets = (await api.call('GET', '/api/v1/settings/webhook-targets', { key: w.apiKey })).body;
+    // The delivery is recorded as failed before the target is disabled (two writes): wait for the second.
+    const targets = await eventually(async () => {
+      const body = (await api.call('GET', '/api/v1/settings/webhook-targets', { key: w.apiKey })).body;
+      return body[0]?.state === 'disabled' ? body : undefined;
+    }, 15000, 'target disabled');
     expect(targets).toEqual([
       { url: w.urls[0], state: 'disabled', added_at: expect.any(String), disabled_at: expect.any(String), disabled_reason: expect.stringContaining('410') },
       { url: w.urls[1], state: 'active', added_at: expect.any(String) },

@@ -84,6 +84,8 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   'status-worker': 'Re-publishes changed status lists; removes deleted definitions',
   email: 'Endpoint group: bulk credential offers by email (checked, then queued)',
   'email-worker': 'Makes each recipient\'s offer and sends its mail through SES',
+  oid4vp: 'Endpoint group: OID4VP presentation definitions, requests and presentations',
+  'oid4vp-verifier': 'Public OpenID4VP verifier endpoints (request objects, direct_post responses)',
 };
 
 /** Functions that read the publication agreement (shipped as a file: Lambda allows 4 KB of environment). */

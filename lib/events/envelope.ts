@@ -24,6 +24,12 @@ export const EVENT_TYPES = {
   'email.sent': 'A bulk-email recipient was sent their credential offer (data: the recipient record, with its exchange_id).',
   'email.failed': 'A bulk-email recipient will not get an offer: refused when the request was checked, or the mail could not be sent (data: the recipient record, with failure_reason).',
   'status_list.published': 'A status list was signed and published at its public URL (data: definition_id, list, format, url, published_at, expires_at).',
+  'oid4vp.presentation.request_created': 'A presentation request was created; its presentation is in request-created (data: the presentation record).',
+  'oid4vp.presentation.request_retrieved': "The wallet fetched the signed request object (data: the presentation, state request-retrieved).",
+  'oid4vp.presentation.valid': 'The wallet answered and everything verified (data: the presentation, with matched_credentials).',
+  'oid4vp.presentation.invalid': 'The wallet answered and the presentation was refused, or the wallet declined (data: the presentation, with errors: one code each).',
+  'oid4vp.presentation.expired': 'A request was not answered within its lifetime (data: the presentation).',
+  'oid4vp.presentation.removed': 'A presentation was deleted through the API; its request no longer works (data: the presentation).',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

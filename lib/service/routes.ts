@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'oid4vp' | 'oid4vp-verifier' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -84,6 +84,15 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'getExchange', tag: 'OID4VCI', summary: 'One exchange' },
   { method: 'DELETE', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'deleteExchange', tag: 'OID4VCI', summary: 'Delete an exchange: its offer and code stop working' },
   { method: 'POST', path: '/api/v1/oid4vci/issue', group: 'oid4vci', auth: 'wallet', operationId: 'issueCredentialOffer', tag: 'OID4VCI', summary: 'Create an exchange and its credential offer (pre-authorized code)' },
+  // Contract 4.5: OID4VP presentation definitions, requests and presentations (README "OID4VP: verifying presentations").
+  { method: 'GET', path: '/api/v1/oid4vp/presentation-definitions', group: 'oid4vp', auth: 'wallet', operationId: 'listPresentationDefinitions', tag: 'OID4VP', summary: 'Presentation definitions' },
+  { method: 'POST', path: '/api/v1/oid4vp/presentation-definitions', group: 'oid4vp', auth: 'wallet', operationId: 'createPresentationDefinition', tag: 'OID4VP', summary: 'Store a presentation definition (DIF Presentation Exchange v2, validated)' },
+  { method: 'GET', path: '/api/v1/oid4vp/presentation-definitions/{pres_def_id}', group: 'oid4vp', auth: 'wallet', operationId: 'getPresentationDefinition', tag: 'OID4VP', summary: 'One presentation definition' },
+  { method: 'DELETE', path: '/api/v1/oid4vp/presentation-definitions/{pres_def_id}', group: 'oid4vp', auth: 'wallet', operationId: 'deletePresentationDefinition', tag: 'OID4VP', summary: 'Delete a presentation definition' },
+  { method: 'GET', path: '/api/v1/oid4vp/presentations', group: 'oid4vp', auth: 'wallet', operationId: 'listPresentations', tag: 'OID4VP', summary: 'Presentations; filters state, pres_def_id' },
+  { method: 'GET', path: '/api/v1/oid4vp/presentations/{presentation_id}', group: 'oid4vp', auth: 'wallet', operationId: 'getPresentation', tag: 'OID4VP', summary: 'One presentation, with what was verified' },
+  { method: 'DELETE', path: '/api/v1/oid4vp/presentations/{presentation_id}', group: 'oid4vp', auth: 'wallet', operationId: 'deletePresentation', tag: 'OID4VP', summary: 'Delete a presentation (its request stops working)' },
+  { method: 'POST', path: '/api/v1/oid4vp/request', group: 'oid4vp', auth: 'wallet', operationId: 'createPresentationRequest', maxBodyBytes: 256 * 1024, tag: 'OID4VP', summary: 'Create a signed presentation request (from a definition or a DCQL query) and its presentation' },
   // Contract 4.1: bulk credential offers by email (README "Bulk email").
   { method: 'POST', path: '/api/v1/emails/verify', group: 'email', auth: 'wallet', operationId: 'verifyEmails', maxBodyBytes: 5 * 1024 * 1024, tooLargeIsBadRequest: true, tag: 'Email', summary: 'Offer credentials to many addresses by email (checked at once, sent in the background)' },
   { method: 'GET', path: '/api/v1/emails', group: 'email', auth: 'wallet', operationId: 'listEmails', tag: 'Email', summary: 'Bulk-email recipients and their outcome; filters request_id, state' },
@@ -111,6 +120,9 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/oid4vci/{wallet_id}/nonce', group: 'oid4vci-issuer', auth: 'public', operationId: 'nonce', protocol: true, invalidRequest: 'invalid_request', tag: 'OID4VCI issuer', summary: 'Nonce endpoint: a fresh c_nonce for proofs' },
   { method: 'POST', path: '/oid4vci/{wallet_id}/credential', group: 'oid4vci-issuer', auth: 'public', operationId: 'credential', protocol: true, invalidRequest: 'invalid_credential_request', tag: 'OID4VCI issuer', summary: 'Credential endpoint: one credential per proof of possession' },
   { method: 'POST', path: '/oid4vci/{wallet_id}/notification', group: 'oid4vci-issuer', auth: 'public', operationId: 'notification', protocol: true, invalidRequest: 'invalid_notification_request', maxBodyBytes: 8 * 1024, tag: 'OID4VCI issuer', summary: 'Notification endpoint: accepted, deleted or failed' },
+  // Public: each wallet's OpenID4VP verifier at /oid4vp/{wallet_id} (README "OID4VP: what wallets call").
+  { method: 'GET', path: '/oid4vp/{wallet_id}/request/{request_id}', group: 'oid4vp-verifier', auth: 'public', operationId: 'getRequestObject', protocol: true, tag: 'OID4VP verifier', summary: 'The signed request object (request_uri; retrieved once)' },
+  { method: 'POST', path: '/oid4vp/{wallet_id}/response/{request_id}', group: 'oid4vp-verifier', auth: 'public', operationId: 'postPresentationResponse', protocol: true, invalidRequest: 'invalid_request', form: true, maxBodyBytes: 512 * 1024, tag: 'OID4VP verifier', summary: 'Response endpoint (direct_post): the wallet’s vp_token, verified' },
   // Public.
   { method: 'GET', path: '/openapi.json', group: 'meta', auth: 'public', operationId: 'getOpenApi', tag: 'Meta', summary: 'This API as an OpenAPI 3.1 document' },
   { method: 'GET', path: '/docs', group: 'meta', auth: 'public', operationId: 'getDocsPage', tag: 'Meta', summary: 'This API as a readable reference (HTML, rendered from /openapi.json)' },

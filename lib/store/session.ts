@@ -36,3 +36,12 @@ export function inSession<T>(scope: TenantScope, fn: () => Promise<T>): Promise<
   }
   return current.run(scope, fn);
 }
+
+/**
+ * Runs `fn` with the function's own role, outside any wallet's session: for public, service-level
+ * lookups made while serving a wallet (a verifier resolving an issuer DID this service publishes
+ * reads the PublicDids index, which no wallet session may query). The role's own grants still apply.
+ */
+export function withOwnRole<T>(fn: () => Promise<T>): Promise<T> {
+  return current.exit(fn);
+}

@@ -121,7 +121,43 @@ export interface CredoHolder {
   readonly agent: Awaited<ReturnType<typeof createHolderAgent>>;
   /** An `openid-credential-offer://?credential_offer=…` / `…?credential_offer_uri=…` URI, or any URL with those parameters. */
   receiveOffer(offerUri: string, opts: ReceiveOfferOptions): Promise<ReceiveOfferResult>;
+  /** Answers an OpenID4VP request (`openid://…`) with what the agent holds, as a Credo wallet does. */
+  present(requestUri: string): Promise<PresentResult>;
   shutdown(): Promise<void>;
+}
+
+export interface PresentResult {
+  /** Which query language the request used, as Credo read it. */
+  readonly kind: 'dcql' | 'pex';
+  /** The verified request payload (Credo checked its signature against the client id). */
+  readonly request: Record<string, unknown>;
+  readonly serverStatus: number | undefined;
+  readonly serverBody: unknown;
+}
+
+/**
+ * Credo's holder flow: resolve (fetch and verify the signed request object), pick the stored
+ * credentials its own DCQL / Presentation Exchange engine finds for the request, and answer over
+ * direct_post. Throws when Credo refuses the request or finds nothing that satisfies it.
+ */
+async function present(agent: CredoHolder['agent'], requestUri: string): Promise<PresentResult> {
+  const holderApi = agent.openid4vc.holder;
+  const resolved = await holderApi.resolveOpenId4VpAuthorizationRequest(requestUri);
+  const request = resolved.authorizationRequestPayload as Record<string, unknown>;
+  let result;
+  if (resolved.dcql) {
+    if (!resolved.dcql.queryResult.can_be_satisfied) throw new Error(`Credo holds nothing that satisfies the DCQL query: ${JSON.stringify(resolved.dcql.queryResult.credential_matches)}`);
+    const credentials = holderApi.selectCredentialsForDcqlRequest(resolved.dcql.queryResult);
+    result = await holderApi.acceptOpenId4VpAuthorizationRequest({ authorizationRequestPayload: resolved.authorizationRequestPayload, dcql: { credentials } });
+  } else if (resolved.presentationExchange) {
+    if (!resolved.presentationExchange.credentialsForRequest.areRequirementsSatisfied) throw new Error('Credo holds nothing that satisfies the presentation definition');
+    const credentials = holderApi.selectCredentialsForPresentationExchangeRequest(resolved.presentationExchange.credentialsForRequest);
+    result = await holderApi.acceptOpenId4VpAuthorizationRequest({ authorizationRequestPayload: resolved.authorizationRequestPayload, presentationExchange: { credentials } });
+  } else {
+    throw new Error('the request has neither a DCQL query nor a presentation definition');
+  }
+  const server = result.serverResponse as { status?: number; body?: unknown } | undefined;
+  return { kind: resolved.dcql ? 'dcql' : 'pex', request, serverStatus: server?.status, serverBody: server?.body };
 }
 
 function createHolderAgent(opts: CredoAgentOptions) {
@@ -133,6 +169,7 @@ export async function createCredoHolder(opts: CredoAgentOptions = {}): Promise<C
   return {
     agent,
     receiveOffer: (offerUri, options) => receiveOffer(agent, offerUri, options),
+    present: (requestUri) => present(agent, requestUri),
     shutdown: () => agent.shutdown(),
   };
 }

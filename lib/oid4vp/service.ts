@@ -1,0 +1,329 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { signingIdentity } from '../dids/signing';
+import type { EventPublisher } from '../events/publisher';
+import { BadRequestError, NotFoundError, type ErrorDetail } from '../http/errors';
+import { prefixPage } from '../http/paging';
+import { keys, type TenantScope } from '../store/keys';
+import { ConditionFailedError, WriteConflictError, type Item, type ItemStore, type WriteOp } from '../store/port';
+import { validateDcqlQuery, validatePresentationDefinition } from './query/definition';
+import { dcqlFromDefinition } from './query/translate';
+import {
+  definitionFromItem,
+  oid4vpKeys,
+  PRESENTATION_EVENTS,
+  presentationFromItem,
+  requestObjectUrl,
+  VP_ALGS,
+  VP_FORMATS,
+  VP_SK,
+  type PresentationDefinitionRecord,
+  type PresentationRecord,
+  type PresentationState,
+  type RequestQuery,
+  type VpFormat,
+  type VpFormats,
+} from './records';
+
+/** Request lifetime in seconds: default and bounds of `expires_in` (not in the contract). */
+export const REQUEST_LIFETIME = { default: 600, min: 60, max: 86400 } as const;
+/** Request lookups outlive the request by a day (DynamoDB TTL): a late wallet reads "expired", not "unknown". */
+const LOOKUP_GRACE_SECONDS = 86400;
+/** DID methods holder wallets resolve (Credo's holder, checked): did:sov / did:indy have no ledger here. */
+export const RESOLVABLE_VERIFIER_METHODS = ['key', 'jwk', 'web'] as const;
+/** `openid://` as the contract shows; the wallet's `client_id` and `request_uri` ride on it. */
+const REQUEST_SCHEME = 'openid://';
+
+const bad = (message: string, code: string, path: string) => new BadRequestError(message, code, [{ path, message }]);
+const definitionNotFound = (id: string) => new NotFoundError(`No presentation definition ${id} in this wallet`, 'presentation_definition_not_found');
+const presentationNotFound = (id: string) => new NotFoundError(`No presentation ${id} in this wallet`, 'presentation_not_found');
+
+/** Contract 2.6: the presentation as the API shows it (`errors`: ours, the reasons of `presentation-invalid`). */
+export function presentationView(r: PresentationRecord, state: PresentationState = r.state) {
+  return {
+    presentation_id: r.presentation_id,
+    pres_def_id: r.pres_def_id,
+    request_id: r.request_id,
+    wallet_id: r.wallet_id,
+    state,
+    matched_credentials: r.matched_credentials,
+    verified: r.verified,
+    errors: r.errors,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+/** Contract 2.5: the request record (with the DCQL query it asks, and when it expires). */
+export function requestView(r: PresentationRecord) {
+  return {
+    request_id: r.request_id,
+    pres_def_id: r.pres_def_id,
+    vp_formats: r.vp_formats,
+    dcql_query: r.query.dcql,
+    expires_at: new Date(r.expires_at).toISOString(),
+    created_at: r.created_at,
+    updated_at: r.created_at,
+  };
+}
+
+/** The `client_id` of a DID-signed request: OpenID4VP 1.0 prefixes it (§5.9.3); draft wallets expect the bare DID. */
+export const clientIdOf = (did: string, form: 'v1' | 'draft') => (form === 'v1' ? `decentralized_identifier:${did}` : did);
+
+/**
+ * A state change of a presentation and its event, conditional on the state it leaves: every change
+ * goes through here, so each publishes exactly one event.
+ */
+export function presentationTransition(
+  events: EventPublisher,
+  scope: TenantScope,
+  r: PresentationRecord,
+  to: Exclude<PresentationState, 'request-created'>,
+  at: Date,
+  set: Readonly<Record<string, unknown>> = {},
+): { ops: WriteOp[]; next: PresentationRecord } {
+  const updated_at = at.toISOString();
+  const next = { ...r, ...set, state: to, updated_at } as PresentationRecord;
+  return {
+    next,
+    ops: [
+      { type: 'update', key: oid4vpKeys.presentation(scope, r.presentation_id), set: { ...set, state: to, updated_at }, condition: { equals: { state: r.state } } },
+      events.stage(scope, PRESENTATION_EVENTS[to], presentationView(next)).op,
+    ],
+  };
+}
+
+/** A request past its lifetime that was never answered becomes `expired` when noticed (read, retrieved or answered). */
+export async function settleExpiredPresentation(deps: { store: ItemStore; events: EventPublisher }, scope: TenantScope, r: PresentationRecord, now: Date): Promise<PresentationRecord | null> {
+  if (!(r.state === 'request-created' || r.state === 'request-retrieved') || now.getTime() <= r.expires_at) return r;
+  const { ops, next } = presentationTransition(deps.events, scope, r, 'expired', now);
+  try {
+    await deps.store.write(ops);
+    return next;
+  } catch (err) {
+    if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+    const again = await deps.store.get(oid4vpKeys.presentation(scope, r.presentation_id), { consistent: true });
+    return again ? presentationFromItem(again) : null;
+  }
+}
+
+/** Checks `vp_formats` (contract 2.5) and keeps only the algorithms we verify; each problem names its path. */
+export function checkVpFormats(input: Record<string, unknown>): { formats: VpFormats; problems: ErrorDetail[] } {
+  const problems: ErrorDetail[] = [];
+  const formats: Record<string, Record<string, string[]>> = {};
+  const entries = Object.entries(input);
+  if (entries.length === 0) problems.push({ path: 'vp_formats', message: `name at least one format: ${VP_FORMATS.join(', ')}` });
+  for (const [format, value] of entries) {
+    const path = `vp_formats.${format}`;
+    if (!(VP_FORMATS as readonly string[]).includes(format)) {
+      problems.push({ path, message: `unsupported format; supported: ${VP_FORMATS.join(', ')}` });
+      continue;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      problems.push({ path, message: 'must be an object of algorithm lists' });
+      continue;
+    }
+    const kept: Record<string, string[]> = {};
+    for (const [key, algs] of Object.entries(value)) {
+      if (!Array.isArray(algs) || algs.some((a) => typeof a !== 'string')) {
+        problems.push({ path: `${path}.${key}`, message: 'must be an array of algorithm names' });
+        continue;
+      }
+      const usable = (algs as string[]).filter((a) => (VP_ALGS as readonly string[]).includes(a));
+      if (usable.length === 0) problems.push({ path: `${path}.${key}`, message: `none of these algorithms is verified here; use ${VP_ALGS.join(' or ')}` });
+      else kept[key] = usable;
+    }
+    formats[format] = kept;
+  }
+  return { formats: formats as VpFormats, problems };
+}
+
+/** SD-JWT VC's two media types are one family; so are JWT VCs and the JWT VPs that carry them. */
+export function formatFamily(format: string): 'sd-jwt' | 'jwt' | null {
+  if (format === 'dc+sd-jwt' || format === 'vc+sd-jwt') return 'sd-jwt';
+  if (format === 'jwt_vc_json' || format === 'jwt_vp_json') return 'jwt';
+  return null;
+}
+
+export interface CreateRequestInput {
+  readonly pres_def_id?: string | undefined;
+  readonly dcql_query?: Record<string, unknown> | undefined;
+  readonly vp_formats: Record<string, unknown>;
+  readonly did?: string | undefined;
+  readonly expires_in?: number | undefined;
+}
+
+export interface PresentationFilters {
+  readonly state?: PresentationState | undefined;
+  readonly pres_def_id?: string | undefined;
+}
+
+export interface VerifierServiceDeps {
+  readonly store: ItemStore;
+  readonly events: EventPublisher;
+  readonly now?: () => Date;
+}
+
+export class VerifierService {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: VerifierServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  // ---- presentation definitions (contract 4.5) ----
+
+  async createDefinition(scope: TenantScope, presDef: unknown): Promise<PresentationDefinitionRecord> {
+    const checked = validatePresentationDefinition(presDef);
+    if (!checked.ok) throw new BadRequestError('pres_def is not a valid Presentation Exchange v2 definition', 'invalid_presentation_definition', checked.issues.map((i) => ({ path: `pres_def${i.path ? `.${i.path}` : ''}`, message: i.message })));
+    const at = this.now().toISOString();
+    const record: PresentationDefinitionRecord = { pres_def_id: randomUUID(), wallet_id: scope.walletId, pres_def: presDef as Record<string, unknown>, created_at: at, updated_at: at };
+    await this.deps.store.write([{ type: 'put', item: { ...oid4vpKeys.definition(scope, record.pres_def_id), type: 'oid4vp_definition', ...record }, condition: 'not_exists' }]);
+    return record;
+  }
+
+  async getDefinition(scope: TenantScope, id: string): Promise<PresentationDefinitionRecord> {
+    const item = await this.deps.store.get(oid4vpKeys.definition(scope, id));
+    if (!item) throw definitionNotFound(id);
+    return definitionFromItem(item);
+  }
+
+  async listDefinitions(scope: TenantScope): Promise<PresentationDefinitionRecord[]> {
+    return (await this.deps.store.query(keys.walletPartition(scope), { skBeginsWith: VP_SK.definition })).map(definitionFromItem);
+  }
+
+  async listDefinitionsPage(scope: TenantScope, page: { limit: number; cursor: string | undefined }) {
+    const out = await prefixPage(this.deps.store, keys.walletPartition(scope), VP_SK.definition, page);
+    return { items: out.items.map(definitionFromItem), next: out.next };
+  }
+
+  /** Deletes the definition; presentations made from it keep their copy of it and still verify. */
+  async deleteDefinition(scope: TenantScope, id: string): Promise<void> {
+    await this.deps.store.write([{ type: 'delete', key: oid4vpKeys.definition(scope, id), condition: 'exists' }]).catch((e: unknown) => {
+      throw e instanceof ConditionFailedError ? definitionNotFound(id) : e;
+    });
+  }
+
+  // ---- requests and presentations ----
+
+  /** A presentation in `request-created`, its request-id lookup and the event: one transaction. */
+  async createRequest(scope: TenantScope, input: CreateRequestInput, baseUrl: string) {
+    if ((input.pres_def_id === undefined) === (input.dcql_query === undefined)) {
+      throw bad('Give either pres_def_id (a stored presentation definition) or dcql_query (an OpenID4VP 1.0 DCQL query)', 'missing_query', input.pres_def_id === undefined ? 'pres_def_id' : 'dcql_query');
+    }
+    const { formats, problems } = checkVpFormats(input.vp_formats);
+    if (problems.length) throw new BadRequestError('vp_formats names formats or algorithms this verifier cannot check', 'unsupported_vp_formats', problems);
+
+    let query: RequestQuery;
+    if (input.pres_def_id !== undefined) {
+      const def = await this.getDefinition(scope, input.pres_def_id);
+      const translated = dcqlFromDefinition(def.pres_def as never);
+      if (!translated.ok) {
+        throw new BadRequestError(
+          'This presentation definition cannot be asked of OpenID4VP 1.0 wallets: no equivalent DCQL query (README "OID4VP: definitions and DCQL")',
+          'untranslatable_presentation_definition',
+          translated.issues.map((i) => ({ path: `pres_def${i.path ? `.${i.path}` : ''}`, message: i.message })),
+        );
+      }
+      query = { kind: 'pe', definition: def.pres_def, dcql: translated.query as Record<string, unknown> };
+    } else {
+      const checked = validateDcqlQuery(input.dcql_query);
+      if (!checked.ok) throw new BadRequestError('dcql_query is not a DCQL query this verifier can answer', 'invalid_dcql_query', checked.issues.map((i) => ({ path: `dcql_query${i.path ? `.${i.path}` : ''}`, message: i.message })));
+      query = { kind: 'dcql', dcql: input.dcql_query as Record<string, unknown> };
+    }
+    const families = new Set(Object.keys(formats).map((f) => formatFamily(f)));
+    const asked = ((query.dcql.credentials as { id: string; format: string }[] | undefined) ?? []).find((c) => !families.has(formatFamily(c.format)));
+    if (asked) throw bad(`The query asks for ${asked.format} (credential ${asked.id}), which vp_formats does not name`, 'vp_formats_mismatch', 'vp_formats');
+
+    const { did, verificationMethod } = await signingIdentity(this.deps.store, scope, { did: input.did, verificationMethod: undefined });
+    if (!(RESOLVABLE_VERIFIER_METHODS as readonly string[]).includes(did.method)) {
+      throw bad(`Wallets cannot resolve ${did.qualified} (did:${did.method}) to check the request's signature: use a did:key, did:jwk or published did:web DID`, 'unresolvable_verifier_did', 'did');
+    }
+    if (did.method === 'web' && !did.published_at) {
+      throw bad(`${did.qualified} is not published, so wallets cannot fetch its did.json: publish it (POST /api/v1/set-public-did) or use did:key / did:jwk`, 'unresolvable_verifier_did', 'did');
+    }
+
+    const now = this.now();
+    const at = now.toISOString();
+    const expiresAt = now.getTime() + (input.expires_in ?? REQUEST_LIFETIME.default) * 1000;
+    const record: PresentationRecord = {
+      presentation_id: randomUUID(),
+      pres_def_id: input.pres_def_id ?? null,
+      request_id: randomUUID(),
+      wallet_id: scope.walletId,
+      state: 'request-created',
+      matched_credentials: null,
+      verified: null,
+      errors: null,
+      created_at: at,
+      updated_at: at,
+      vp_formats: formats,
+      expires_at: expiresAt,
+      query,
+      verifier_did: did.qualified,
+      verification_method: verificationMethod,
+      // 256 bits: OpenID4VP §14.1 asks for enough entropy that a nonce cannot be guessed.
+      nonce: randomBytes(32).toString('base64url'),
+      oauth_state: randomBytes(32).toString('base64url'),
+    };
+    await this.deps.store.write([
+      { type: 'put', item: { ...oid4vpKeys.presentation(scope, record.presentation_id), type: 'oid4vp_presentation', ...record }, condition: 'not_exists' },
+      { type: 'put', item: { ...oid4vpKeys.request(scope, record.request_id), type: 'oid4vp_request', presentation_id: record.presentation_id, ttl: Math.floor(expiresAt / 1000) + LOOKUP_GRACE_SECONDS }, condition: 'not_exists' },
+      this.deps.events.stage(scope, PRESENTATION_EVENTS['request-created'], presentationView(record)).op,
+    ]);
+    const address = requestObjectUrl(baseUrl, scope.walletId, record.request_id);
+    const uri = (clientId: string, requestUri: string) => `${REQUEST_SCHEME}?client_id=${encodeURIComponent(clientId)}&request_uri=${encodeURIComponent(requestUri)}`;
+    return {
+      request_uri: uri(clientIdOf(record.verifier_did, 'v1'), address),
+      // Draft-era wallets (Presentation Exchange): the same request, its definition as it was stored.
+      ...(query.kind === 'pe' ? { request_uri_draft: uri(clientIdOf(record.verifier_did, 'draft'), `${address}?profile=draft`) } : {}),
+      request: requestView(record),
+      presentation: presentationView(record),
+    };
+  }
+
+  private settle(scope: TenantScope, r: PresentationRecord) {
+    return settleExpiredPresentation(this.deps, scope, r, this.now());
+  }
+
+  async getPresentation(scope: TenantScope, id: string): Promise<PresentationRecord> {
+    const item = await this.deps.store.get(oid4vpKeys.presentation(scope, id));
+    const record = item ? await this.settle(scope, presentationFromItem(item)) : null;
+    if (!record) throw presentationNotFound(id);
+    return record;
+  }
+
+  private async settleAll(scope: TenantScope, items: Item[], f: PresentationFilters): Promise<PresentationRecord[]> {
+    const out: (PresentationRecord | null)[] = [];
+    for (let i = 0; i < items.length; i += 10) {
+      const batch = items.slice(i, i + 10).map(presentationFromItem);
+      // A settle that fails is one of an expired request: it lists as such and a later read records it.
+      out.push(...(await Promise.all(batch.map((r) => this.settle(scope, r).catch((): PresentationRecord => ({ ...r, state: 'expired' }))))));
+    }
+    return out.filter((r): r is PresentationRecord => r !== null && (f.state === undefined || r.state === f.state) && (f.pres_def_id === undefined || r.pres_def_id === f.pres_def_id));
+  }
+
+  async listPresentations(scope: TenantScope, filters: PresentationFilters = {}): Promise<PresentationRecord[]> {
+    return this.settleAll(scope, await this.deps.store.query(keys.walletPartition(scope), { skBeginsWith: VP_SK.presentation }), filters);
+  }
+
+  async listPresentationsPage(scope: TenantScope, page: { limit: number; cursor: string | undefined }, filters: PresentationFilters = {}) {
+    const out = await prefixPage(this.deps.store, keys.walletPartition(scope), VP_SK.presentation, page);
+    return { items: await this.settleAll(scope, out.items, filters), next: out.next };
+  }
+
+  /** Deletes the presentation and its request: the request URI and the response endpoint answer 404 from then on. */
+  async deletePresentation(scope: TenantScope, id: string): Promise<void> {
+    const item = await this.deps.store.get(oid4vpKeys.presentation(scope, id), { consistent: true });
+    if (!item) throw presentationNotFound(id);
+    const r = presentationFromItem(item);
+    await this.deps.store
+      .write([
+        { type: 'delete', key: oid4vpKeys.presentation(scope, id), condition: 'exists' },
+        { type: 'delete', key: oid4vpKeys.request(scope, r.request_id) },
+        this.deps.events.stage(scope, 'oid4vp.presentation.removed', presentationView(r)).op,
+      ])
+      .catch((e: unknown) => {
+        throw e instanceof ConditionFailedError ? presentationNotFound(id) : e;
+      });
+  }
+}

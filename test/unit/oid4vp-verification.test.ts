@@ -1,0 +1,621 @@
+import { createHash, generateKeyPairSync, randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
+import bs58 from 'bs58';
+import { CompactSign, type JWK } from 'jose';
+import { SDJwtInstance } from '@sd-jwt/core';
+import { issueJwtVcJson, issueSdJwtVc } from '../../lib/oid4vci/protocol/formats';
+import type { IssuableConfiguration } from '../../lib/oid4vci/records';
+import { selfResolve } from '../../lib/resolver/resolver';
+import { verifyJwtVpPresentation } from '../../lib/oid4vp/verification/jwt-vp';
+import { decodeDisclosure, reconstructClaims, verifySdJwtPresentation } from '../../lib/oid4vp/verification/sd-jwt';
+import { PresentationInvalidError, type InvalidReason, type StatusChecker, type StatusResult, type VerificationContext } from '../../lib/oid4vp/verification/types';
+
+// ---- keys, DIDs and signing -----------------------------------------------------------------
+
+interface Key {
+  readonly alg: 'ES256' | 'EdDSA';
+  readonly privateKey: KeyObject;
+  readonly jwk: JWK;
+}
+const es256 = (): Key => {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return { alg: 'ES256', privateKey, jwk: publicKey.export({ format: 'jwk' }) as JWK };
+};
+const ed25519 = (): Key => {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return { alg: 'EdDSA', privateKey, jwk: publicKey.export({ format: 'jwk' }) as JWK };
+};
+const didKey = (k: Key) => `did:key:z${bs58.encode(Buffer.concat([Buffer.from([0xed, 0x01]), Buffer.from(k.jwk.x!, 'base64url')]))}`;
+const didJwk = (k: Key) => `did:jwk:${Buffer.from(JSON.stringify(k.jwk)).toString('base64url')}`;
+const vmOf = (did: string) => selfResolve(did)!.verificationMethod[0]!.id;
+
+const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+const signJwt = (key: Key, header: Record<string, unknown>, payload: Record<string, unknown>) =>
+  new CompactSign(enc(payload)).setProtectedHeader({ alg: key.alg, ...header } as { alg: string }).sign(key.privateKey);
+const b64json = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+const sha = (s: string, alg = 'sha256') => createHash(alg).update(s).digest('base64url');
+
+const ISSUER = 'did:web:issuer.example';
+const ISSUER_KID = `${ISSUER}#key-1`;
+const ED_ISSUER = 'did:web:ed-issuer.example';
+const ED_ISSUER_KID = `${ED_ISSUER}#key-1`;
+const issuerKey = es256();
+const edIssuerKey = ed25519();
+const holderKey = es256();
+const otherKey = es256();
+const edHolder = ed25519();
+const webHolder = 'did:web:holder.example';
+const webHolderKey = ed25519();
+
+const NOW = new Date('2026-03-01T12:00:00Z');
+const now = Math.floor(NOW.getTime() / 1000);
+const AUD = 'x509_san_dns:verifier.example';
+const NONCE = 'nonce-8f2a';
+
+// ---- the fake world: issuer keys by kid, status lists by entry ------------------------------
+
+const published: Record<string, JWK> = {
+  [ISSUER_KID]: issuerKey.jwk,
+  [ED_ISSUER_KID]: edIssuerKey.jwk,
+  [`${webHolder}#key-1`]: webHolderKey.jwk,
+};
+const statuses = new Map<string, StatusResult['meaning']>();
+const status: StatusChecker = {
+  ietf: async ({ uri, idx }) => {
+    if (uri.includes('down')) throw new Error('connect ETIMEDOUT');
+    const meaning = statuses.get(`${uri}#${idx}`) ?? 'valid';
+    return { value: meaning === 'valid' ? 0 : meaning === 'revoked' ? 1 : 2, meaning };
+  },
+  w3c: async (entry) => {
+    const meaning = statuses.get(`${String(entry.statusListCredential)}#${String(entry.statusListIndex)}`) ?? 'valid';
+    return { value: meaning === 'valid' ? 0 : 1, meaning };
+  },
+};
+const ctx = (over: Partial<VerificationContext> = {}): VerificationContext => ({
+  audiences: [AUD, 'verifier.example'],
+  nonce: NONCE,
+  now: NOW,
+  maxIatSkewSeconds: 300,
+  resolveIssuerKey: async ({ header }) => {
+    const jwk = published[String(header.kid)];
+    if (!jwk) throw new Error(`unknown kid ${String(header.kid)}`);
+    return jwk;
+  },
+  status,
+  ...over,
+});
+
+async function rejects(p: Promise<unknown>, reason: InvalidReason) {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(PresentationInvalidError);
+  expect({ reason: (err as PresentationInvalidError).reason, detail: (err as PresentationInvalidError).detail }).toEqual({ reason, detail: expect.any(String) });
+}
+
+// ---- an SD-JWT builder with every knob -----------------------------------------------------
+
+const disclosure = (...parts: unknown[]) => b64json([randomBytes(12).toString('base64url'), ...parts]);
+const ref = (d: string) => sha(d);
+
+/** given_name and family_name disclosable, address.street nested, nationalities[0] an array element, one decoy. */
+function standardDisclosures() {
+  const given = disclosure('given_name', 'Erika');
+  const family = disclosure('family_name', 'Mustermann');
+  const street = disclosure('street_address', 'Heidestr. 17');
+  const nat = disclosure('DE');
+  return { given, family, street, nat };
+}
+
+function standardPayload(d: ReturnType<typeof standardDisclosures>, over: Record<string, unknown> = {}) {
+  return {
+    iss: ISSUER,
+    iat: now - 3600,
+    nbf: now - 3600,
+    exp: now + 3600,
+    vct: 'urn:eudi:pid:1',
+    cnf: { jwk: holderKey.jwk },
+    _sd_alg: 'sha-256',
+    _sd: [ref(d.given), ref(d.family), sha('decoy')],
+    address: { _sd: [ref(d.street)], locality: 'Köln' },
+    nationalities: [{ '...': ref(d.nat) }, 'FR', { '...': sha('decoy-2') }],
+    status: { status_list: { idx: 7, uri: 'https://status.example/lists/1' } },
+    ...over,
+  };
+}
+
+interface KbOpts {
+  key?: Key;
+  typ?: string;
+  aud?: unknown;
+  nonce?: string;
+  iat?: number;
+  sdHash?: string;
+  alg?: 'ES256' | 'EdDSA';
+}
+async function kbJwt(sdPart: string, o: KbOpts = {}, hashAlg = 'sha256') {
+  const key = o.key ?? holderKey;
+  return signJwt(key, { typ: o.typ ?? 'kb+jwt' }, { aud: o.aud ?? AUD, nonce: o.nonce ?? NONCE, iat: o.iat ?? now - 5, sd_hash: o.sdHash ?? sha(sdPart, hashAlg) });
+}
+
+async function sdJwt(payload: Record<string, unknown>, o: { key?: Key; header?: Record<string, unknown> } = {}) {
+  return signJwt(o.key ?? issuerKey, { typ: 'dc+sd-jwt', kid: o.key === edIssuerKey ? ED_ISSUER_KID : ISSUER_KID, ...o.header }, payload);
+}
+
+const sdPartOf = (jwt: string, disclosures: readonly string[]) => `${jwt}~${disclosures.map((d) => `${d}~`).join('')}`;
+async function present(jwt: string, disclosures: readonly string[], kb: KbOpts | null = {}, hashAlg = 'sha256') {
+  const part = sdPartOf(jwt, disclosures);
+  return kb ? part + (await kbJwt(part, kb, hashAlg)) : part;
+}
+
+const verify = (p: string, c = ctx(), requireKeyBinding = true) => verifySdJwtPresentation(p, c, { requireKeyBinding });
+
+// ---- SD-JWT VC --------------------------------------------------------------------------------
+
+describe('verifySdJwtPresentation: accepted presentations', () => {
+  it('verifies issuer signature, disclosures, key binding and status, and reconstructs the claims', async () => {
+    const d = standardDisclosures();
+    const jwt = await sdJwt(standardPayload(d));
+    const out = await verify(await present(jwt, [d.given, d.street, d.nat]));
+    expect(out).toEqual({
+      format: 'dc+sd-jwt',
+      issuer: ISSUER,
+      vct: 'urn:eudi:pid:1',
+      claims: {
+        iss: ISSUER,
+        iat: now - 3600,
+        nbf: now - 3600,
+        exp: now + 3600,
+        vct: 'urn:eudi:pid:1',
+        cnf: { jwk: holderKey.jwk },
+        given_name: 'Erika',
+        address: { locality: 'Köln', street_address: 'Heidestr. 17' },
+        nationalities: ['DE', 'FR'],
+        status: { status_list: { idx: 7, uri: 'https://status.example/lists/1' } },
+      },
+      disclosedPaths: [['address', 'street_address'], ['nationalities', 0], ['given_name']],
+      holderBound: true,
+      status: { value: 0, meaning: 'valid' },
+    });
+  });
+
+  it('accepts vc+sd-jwt, an EdDSA issuer and a holder bound by a did:key DID URL', async () => {
+    const did = didKey(edHolder);
+    const jwt = await sdJwt({ iss: ED_ISSUER, iat: now, vct: 'urn:x', cnf: { kid: vmOf(did) } }, { key: edIssuerKey, header: { typ: 'vc+sd-jwt' } });
+    const out = await verify(await present(jwt, [], { key: edHolder }));
+    expect(out).toMatchObject({ format: 'vc+sd-jwt', issuer: ED_ISSUER, holderBound: true, disclosedPaths: [] });
+    expect(out.status).toBeUndefined();
+  });
+
+  it('binds to a did:jwk holder, and to any other DID through the resolver', async () => {
+    const jwkDid = didJwk(holderKey);
+    const a = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { kid: vmOf(jwkDid) } });
+    await expect(verify(await present(a, []))).resolves.toMatchObject({ holderBound: true });
+    const b = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { kid: `${webHolder}#key-1` } });
+    await expect(verify(await present(b, [], { key: webHolderKey }))).resolves.toMatchObject({ holderBound: true });
+  });
+
+  it('accepts recursive disclosures: a disclosed object whose members are themselves disclosures', async () => {
+    const locality = disclosure('locality', 'Berlin');
+    const street = disclosure('street', 'Unter den Linden');
+    const address = disclosure('address', { _sd: [ref(locality), ref(street)], country: 'DE' });
+    const jwt = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, _sd: [ref(address)] });
+    const out = await verify(await present(jwt, [locality, address]));
+    expect(out.claims.address).toEqual({ country: 'DE', locality: 'Berlin' });
+    expect(out.disclosedPaths).toEqual([['address'], ['address', 'locality']]);
+  });
+
+  it('accepts array element disclosures, nested in a disclosed element, with indexes of the reconstructed array', async () => {
+    const inner = disclosure('b');
+    const outer = disclosure(['a', { '...': ref(inner) }]);
+    const hidden = disclosure('x');
+    const last = disclosure({ k: 1 });
+    const jwt = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, list: [{ '...': ref(hidden) }, { '...': ref(outer) }, 'plain', { '...': ref(last) }] });
+    const out = await verify(await present(jwt, [outer, inner, last]));
+    expect(out.claims.list).toEqual([['a', 'b'], 'plain', { k: 1 }]);
+    expect(out.disclosedPaths).toEqual([['list', 0], ['list', 0, 1], ['list', 2]]);
+  });
+
+  it('takes sd_hash and disclosure digests with the credential _sd_alg', async () => {
+    const given = disclosure('given_name', 'Erika');
+    const jwt = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, _sd_alg: 'sha-512', _sd: [sha(given, 'sha512')] });
+    const out = await verify(await present(jwt, [given], {}, 'sha512'));
+    expect(out.claims).toMatchObject({ given_name: 'Erika' });
+    expect(out.claims).not.toHaveProperty('_sd_alg');
+  });
+
+  it('without a KB-JWT it verifies when binding is not required (holderBound false)', async () => {
+    const d = standardDisclosures();
+    const p = await present(await sdJwt(standardPayload(d)), [d.given], null);
+    await expect(verify(p, ctx(), false)).resolves.toMatchObject({ holderBound: false, claims: { given_name: 'Erika' } });
+  });
+
+  it('accepts an nbf / iat slightly ahead of our clock (skew)', async () => {
+    const jwt = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, iat: now + 30, nbf: now + 30 });
+    await expect(verify(await present(jwt, []))).resolves.toBeDefined();
+  });
+});
+
+describe('verifySdJwtPresentation: refusals, one reason each', () => {
+  const base = async (over: Record<string, unknown> = {}, o: { key?: Key; header?: Record<string, unknown> } = {}) => {
+    const d = standardDisclosures();
+    return { d, jwt: await sdJwt(standardPayload(d, over), o) };
+  };
+
+  it('malformed_presentation: no ~, a JWT that is not one, an empty disclosure, a missing iss', async () => {
+    const { d, jwt } = await base();
+    await rejects(verify(jwt), 'malformed_presentation');
+    await rejects(verify('abc.def~'), 'malformed_presentation');
+    await rejects(verify(`${jwt}~${d.given}~~`, ctx(), false), 'malformed_presentation');
+    await rejects(verify(`${jwt}~garbage`), 'malformed_presentation');
+    const noIss = await sdJwt({ vct: 'urn:x' });
+    await rejects(verify(`${noIss}~`, ctx(), false), 'malformed_presentation');
+  });
+
+  it('unsupported_format: typ not an SD-JWT VC, or not one the request allows', async () => {
+    const { jwt } = await base({}, { header: { typ: 'JWT' } });
+    await rejects(verify(await present(jwt, [])), 'unsupported_format');
+    const { jwt: vc } = await base({}, { header: { typ: 'vc+sd-jwt' } });
+    await rejects(verifySdJwtPresentation(await present(vc, []), ctx(), { requireKeyBinding: true, allowedFormats: ['dc+sd-jwt'] }), 'unsupported_format');
+  });
+
+  it('invalid_issuer_signature: another key, an altered payload, an alg we do not accept', async () => {
+    const { jwt } = await base({}, { key: otherKey, header: { kid: ISSUER_KID } });
+    await rejects(verify(await present(jwt, [])), 'invalid_issuer_signature');
+    const { jwt: good } = await base();
+    const [h, , s] = good.split('.');
+    const altered = `${h}.${b64json({ ...standardPayload(standardDisclosures()), exp: now + 10 ** 8 })}.${s}`;
+    await rejects(verify(await present(altered, [])), 'invalid_issuer_signature');
+    const hs = `${b64json({ alg: 'HS256', typ: 'dc+sd-jwt', kid: ISSUER_KID })}.${b64json({ iss: ISSUER })}.${sha('x')}`;
+    await rejects(verify(`${hs}~`, ctx(), false), 'invalid_issuer_signature');
+  });
+
+  it('issuer_unresolvable for a resolver failure; a resolver refusal passes through', async () => {
+    const { jwt } = await base({}, { header: { kid: 'did:web:unknown.example#key-1' } });
+    await rejects(verify(await present(jwt, [])), 'issuer_unresolvable');
+    const refusing = ctx({ resolveIssuerKey: async () => Promise.reject(new PresentationInvalidError('status_unavailable', 'metadata fetch failed')) });
+    await rejects(verify(await present(jwt, []), refusing), 'status_unavailable');
+  });
+
+  it('credential_expired / credential_not_yet_valid', async () => {
+    await rejects(verify(await present((await base({ exp: now - 1 })).jwt, [])), 'credential_expired');
+    await rejects(verify(await present((await base({ exp: now })).jwt, [])), 'credential_expired');
+    await rejects(verify(await present((await base({ nbf: now + 3600 })).jwt, [])), 'credential_not_yet_valid');
+    await rejects(verify(await present((await base({ iat: now + 3600, nbf: undefined })).jwt, [])), 'credential_not_yet_valid');
+  });
+
+  it('unreferenced_disclosure: a tampered disclosure (its digest changed), even under a KB-JWT over the tampered string', async () => {
+    const { d, jwt } = await base();
+    const [salt] = JSON.parse(Buffer.from(d.given, 'base64url').toString()) as [string];
+    const tampered = b64json([salt, 'given_name', 'Mallory']);
+    await rejects(verify(await present(jwt, [tampered, d.street])), 'unreferenced_disclosure');
+  });
+
+  it('unreferenced_disclosure: a forged disclosure the issuer never signed', async () => {
+    const { d, jwt } = await base();
+    await rejects(verify(await present(jwt, [d.given, disclosure('is_over_18', true)])), 'unreferenced_disclosure');
+    await rejects(verify(await present(jwt, [disclosure('anything')])), 'unreferenced_disclosure');
+  });
+
+  it('invalid_disclosure: a digest twice in the signed payload, or in the payload and inside a disclosure', async () => {
+    const given = disclosure('given_name', 'Erika');
+    const twice = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, _sd: [ref(given), ref(given)] });
+    await rejects(verify(await present(twice, [given])), 'invalid_disclosure');
+    // A duplicate is refused even when nothing is disclosed for it.
+    const decoys = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, _sd: [sha('d')], list: [{ '...': sha('d') }] });
+    await rejects(verify(await present(decoys, [])), 'invalid_disclosure');
+    const inner = disclosure('locality', 'Berlin');
+    const outer = disclosure('address', { _sd: [ref(inner)] });
+    const both = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, _sd: [ref(outer), ref(inner)] });
+    await rejects(verify(await present(both, [outer, inner])), 'invalid_disclosure');
+  });
+
+  it('invalid_disclosure: the same disclosure presented twice', async () => {
+    const { d, jwt } = await base();
+    await rejects(verify(await present(jwt, [d.given, d.given])), 'invalid_disclosure');
+  });
+
+  it('invalid_disclosure: a name that exists as a plain claim, _sd or ..., or a registered claim made disclosable', async () => {
+    const clash = disclosure('vct', 'urn:other');
+    const a = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, _sd: [ref(clash)] });
+    await rejects(verify(await present(a, [clash])), 'invalid_disclosure');
+    const nestedClash = disclosure('locality', 'Bonn');
+    const b = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, address: { locality: 'Köln', _sd: [ref(nestedClash)] } });
+    await rejects(verify(await present(b, [nestedClash])), 'invalid_disclosure');
+    for (const name of ['_sd', '...']) {
+      const bad = disclosure(name, 'x');
+      const c = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, _sd: [ref(bad)] });
+      await rejects(verify(await present(c, [bad])), 'invalid_disclosure');
+    }
+    const exp = disclosure('exp', now + 10 ** 8);
+    const e = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, _sd: [ref(exp)] });
+    await rejects(verify(await present(e, [exp])), 'invalid_disclosure');
+  });
+
+  it('invalid_disclosure: not [salt, name, value] / [salt, value], or the wrong kind for where it is referenced', async () => {
+    const { jwt } = await base();
+    for (const bad of [b64json({ a: 1 }), b64json(['s', 'n', 'v', 'x']), b64json([1, 'n', 'v']), b64json(['s', 2, 'v']), 'not*base64', Buffer.from('[').toString('base64url')]) {
+      await rejects(verify(await present(jwt, [bad])), 'invalid_disclosure');
+    }
+    const element = disclosure('DE');
+    const inSd = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, _sd: [ref(element)] });
+    await rejects(verify(await present(inSd, [element])), 'invalid_disclosure');
+    const property = disclosure('given_name', 'E');
+    const inArray = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, list: [{ '...': ref(property) }] });
+    await rejects(verify(await present(inArray, [property])), 'invalid_disclosure');
+  });
+
+  it('missing_key_binding when binding is required and there is no KB-JWT', async () => {
+    const { d, jwt } = await base();
+    await rejects(verify(await present(jwt, [d.given], null)), 'missing_key_binding');
+  });
+
+  it('invalid_key_binding: KB-JWT by a different key, the wrong typ, no cnf, an unresolvable holder DID', async () => {
+    const { d, jwt } = await base();
+    await rejects(verify(await present(jwt, [d.given], { key: otherKey })), 'invalid_key_binding');
+    await rejects(verify(await present(jwt, [d.given], { typ: 'JWT' })), 'invalid_key_binding');
+    const unbound = await sdJwt({ iss: ISSUER, vct: 'urn:x' });
+    await rejects(verify(await present(unbound, [])), 'invalid_key_binding');
+    const lost = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { kid: 'did:web:nobody.example#key-1' } });
+    await rejects(verify(await present(lost, [])), 'invalid_key_binding');
+    // did:key of one key, KB signed by another
+    const bound = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { kid: vmOf(didKey(edHolder)) } });
+    await rejects(verify(await present(bound, [], { key: ed25519() })), 'invalid_key_binding');
+  });
+
+  it('wrong_audience / wrong_nonce', async () => {
+    const { d, jwt } = await base();
+    await rejects(verify(await present(jwt, [d.given], { aud: 'x509_san_dns:evil.example' })), 'wrong_audience');
+    await rejects(verify(await present(jwt, [d.given], { nonce: 'another-nonce' })), 'wrong_nonce');
+  });
+
+  it('stale_key_binding: iat too old or too far ahead', async () => {
+    const { d, jwt } = await base();
+    await rejects(verify(await present(jwt, [d.given], { iat: now - 301 })), 'stale_key_binding');
+    await rejects(verify(await present(jwt, [d.given], { iat: now + 301 })), 'stale_key_binding');
+    await expect(verify(await present(jwt, [d.given], { iat: now - 299 }))).resolves.toBeDefined();
+  });
+
+  it('sd_hash_mismatch: a disclosure dropped after the KB-JWT was signed, or a hash over something else', async () => {
+    const { d, jwt } = await base();
+    const signedOver = sdPartOf(jwt, [d.given, d.street]);
+    const kb = await kbJwt(signedOver);
+    await rejects(verify(`${sdPartOf(jwt, [d.given])}${kb}`), 'sd_hash_mismatch');
+    await rejects(verify(await present(jwt, [d.given], { sdHash: sha(jwt) })), 'sd_hash_mismatch');
+  });
+
+  it('credential_revoked / credential_suspended / status_unavailable from the status list', async () => {
+    const rev = (await base({ status: { status_list: { idx: 1, uri: 'https://status.example/r' } } })).jwt;
+    const sus = (await base({ status: { status_list: { idx: 2, uri: 'https://status.example/r' } } })).jwt;
+    const down = (await base({ status: { status_list: { idx: 2, uri: 'https://down.example/r' } } })).jwt;
+    statuses.set('https://status.example/r#1', 'revoked');
+    statuses.set('https://status.example/r#2', 'suspended');
+    await rejects(verify(await present(rev, [])), 'credential_revoked');
+    await rejects(verify(await present(sus, [])), 'credential_suspended');
+    await rejects(verify(await present(down, [])), 'status_unavailable');
+    const malformed = (await base({ status: { status_list: { idx: '1', uri: 'https://status.example/r' } } })).jwt;
+    await rejects(verify(await present(malformed, [])), 'malformed_presentation');
+  });
+
+  it('orders the checks: a bad signature wins over bad disclosures, disclosures over the KB-JWT, the KB-JWT over status', async () => {
+    const { jwt } = await base({}, { key: otherKey, header: { kid: ISSUER_KID } });
+    await rejects(verify(await present(jwt, [disclosure('x', 1)], { nonce: 'no' })), 'invalid_issuer_signature');
+    const { jwt: good } = await base();
+    await rejects(verify(await present(good, [disclosure('x', 1)], { nonce: 'no' })), 'unreferenced_disclosure');
+    const rev = (await base({ status: { status_list: { idx: 1, uri: 'https://status.example/r' } } })).jwt;
+    await rejects(verify(await present(rev, [], { nonce: 'no' })), 'wrong_nonce');
+  });
+});
+
+describe('reconstructClaims (RFC 9901 §7.1 step 3)', () => {
+  const dec = (...ds: string[]) => ds.map((d) => decodeDisclosure(d, 'sha256'));
+
+  it('puts disclosed values in place, drops undisclosed digests, _sd and _sd_alg, keeps other claims', () => {
+    const a = disclosure('a', 1);
+    const e = disclosure({ deep: { _sd: [] } });
+    const out = reconstructClaims({ _sd_alg: 'sha-256', _sd: [ref(a), sha('withheld')], n: { _sd_alg: 'kept', arr: [{ '...': ref(e) }, { '...': sha('w') }] } }, dec(a, e));
+    expect(out.claims).toEqual({ a: 1, n: { _sd_alg: 'kept', arr: [{ deep: {} }] } });
+    expect(out.disclosedPaths).toEqual([['n', 'arr', 0], ['a']]);
+  });
+
+  it('refuses a disclosure nothing references, and a {"...": d} element with other keys', () => {
+    expect(() => reconstructClaims({ _sd: [] }, dec(disclosure('a', 1)))).toThrow(expect.objectContaining({ reason: 'unreferenced_disclosure' }));
+    const e = disclosure(1);
+    expect(() => reconstructClaims({ arr: [{ '...': ref(e), x: 1 }] }, dec(e))).toThrow(expect.objectContaining({ reason: 'invalid_disclosure' }));
+  });
+
+  it('keeps a claim named __proto__ an own property', () => {
+    const p = disclosure('__proto__', { polluted: true });
+    const { claims } = reconstructClaims({ _sd: [ref(p)] }, dec(p));
+    expect(Object.getPrototypeOf(claims)).toBe(Object.prototype);
+    expect(Object.hasOwn(claims, '__proto__')).toBe(true);
+  });
+});
+
+// ---- credentials from other issuers ------------------------------------------------------------
+
+const rawSigner = (key: Key, kid: string) => ({
+  alg: key.alg,
+  kid,
+  sign: async (d: Uint8Array) => new Uint8Array(key.alg === 'ES256' ? nodeSign('sha256', d, { key: key.privateKey, dsaEncoding: 'ieee-p1363' }) : nodeSign(null, d, key.privateKey)),
+});
+
+const pidConfig: IssuableConfiguration = {
+  id: 'Pid',
+  supportedCredId: 's1',
+  format: 'dc+sd-jwt',
+  vct: 'urn:eudi:pid:1',
+  claims: {},
+  sdList: ['/given_name', '/address/street', '/nationalities/1'],
+  order: null,
+  display: null,
+  bindingMethods: null,
+  signingAlgs: null,
+};
+
+describe('credentials issued by other code', () => {
+  it('a credential from our own issuer (formats.ts), bound by cnf.kid and by cnf.jwk', async () => {
+    const did = didKey(edHolder);
+    for (const holder of [{ jwk: edHolder.jwk as Record<string, unknown>, did, didUrl: vmOf(did) }, { jwk: edHolder.jwk as Record<string, unknown> }]) {
+      const credential = await issueSdJwtVc({
+        config: pidConfig,
+        subject: { given_name: 'Erika', family_name: 'M', address: { street: 'Heidestr.', locality: 'Köln' }, nationalities: ['DE', 'FR'] },
+        issuerDid: ED_ISSUER,
+        signer: rawSigner(edIssuerKey, ED_ISSUER_KID),
+        holder,
+        now: new Date(NOW.getTime() - 60_000),
+        validitySeconds: 86400,
+        status: { sdJwt: { status_list: { idx: 9, uri: 'https://status.example/ours' } } },
+      });
+      const out = await verify(credential + (await kbJwt(credential, { key: edHolder })));
+      expect(out.claims).toMatchObject({ given_name: 'Erika', family_name: 'M', address: { street: 'Heidestr.', locality: 'Köln' }, nationalities: ['DE', 'FR'], vct: 'urn:eudi:pid:1' });
+      expect([...out.disclosedPaths].sort()).toEqual([['address', 'street'], ['given_name'], ['nationalities', 1]].sort());
+      expect(out.status).toEqual({ value: 0, meaning: 'valid' });
+    }
+  });
+
+  it('a credential from an independent issuer (@sd-jwt/core SDJwtInstance)', async () => {
+    const sdjwt = new SDJwtInstance<Record<string, unknown>>({
+      signer: async (data: string) => Buffer.from(await rawSigner(issuerKey, ISSUER_KID).sign(new TextEncoder().encode(data))).toString('base64url'),
+      signAlg: 'ES256',
+      hasher: (data: string | ArrayBuffer) => new Uint8Array(createHash('sha256').update(typeof data === 'string' ? data : Buffer.from(data)).digest()),
+      hashAlg: 'sha-256',
+      saltGenerator: () => randomBytes(16).toString('base64url'),
+    });
+    const credential = await sdjwt.issue(
+      { iss: ISSUER, iat: now, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, given_name: 'E', address: { street: 'S', city: 'C' }, degrees: ['a', 'b'] },
+      { _sd: ['given_name', 'address'], address: { _sd: ['street'] }, degrees: { _sd: [0] }, _sd_decoy: 2 } as never,
+      { header: { typ: 'dc+sd-jwt', kid: ISSUER_KID } },
+    );
+    const out = await verify(credential + (await kbJwt(credential)));
+    expect(out.claims).toMatchObject({ given_name: 'E', address: { street: 'S', city: 'C' }, degrees: ['a', 'b'] });
+    expect(out.disclosedPaths).toEqual(expect.arrayContaining([['address'], ['address', 'street'], ['given_name'], ['degrees', 0]]));
+  });
+});
+
+// ---- jwt_vp_json -------------------------------------------------------------------------------
+
+const holderDid = didKey(edHolder);
+
+async function vcJwt(over: Record<string, unknown> = {}, vcOver: Record<string, unknown> = {}, key: Key = issuerKey, kid = ISSUER_KID) {
+  return signJwt(key, { typ: 'JWT', kid }, {
+    iss: ISSUER,
+    sub: holderDid,
+    iat: now - 3600,
+    nbf: now - 3600,
+    exp: now + 3600,
+    jti: 'urn:uuid:1',
+    vc: {
+      '@context': ['https://www.w3.org/2018/credentials/v1'],
+      type: ['VerifiableCredential', 'UniversityDegree'],
+      issuer: ISSUER,
+      credentialSubject: { id: holderDid, degree: 'BSc' },
+      credentialStatus: { type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListIndex: '4', statusListCredential: 'https://status.example/w3c' },
+      ...vcOver,
+    },
+    ...over,
+  });
+}
+
+async function vpJwt(vcs: unknown[], over: Record<string, unknown> = {}, o: { key?: Key; kid?: string | null; holder?: string } = {}) {
+  const holder = o.holder ?? holderDid;
+  const kid = o.kid === null ? undefined : (o.kid ?? vmOf(holderDid));
+  return signJwt(o.key ?? edHolder, { typ: 'JWT', ...(kid ? { kid } : {}) }, {
+    iss: holder,
+    aud: AUD,
+    nonce: NONCE,
+    iat: now - 5,
+    vp: { '@context': ['https://www.w3.org/2018/credentials/v1'], type: ['VerifiablePresentation'], verifiableCredential: vcs },
+    ...over,
+  });
+}
+
+describe('verifyJwtVpPresentation', () => {
+  it('verifies the VP and its VC-JWTs and exposes the claims both ways', async () => {
+    const vc = await vcJwt();
+    const out = await verifyJwtVpPresentation(await vpJwt([vc]), ctx());
+    expect(out.holder).toBe(holderDid);
+    expect(out.credentials).toHaveLength(1);
+    const c = out.credentials[0]!;
+    expect(c).toMatchObject({ format: 'jwt_vc_json', issuer: ISSUER, types: ['VerifiableCredential', 'UniversityDegree'], disclosedPaths: [], holderBound: true, status: { meaning: 'valid' } });
+    expect(c.claims).toMatchObject({ iss: ISSUER, sub: holderDid, credentialSubject: { degree: 'BSc' }, vc: { credentialSubject: { degree: 'BSc' } } });
+  });
+
+  it('accepts a VP without iat (Credo), a kid fragment, a did:key VP without kid, and a did:web holder via the resolver', async () => {
+    const vc = await vcJwt();
+    await expect(verifyJwtVpPresentation(await vpJwt([vc], { iat: undefined }), ctx())).resolves.toBeDefined();
+    await expect(verifyJwtVpPresentation(await vpJwt([vc], {}, { kid: `#${vmOf(holderDid).split('#')[1]}` }), ctx())).resolves.toBeDefined();
+    await expect(verifyJwtVpPresentation(await vpJwt([vc], {}, { kid: null }), ctx())).resolves.toBeDefined();
+    const webVc = await vcJwt({ sub: webHolder }, { credentialSubject: { id: webHolder } });
+    const out = await verifyJwtVpPresentation(await vpJwt([webVc], {}, { key: webHolderKey, holder: webHolder, kid: `${webHolder}#key-1` }), ctx());
+    expect(out.holder).toBe(webHolder);
+  });
+
+  it('accepts a credential our issuer (formats.ts) made for a DID holder', async () => {
+    const credential = await issueJwtVcJson({
+      config: { ...pidConfig, format: 'jwt_vc_json', types: ['VerifiableCredential', 'Pid'], context: ['https://www.w3.org/ns/credentials/v2'], sdList: [] },
+      subject: { given_name: 'Erika' },
+      issuerDid: ED_ISSUER,
+      signer: rawSigner(edIssuerKey, ED_ISSUER_KID),
+      holder: { jwk: edHolder.jwk as Record<string, unknown>, did: holderDid, didUrl: vmOf(holderDid) },
+      now: new Date(NOW.getTime() - 60_000),
+      validitySeconds: 86400,
+      status: { w3c: [{ type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListIndex: '1', statusListCredential: 'https://status.example/ours' }] },
+    });
+    const out = await verifyJwtVpPresentation(await vpJwt([credential]), ctx());
+    expect(out.credentials[0]).toMatchObject({ issuer: ED_ISSUER, types: ['VerifiableCredential', 'Pid'], claims: { credentialSubject: { given_name: 'Erika', id: holderDid } } });
+  });
+
+  it('binds a cnf.jwk credential whose sub is not the holder DID to the key that signed the VP', async () => {
+    const vc = await vcJwt({ sub: 'urn:student:42', cnf: { jwk: edHolder.jwk } }, { credentialSubject: { id: 'urn:student:42' } });
+    await expect(verifyJwtVpPresentation(await vpJwt([vc]), ctx())).resolves.toBeDefined();
+    const other = await vcJwt({ sub: 'urn:student:42', cnf: { jwk: holderKey.jwk } }, { credentialSubject: { id: 'urn:student:42' } });
+    await rejects(verifyJwtVpPresentation(await vpJwt([other]), ctx()), 'holder_mismatch');
+  });
+
+  it('refuses the VP itself: wrong audience, nonce, stale iat, expired, another key, another DID in kid, malformed', async () => {
+    const vc = await vcJwt();
+    await rejects(verifyJwtVpPresentation(await vpJwt([vc], { aud: 'x509_san_dns:evil.example' }), ctx()), 'wrong_audience');
+    await rejects(verifyJwtVpPresentation(await vpJwt([vc], { nonce: 'old' }), ctx()), 'wrong_nonce');
+    await rejects(verifyJwtVpPresentation(await vpJwt([vc], { iat: now - 3600 }), ctx()), 'stale_key_binding');
+    await rejects(verifyJwtVpPresentation(await vpJwt([vc], { exp: now - 1 }), ctx()), 'credential_expired');
+    await rejects(verifyJwtVpPresentation(await vpJwt([vc], {}, { key: ed25519() }), ctx()), 'invalid_key_binding');
+    await rejects(verifyJwtVpPresentation(await vpJwt([vc], {}, { kid: vmOf(didKey(ed25519())) }), ctx()), 'invalid_key_binding');
+    await rejects(verifyJwtVpPresentation(await vpJwt([vc], {}, { holder: webHolder, kid: 'did:web:nobody.example#key-1' }), ctx()), 'invalid_key_binding');
+    await rejects(verifyJwtVpPresentation('not-a-jwt', ctx()), 'malformed_presentation');
+    await rejects(verifyJwtVpPresentation(await signJwt(edHolder, { kid: vmOf(holderDid) }, { iss: holderDid, aud: AUD, nonce: NONCE }), ctx()), 'malformed_presentation');
+  });
+
+  it('holder_mismatch: a VC issued to another subject, or vp.holder not the VP iss', async () => {
+    const other = didKey(ed25519());
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({ sub: other })]), ctx()), 'holder_mismatch');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({ sub: undefined }, { credentialSubject: { id: other } })]), ctx()), 'holder_mismatch');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({ sub: undefined }, { credentialSubject: { degree: 'x' } })]), ctx()), 'holder_mismatch');
+    const vc = await vcJwt();
+    const vp = await signJwt(edHolder, { kid: vmOf(holderDid) }, { iss: holderDid, aud: AUD, nonce: NONCE, vp: { holder: other, verifiableCredential: [vc] } });
+    await rejects(verifyJwtVpPresentation(vp, ctx()), 'holder_mismatch');
+  });
+
+  it('refuses a VC: embedded object, no vc claim, bad or unresolvable issuer signature, expired, not yet valid', async () => {
+    await rejects(verifyJwtVpPresentation(await vpJwt([{ '@context': [], type: ['VerifiableCredential'] }]), ctx()), 'unsupported_format');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await signJwt(issuerKey, { kid: ISSUER_KID }, { iss: ISSUER, sub: holderDid })]), ctx()), 'unsupported_format');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({}, {}, otherKey)]), ctx()), 'invalid_issuer_signature');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({}, {}, otherKey, 'did:web:x.example#k')]), ctx()), 'issuer_unresolvable');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({ exp: now - 10 })]), ctx()), 'credential_expired');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({ exp: undefined }, { validUntil: '2026-03-01T11:00:00Z' })]), ctx()), 'credential_expired');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({ exp: undefined }, { expirationDate: '2026-01-01T00:00:00Z' })]), ctx()), 'credential_expired');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({ nbf: now + 3600 })]), ctx()), 'credential_not_yet_valid');
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({}, { validFrom: '2026-03-02T00:00:00Z' })]), ctx()), 'credential_not_yet_valid');
+  });
+
+  it('credential_revoked / credential_suspended from each BitstringStatusListEntry', async () => {
+    statuses.set('https://status.example/w3c#40', 'revoked');
+    statuses.set('https://status.example/w3c#41', 'suspended');
+    const entry = (idx: string, statusPurpose: string) => ({ type: 'BitstringStatusListEntry', statusPurpose, statusListIndex: idx, statusListCredential: 'https://status.example/w3c' });
+    await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({}, { credentialStatus: entry('40', 'revocation') })]), ctx()), 'credential_revoked');
+    await rejects(
+      verifyJwtVpPresentation(await vpJwt([await vcJwt(), await vcJwt({}, { credentialStatus: [entry('4', 'revocation'), entry('41', 'suspension')] })]), ctx()),
+      'credential_suspended',
+    );
+  });
+});

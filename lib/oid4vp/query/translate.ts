@@ -117,6 +117,7 @@ export function dcqlFromDefinition(input: PresentationDefinition): Translation {
 
     let vctValues: string[] | undefined;
     let typeValues: string[][] | undefined;
+    let typeFieldRefused = false; // already reported at the field
     const claims: ClaimDraft[] = [];
     fields.forEach((field, k) => {
       const fat = `${at}.constraints.fields[${k}]`;
@@ -142,6 +143,7 @@ export function dcqlFromDefinition(input: PresentationDefinition): Translation {
         const values = stringsOf(field.filter);
         if (!values) {
           issues.push({ path: `${fat}.filter`, message: 'a `$.vct` field needs a `const` or `enum` filter of strings: OpenID4VP 1.0 requires meta.vct_values' });
+          typeFieldRefused = true;
           return;
         }
         vctValues = vctValues ? vctValues.filter((v) => values.includes(v)) : values;
@@ -154,6 +156,7 @@ export function dcqlFromDefinition(input: PresentationDefinition): Translation {
             path: `${fat}.filter`,
             message: 'a `$.type` field needs a `contains: {const}` or `contains: {enum}` filter of strings: OpenID4VP 1.0 requires meta.type_values',
           });
+          typeFieldRefused = true;
           return;
         }
         // Several type fields must all hold: each alternative set gains one of this field's types.
@@ -172,11 +175,11 @@ export function dcqlFromDefinition(input: PresentationDefinition): Translation {
       claims.push({ path, ...(values ? { values } : {}), optional: field.optional === true, fieldIndex: k });
     });
 
-    if (family === 'dc+sd-jwt' && !vctValues)
+    if (family === 'dc+sd-jwt' && !vctValues && !typeFieldRefused)
       issues.push({ path: `${at}.constraints.fields`, message: 'needs a `$.vct` field with a `const` or `enum` filter: OpenID4VP 1.0 requires meta.vct_values for dc+sd-jwt' });
     if (family === 'dc+sd-jwt' && vctValues?.length === 0)
       issues.push({ path: `${at}.constraints.fields`, message: 'the `$.vct` filters admit no common value' });
-    if (family === 'jwt_vc_json' && !typeValues)
+    if (family === 'jwt_vc_json' && !typeValues && !typeFieldRefused)
       issues.push({
         path: `${at}.constraints.fields`,
         message: 'needs a `$.type` (or `$.vc.type`) field with a `contains: {const}` filter: OpenID4VP 1.0 requires meta.type_values for jwt_vc_json',

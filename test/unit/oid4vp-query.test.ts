@@ -262,6 +262,18 @@ describe('dcqlFromDefinition', () => {
     });
   });
 
+  it('anchors the claim sets on vct when every field is optional (a claim set cannot be empty)', () => {
+    const d = pidDefinition();
+    d.input_descriptors[0]!.constraints.fields = [d.input_descriptors[0]!.constraints.fields![0]!, { path: ['$.email'], optional: true }];
+    const result = dcqlFromDefinition(d);
+    expect(result.ok && result.query.credentials[0]).toMatchObject({
+      claims: [{ id: 'f1', path: ['email'] }, { id: 'type', path: ['vct'] }],
+      claim_sets: [['type', 'f1'], ['type']],
+    });
+    if (!result.ok) return;
+    expect(matchDcqlForDefinition(d, result.query, { pid: [sdJwt({ claims: { vct: PID }, disclosedPaths: [] })] }).pid).toBeDefined();
+  });
+
   it('picks the family from the fields when both are allowed, and refuses when they do not tell', () => {
     const both = { 'vc+sd-jwt': {}, jwt_vc_json: { alg: ['ES256'] } };
     const d = pidDefinition();

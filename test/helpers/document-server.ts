@@ -13,6 +13,8 @@ export interface Route {
   readonly headers?: Record<string, string>;
   readonly delayMs?: number;
   readonly hang?: boolean;
+  /** Status line and the first bytes, then nothing more. */
+  readonly trickle?: boolean;
   /** Sent in chunks without a content-length. */
   readonly chunked?: boolean;
 }
@@ -42,6 +44,7 @@ export async function startDocumentServer(): Promise<DocumentServer> {
     const send = () => {
       res.writeHead(route.status ?? 200, route.headers ?? {});
       const body = Buffer.from(route.body ?? '');
+      if (route.trickle) return void res.write(body);
       if (!route.chunked) return void res.end(body);
       for (let i = 0; i < body.length; i += 64) res.write(body.subarray(i, i + 64));
       res.end();

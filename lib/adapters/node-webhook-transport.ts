@@ -1,15 +1,8 @@
-import { lookup } from 'node:dns/promises';
-import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { addressAllowed } from '../webhooks/address-policy';
 import type { Resolver, WebhookRequest, WebhookResult, WebhookTransport } from '../webhooks/transport';
+import { guardedRequest, type RequestFn } from './guarded-http';
 
-export type RequestFn = (protocol: 'http:' | 'https:', options: RequestOptions & { servername?: string }) => ClientRequest;
-
-const defaultResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
-const defaultRequest: RequestFn = (protocol, options) => (protocol === 'https:' ? httpsRequest(options) : httpRequest(options));
+export type { RequestFn } from './guarded-http';
 
 const SNIPPET_BYTES = 512;
 
@@ -21,118 +14,52 @@ export interface NodeWebhookTransportOptions {
   readonly userAgent?: string;
 }
 
-/**
- * node:http(s) transport with the SSRF guard: the host is resolved here, every address it resolves
- * to must be allowed, and the connection goes to the vetted address (TLS still verifies the host
- * name through SNI), so a DNS answer cannot change between the check and the connect. No redirect
- * is followed (node does not follow them), and the whole exchange has one deadline.
- */
+/** Webhook POSTs through the shared SSRF guard (guarded-http.ts). */
 export class NodeWebhookTransport implements WebhookTransport {
-  private readonly resolver: Resolver;
-  private readonly request: RequestFn;
-
-  constructor(private readonly opts: NodeWebhookTransportOptions) {
-    this.resolver = opts.resolver ?? defaultResolver;
-    this.request = opts.request ?? defaultRequest;
-  }
+  constructor(private readonly opts: NodeWebhookTransportOptions) {}
 
   async post(req: WebhookRequest): Promise<WebhookResult> {
     const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    const url = new URL(req.url);
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    let addresses: readonly { address: string }[];
-    try {
-      addresses = isIP(host) ? [{ address: host }] : await withTimeout(this.resolver(host), req.timeoutMs);
-      if (addresses.length === 0) return { outcome: { kind: 'network', detail: 'host has no address' }, durationMs: elapsed() };
-      const refused = addresses.find((a) => !addressAllowed(a.address, this.opts));
-      if (refused) {
-        return { outcome: { kind: 'refused_address', detail: `${host} resolves to a non-public address` }, durationMs: elapsed() };
-      }
-    } catch (err) {
-      if (err instanceof DeadlineError) return { outcome: { kind: 'timeout' }, durationMs: elapsed() };
-      return { outcome: { kind: 'network', detail: `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? 'error'}` }, durationMs: elapsed() };
-    }
-
-    // Like a browser, a host with several vetted addresses is tried address by address while the
-    // connection itself fails (nothing was sent yet, so moving on cannot duplicate a delivery).
-    let last: Omit<WebhookResult, 'durationMs'> = { outcome: { kind: 'network', detail: 'no address tried' } };
-    for (const { address } of addresses) {
-      const remaining = req.timeoutMs - elapsed();
-      if (remaining <= 0) return { outcome: { kind: 'timeout' }, durationMs: elapsed() };
-      const attempt = await this.exchange(url, host, address, req, remaining);
-      last = attempt.result;
-      if (!attempt.connectFailed) break;
-    }
-    return { ...last, durationMs: elapsed() };
-  }
-
-  private exchange(url: URL, host: string, address: string, req: WebhookRequest, timeoutMs: number): Promise<{ result: Omit<WebhookResult, 'durationMs'>; connectFailed: boolean }> {
-    return new Promise((resolve) => {
-      let settled = false;
-      let connected = false;
-      const finish = (result: Omit<WebhookResult, 'durationMs'>, connectFailed = false) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve({ result, connectFailed });
-      };
-      const protocol = url.protocol as 'http:' | 'https:';
-      const client = this.request(protocol, {
-        host: address,
-        family: isIP(address),
-        port: url.port || (protocol === 'https:' ? 443 : 80),
-        path: `${url.pathname}${url.search}`,
+    const outcome = await guardedRequest<{ status: number; snippet: string }>(
+      { allowLoopback: this.opts.allowLoopback, resolver: this.opts.resolver, request: this.opts.request },
+      {
+        url: new URL(req.url),
         method: 'POST',
-        agent: false,
-        ...(isIP(host) ? {} : { servername: host }),
         headers: {
           ...req.headers,
-          host: url.host,
           'content-type': 'application/json',
           'content-length': String(Buffer.byteLength(req.body)),
           'user-agent': this.opts.userAgent ?? 'credential-service-webhooks/1',
         },
-      });
-      // Once the status line is in, the receiver has answered: a body still trickling at the deadline
-      // does not turn a 2xx into a timeout (and a retry, a duplicate).
-      let answered: (() => void) | undefined;
-      const timer = setTimeout(() => {
-        if (answered) answered();
-        else finish({ outcome: { kind: 'timeout' } });
-        client.destroy();
-      }, timeoutMs);
-      client.on('socket', (socket) => socket.once('connect', () => (connected = true)));
-      client.on('error', (err: NodeJS.ErrnoException) => finish({ outcome: { kind: 'network', detail: err.code ?? err.message } }, !connected));
-      client.on('response', (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const done = () => {
-          const snippet = Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString('utf8');
-          finish({ outcome: { kind: 'response', status: res.statusCode ?? 0 }, ...(snippet ? { responseSnippet: snippet } : {}) });
-          res.destroy();
-        };
-        answered = done;
-        res.on('data', (c: Buffer) => {
-          if (size < SNIPPET_BYTES) chunks.push(c);
-          size += c.length;
-          if (size >= SNIPPET_BYTES) done();
-        });
-        res.on('end', done);
-        res.on('error', done);
-      });
-      client.end(req.body);
-    });
-  }
-}
-
-class DeadlineError extends Error {}
-
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DeadlineError('deadline')), ms)))]);
-  } finally {
-    clearTimeout(timer);
+        body: req.body,
+        timeoutMs: req.timeoutMs,
+        read: (res, done) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          const answer = () => ({ kind: 'response' as const, value: { status: res.statusCode ?? 0, snippet: Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString('utf8') } });
+          res.on('data', (c: Buffer) => {
+            if (size < SNIPPET_BYTES) chunks.push(c);
+            size += c.length;
+            if (size >= SNIPPET_BYTES) done(answer());
+          });
+          res.on('end', () => done(answer()));
+          res.on('error', () => done(answer()));
+          // Once the status line is in, the receiver has answered: a body still trickling at the
+          // deadline does not turn a 2xx into a timeout (and a retry, a duplicate).
+          return { atDeadline: answer };
+        },
+      },
+    );
+    const durationMs = Math.round(performance.now() - started);
+    switch (outcome.kind) {
+      case 'response': {
+        const { status, snippet } = outcome.value;
+        return { outcome: { kind: 'response', status }, durationMs, ...(snippet ? { responseSnippet: snippet } : {}) };
+      }
+      case 'too_large': // the webhook reader keeps a snippet and never reports this
+        return { outcome: { kind: 'network', detail: outcome.detail }, durationMs };
+      default:
+        return { outcome, durationMs };
+    }
   }
 }

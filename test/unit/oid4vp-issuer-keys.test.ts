@@ -1,0 +1,243 @@
+import { request as httpRequest } from 'node:http';
+import { jwtVerify, SignJWT, type JWK } from 'jose';
+import { guardedFetcher, type GuardedFetch, type RequestFn } from '../../lib/adapters/guarded-http';
+import { didDocument } from '../../lib/dids/document';
+import { multibaseKey } from '../../lib/dids/methods';
+import type { PublicJwk } from '../../lib/keys/port';
+import { createIssuerKeyResolver, didWebUrl, type IssuerKeyResolverDeps } from '../../lib/oid4vp/verification/issuer-keys';
+import { PresentationInvalidError, type IssuerKeyResolver } from '../../lib/oid4vp/verification/types';
+import type { Resolved } from '../../lib/resolver/resolver';
+import { ed25519Issuer, startDocumentServer, type DocumentServer } from '../helpers/document-server';
+
+const issuer = ed25519Issuer();
+const other = ed25519Issuer();
+const pub = issuer.publicJwk as unknown as PublicJwk;
+
+/** Every connection the guard makes, by the address it dials; the loopback server is the only one that answers. */
+const dialled: string[] = [];
+const countingRequest: RequestFn = (_protocol, options) => {
+  dialled.push(String(options.host));
+  return httpRequest(options);
+};
+const loopbackFetch = guardedFetcher({ allowLoopback: true, allowHttp: true, timeoutMs: 2000, maxBytes: 1024 * 1024, request: countingRequest });
+/** For resolutions that must not touch the network at all. */
+const noNetwork: GuardedFetch = async (url) => {
+  throw new Error(`unexpected fetch of ${url}`);
+};
+const noStore = { resolve: async (): Promise<Resolved | null> => null };
+
+let server: DocumentServer;
+beforeAll(async () => {
+  server = await startDocumentServer();
+});
+afterAll(() => server.close());
+beforeEach(() => {
+  dialled.length = 0;
+});
+
+function resolver(overrides: Partial<IssuerKeyResolverDeps> = {}): IssuerKeyResolver {
+  return createIssuerKeyResolver({ didResolver: noStore, fetch: loopbackFetch, httpForLoopbackHosts: true, ...overrides });
+}
+
+async function unresolvable(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => {
+      throw new Error('expected a refusal');
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(PresentationInvalidError);
+  expect((err as PresentationInvalidError).reason).toBe('issuer_unresolvable');
+  return (err as PresentationInvalidError).detail;
+}
+
+/** The key is the issuer's if a JWT the issuer signed verifies with it. */
+async function verifiesIssuerJwt(jwk: JWK, signer = issuer): Promise<boolean> {
+  const jwt = await new SignJWT({ hello: 'world' }).setProtectedHeader({ alg: 'EdDSA' }).sign(signer.privateKey);
+  return jwtVerify(jwt, jwk).then(
+    () => true,
+    () => false,
+  );
+}
+
+describe('DIDs that carry their key', () => {
+  test('kid a did:jwk URL, and a did:key URL, resolve without a network', async () => {
+    const r = resolver({ fetch: noNetwork });
+    expect(await verifiesIssuerJwt(await r({ iss: issuer.did, header: { kid: `${issuer.did}#0` } }))).toBe(true);
+    expect(await verifiesIssuerJwt(await r({ iss: undefined, header: { kid: `${issuer.did}#0` } }))).toBe(true);
+    const didKey = `did:key:${multibaseKey(pub)}`;
+    expect(await verifiesIssuerJwt(await r({ iss: didKey, header: { kid: `${didKey}#${multibaseKey(pub)}` } }))).toBe(true);
+  });
+
+  test('iss a DID with a relative kid, or no kid when the DID has one assertion method', async () => {
+    const r = resolver({ fetch: noNetwork });
+    expect(await verifiesIssuerJwt(await r({ iss: issuer.did, header: { kid: '#0' } }))).toBe(true);
+    expect(await verifiesIssuerJwt(await r({ iss: issuer.did, header: {} }))).toBe(true);
+  });
+
+  test("a kid of another DID than iss, or a fragment the DID does not have, is refused", async () => {
+    const r = resolver({ fetch: noNetwork });
+    expect(await unresolvable(r({ iss: issuer.did, header: { kid: `${other.did}#0` } }))).toMatch(/not a DID URL of/);
+    expect(await unresolvable(r({ iss: issuer.did, header: { kid: `${issuer.did}#1` } }))).toMatch(/not an assertionMethod/);
+  });
+
+  test('a self-asserted jwk or x5c header alone is refused', async () => {
+    const r = resolver({ fetch: noNetwork });
+    expect(await unresolvable(r({ iss: undefined, header: { jwk: issuer.publicJwk } }))).toMatch(/self-asserted/);
+    expect(await unresolvable(r({ iss: undefined, header: { x5c: ['MIIB'] } }))).toMatch(/self-asserted/);
+    expect(await unresolvable(r({ iss: 'urn:example:issuer', header: { jwk: issuer.publicJwk, kid: 'k1' } }))).toMatch(/self-asserted/);
+  });
+});
+
+describe('DIDs published by this service', () => {
+  const did = 'did:web:issuer.example.test:dids:abc';
+  const published = (deactivatedAt?: string) => ({
+    resolve: async (d: string): Promise<Resolved | null> => (d === did ? { document: didDocument(did, 'web', pub), ...(deactivatedAt ? { deactivatedAt } : {}) } : null),
+  });
+
+  test('are read from the store, with no request', async () => {
+    const r = resolver({ didResolver: published(), fetch: noNetwork });
+    expect(await verifiesIssuerJwt(await r({ iss: did, header: { kid: `${did}#key-1` } }))).toBe(true);
+    expect(await verifiesIssuerJwt(await r({ iss: did, header: { kid: `${did}#key-multibase` } }))).toBe(true);
+  });
+
+  test('a deactivated DID is issuer_unresolvable', async () => {
+    const r = resolver({ didResolver: published('2025-01-01T00:00:00Z'), fetch: noNetwork });
+    expect(await unresolvable(r({ iss: did, header: { kid: `${did}#key-1` } }))).toMatch(/deactivated/);
+  });
+});
+
+describe('did:web through the SSRF guard', () => {
+  let seq = 0;
+  /** A did:web on the loopback server (plain http: the local runtime's allowance), its document served. */
+  function serveDid(document: (did: string) => unknown, opts: { wellKnown?: boolean; status?: number } = {}): string {
+    const id = `d${++seq}`;
+    const did = opts.wellKnown ? `did:web:127.0.0.1%3A${server.port}` : `did:web:127.0.0.1%3A${server.port}:tenants:t1:dids:${id}`;
+    const path = opts.wellKnown ? '/.well-known/did.json' : `/tenants/t1/dids/${id}/did.json`;
+    server.serve(path, { status: opts.status ?? 200, body: JSON.stringify(document(did)), headers: { 'content-type': 'application/did+json' } });
+    return did;
+  }
+  const hitsOf = (did: string) => server.hits(new URL(didWebUrl(did, () => true)).pathname);
+
+  test('maps did:web to its URL (colons are path segments, %3A the port)', () => {
+    expect(didWebUrl('did:web:example.com')).toBe('https://example.com/.well-known/did.json');
+    expect(didWebUrl('did:web:example.com%3A8443:a:b')).toBe('https://example.com:8443/a/b/did.json');
+    expect(() => didWebUrl('did:web:example.com:..:x')).toThrow(PresentationInvalidError);
+  });
+
+  test('the document is fetched once, and its assertion method key returned', async () => {
+    const did = serveDid((d) => ({
+      '@context': ['https://www.w3.org/ns/did/v1'],
+      id: d,
+      verificationMethod: [
+        { id: '#key-1', type: 'JsonWebKey2020', controller: d, publicKeyJwk: issuer.publicJwk },
+        { id: `${d}#key-2`, type: 'Ed25519VerificationKey2020', controller: d, publicKeyMultibase: multibaseKey(other.publicJwk as unknown as PublicJwk) },
+      ],
+      assertionMethod: ['#key-1', `${d}#key-2`],
+    }));
+    const r = resolver();
+    expect(await verifiesIssuerJwt(await r({ iss: did, header: { kid: `${did}#key-1` } }))).toBe(true);
+    expect(await verifiesIssuerJwt(await r({ iss: did, header: { kid: '#key-2' } }), other)).toBe(true);
+    expect(hitsOf(did)).toBe(1);
+    expect(server.requests.at(-1)!.headers.accept).toContain('application/did+json');
+    expect(dialled).toEqual(['127.0.0.1']);
+  });
+
+  test('a DID without a path resolves from /.well-known/did.json', async () => {
+    const did = serveDid((d) => didDocument(d, 'web', pub), { wellKnown: true });
+    expect(await verifiesIssuerJwt(await resolver()({ iss: did, header: { kid: `${did}#key-1` } }))).toBe(true);
+  });
+
+  test('a document of another DID, a key that is no assertion method, a private key, and a 404 are refused', async () => {
+    const r = resolver();
+    const alien = serveDid(() => didDocument('did:web:attacker.example', 'web', pub));
+    expect(await unresolvable(r({ iss: alien, header: { kid: `${alien}#key-1` } }))).toMatch(/names another DID/);
+    const authOnly = serveDid((d) => ({ id: d, verificationMethod: [{ id: '#key-1', type: 'JsonWebKey2020', controller: d, publicKeyJwk: issuer.publicJwk }], authentication: ['#key-1'] }));
+    expect(await unresolvable(r({ iss: authOnly, header: { kid: '#key-1' } }))).toMatch(/not an assertionMethod/);
+    const leaky = serveDid((d) => ({ id: d, verificationMethod: [{ id: '#key-1', type: 'JsonWebKey2020', controller: d, publicKeyJwk: { ...issuer.publicJwk, d: 'secret' } }], assertionMethod: ['#key-1'] }));
+    expect(await unresolvable(r({ iss: leaky, header: { kid: '#key-1' } }))).toMatch(/not a public key/);
+    const gone = serveDid(() => ({}), { status: 404 });
+    expect(await unresolvable(r({ iss: gone, header: { kid: '#key-1' } }))).toMatch(/answered 404/);
+    const deactivated = serveDid((d) => ({ ...didDocument(d, 'web', pub), deactivated: true }));
+    expect(await unresolvable(r({ iss: deactivated, header: { kid: '#key-1' } }))).toMatch(/deactivated/);
+  });
+
+  test.each(['169.254.169.254', '10.0.0.5'])('a did:web host resolving to %s is refused before any connection', async (address) => {
+    const resolved: string[] = [];
+    const fetch = guardedFetcher({
+      allowLoopback: false,
+      timeoutMs: 1000,
+      maxBytes: 64 * 1024,
+      request: countingRequest,
+      resolver: async (host) => {
+        resolved.push(host);
+        return [{ address, family: 4 }];
+      },
+    });
+    const r = resolver({ fetch, httpForLoopbackHosts: false });
+    const did = 'did:web:issuer.example.test:dids:abc';
+    expect(await unresolvable(r({ iss: did, header: { kid: `${did}#key-1` } }))).toMatch(/refused_address/);
+    expect(resolved).toEqual(['issuer.example.test']);
+    expect(dialled).toEqual([]);
+  });
+
+  test('a server that never answers is a timeout, not a hang', async () => {
+    const did = `did:web:127.0.0.1%3A${server.port}:hangs`;
+    server.serve('/hangs/did.json', { hang: true });
+    const fetch = guardedFetcher({ allowLoopback: true, allowHttp: true, timeoutMs: 300, maxBytes: 64 * 1024 });
+    expect(await unresolvable(resolver({ fetch })({ iss: did, header: { kid: '#key-1' } }))).toMatch(/timeout/);
+  });
+});
+
+describe('JWT VC Issuer Metadata (iss an https URL)', () => {
+  let seq = 0;
+  function serveIssuer(metadata: (iss: string) => Record<string, unknown>): string {
+    const tenant = `t${++seq}`;
+    const iss = `${server.origin}/tenants/${tenant}`;
+    server.serve(`/.well-known/jwt-vc-issuer/tenants/${tenant}`, { body: JSON.stringify(metadata(iss)), headers: { 'content-type': 'application/json' } });
+    return iss;
+  }
+  const jwks = { keys: [{ ...issuer.publicJwk, kid: 'k1' }, { ...other.publicJwk, kid: 'k2' }] };
+
+  test('jwks_uri: fetched through the guard, the key picked by kid, both documents cached', async () => {
+    const jwksPath = `/keys/${seq + 1}.json`;
+    server.serve(jwksPath, { body: JSON.stringify(jwks) });
+    const iss = serveIssuer((i) => ({ issuer: i, jwks_uri: `${server.origin}${jwksPath}` }));
+    const r = resolver();
+    expect(await verifiesIssuerJwt(await r({ iss, header: { kid: 'k1' } }))).toBe(true);
+    expect(await verifiesIssuerJwt(await r({ iss, header: { kid: 'k2' } }), other)).toBe(true);
+    expect(await unresolvable(r({ iss, header: { kid: 'k3' } }))).toMatch(/no single key k3/);
+    expect(await unresolvable(r({ iss, header: {} }))).toMatch(/2 keys/);
+    expect(server.hits(jwksPath)).toBe(1);
+    expect(server.hits(new URL(iss).pathname.replace('/tenants', '/.well-known/jwt-vc-issuer/tenants'))).toBe(1);
+    expect(dialled).toEqual(['127.0.0.1', '127.0.0.1']);
+  });
+
+  test('inline jwks', async () => {
+    const iss = serveIssuer((i) => ({ issuer: i, jwks }));
+    expect(await verifiesIssuerJwt(await resolver()({ iss, header: { kid: 'k1' } }))).toBe(true);
+  });
+
+  test('metadata naming another issuer, both jwks and jwks_uri, or a private key are refused', async () => {
+    const r = resolver();
+    const spoofed = serveIssuer(() => ({ issuer: 'https://issuer.example', jwks }));
+    expect(await unresolvable(r({ iss: spoofed, header: { kid: 'k1' } }))).toMatch(/names https:\/\/issuer.example/);
+    const both = serveIssuer((i) => ({ issuer: i, jwks, jwks_uri: `${server.origin}/keys/x.json` }));
+    expect(await unresolvable(r({ iss: both, header: { kid: 'k1' } }))).toMatch(/both jwks and jwks_uri/);
+    const secret = serveIssuer((i) => ({ issuer: i, jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'k1' }] } }));
+    expect(await unresolvable(r({ iss: secret, header: { kid: 'k1' } }))).toMatch(/not a public key/);
+  });
+
+  test('a jwks_uri at the metadata service address is refused without connecting to it', async () => {
+    const iss = serveIssuer((i) => ({ issuer: i, jwks_uri: 'https://169.254.169.254/latest/keys' }));
+    expect(await unresolvable(resolver()({ iss, header: { kid: 'k1' } }))).toMatch(/refused_address/);
+    expect(dialled).toEqual(['127.0.0.1']); // the metadata only
+  });
+
+  test('an http issuer is refused unless it is loopback and the local runtime allows it; a DID kid with a URL iss is refused', async () => {
+    expect(await unresolvable(resolver({ fetch: noNetwork })({ iss: 'http://issuer.example/x', header: { kid: 'k1' } }))).toMatch(/not an https URL/);
+    const iss = serveIssuer((i) => ({ issuer: i, jwks }));
+    expect(await unresolvable(resolver({ fetch: noNetwork, httpForLoopbackHosts: false })({ iss, header: { kid: 'k1' } }))).toMatch(/not an https URL/);
+    expect(await unresolvable(resolver({ fetch: noNetwork })({ iss: 'https://issuer.example', header: { kid: `${issuer.did}#0` } }))).toMatch(/is not a DID/);
+  });
+});

@@ -11,7 +11,7 @@
  * (nonce, audience, keys, disclosures, raw bodies) so that tests can send what a bad wallet would.
  */
 import { createHash, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
-import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
+import { compactVerify, importJWK, type JWK } from 'jose';
 import {
   decodeJwtParts,
   decodeSdJwt,
@@ -90,12 +90,12 @@ export interface FetchRequestOptions {
   now?: number;
 }
 
-export type ClaimPath = (string | number | null)[];
+export type ClaimPath = readonly (string | number | null)[];
 /** A JSON pointer (`/address/street`), a JSONPath (`$.address.street`, `$['a'][0]`), a top-level name, or a DCQL claims path. */
 export type ClaimSelector = string | ClaimPath;
 
 export interface PresentOptions {
-  claims: ClaimSelector[] | 'all';
+  claims: readonly ClaimSelector[] | 'all';
   audience: string;
   nonce: string;
   /** KB-JWT `iat` (seconds); now by default. */
@@ -156,7 +156,7 @@ export interface AnswerOptions {
   /** Overrides for every presentation (nonce, audience, KB tweaks, ...). */
   present?: Partial<PresentOptions>;
   /** Per credential query id: disclose these instead of what the query asks. */
-  claimsOverride?: Record<string, ClaimSelector[] | 'all'>;
+  claimsOverride?: Record<string, readonly ClaimSelector[] | 'all'>;
   /** Skip the vct / type / format / value matching (send a credential the query does not ask for). */
   skipMatching?: boolean;
   /** Send `state` as this (null: leave it out). */
@@ -419,7 +419,7 @@ export const pointerOf = (path: (string | number)[]): string => path.map((t) => 
 /** A JSONPath of the simple kind Presentation Exchange uses: `$.a.b`, `$['a']["b"][0]`, `$.a[*]`. */
 export function claimPathOfJsonPath(jsonPath: string): ClaimPath {
   if (!jsonPath.startsWith('$')) throw new Error(`not a JSONPath: ${jsonPath}`);
-  const out: ClaimPath = [];
+  const out: (string | number | null)[] = [];
   const re = /\.([A-Za-z0-9_$@-]+)|\[\s*'((?:[^'\\]|\\.)*)'\s*\]|\[\s*"((?:[^"\\]|\\.)*)"\s*\]|\[\s*(\d+)\s*\]|\[\s*\*\s*\]|\.\*/gy;
   re.lastIndex = 1;
   while (re.lastIndex < jsonPath.length) {
@@ -436,7 +436,7 @@ export function claimPathOfJsonPath(jsonPath: string): ClaimPath {
 
 /** Any ClaimSelector as a DCQL claims path (§7). */
 export function claimPathOf(selector: ClaimSelector): ClaimPath {
-  if (Array.isArray(selector)) return selector;
+  if (typeof selector !== 'string') return selector;
   if (selector.startsWith('/')) {
     return selector
       .slice(1)
@@ -532,7 +532,7 @@ export function makeKbJwt(sdJwtWithTilde: string, key: SigningKey, o: { audience
 }
 
 /** The disclosures a set of selectors reveals (JSON pointers of the claims, and the encoded disclosures). */
-export function selectDisclosures(decoded: DecodedSdJwt, claims: ClaimSelector[] | 'all', allowMissing = false): { pointers: string[]; disclosures: Disclosure[] } {
+export function selectDisclosures(decoded: DecodedSdJwt, claims: readonly ClaimSelector[] | 'all', allowMissing = false): { pointers: string[]; disclosures: Disclosure[] } {
   if (claims === 'all') return { pointers: decoded.disclosures.map((d) => d.path), disclosures: decoded.disclosures };
   const pointers: string[] = [];
   for (const sel of claims) {
@@ -768,11 +768,12 @@ export async function answerPresentationDefinition(
   const descriptor = opts.descriptorId ? pd.input_descriptors.find((d) => d.id === opts.descriptorId) : pd.input_descriptors[0];
   if (!descriptor) throw new Error(`no input descriptor ${opts.descriptorId ?? ''}`);
   const decoded = decodeSdJwt(credential);
-  let claims: ClaimSelector[] | 'all';
+  let claims: readonly ClaimSelector[] | 'all';
   if (opts.claimsOverride?.[descriptor.id]) {
     claims = opts.claimsOverride[descriptor.id]!;
   } else {
-    claims = [];
+    const paths: ClaimPath[] = [];
+    claims = paths;
     for (const field of descriptor.constraints?.fields ?? []) {
       // PE: the first of the alternative paths that resolves.
       const hit = field.path.map(claimPathOfJsonPath).find((p) => {
@@ -782,7 +783,7 @@ export async function answerPresentationDefinition(
           return false;
         }
       });
-      if (hit) claims.push(hit);
+      if (hit) paths.push(hit);
       else if (!field.optional && !opts.skipMatching) throw new Error(`PE: the credential has none of ${JSON.stringify(field.path)}`);
     }
   }
@@ -797,5 +798,3 @@ export async function answerPresentationDefinition(
 export function sdHashOfPresentation(presentation: string): string {
   return createHash('sha256').update(presentation.slice(0, presentation.lastIndexOf('~') + 1), 'ascii').digest('base64url');
 }
-
-export { decodeProtectedHeader };

@@ -16,16 +16,14 @@ const JsonObject = z.record(z.string(), z.unknown());
 const RecordId = z.string().min(1).max(128);
 const Deleted = z.object({}).meta({ description: 'Empty object: deleted' });
 
-const PresDef = z
-  .looseObject({ id: z.string(), input_descriptors: z.array(JsonObject) })
-  .meta({ title: 'PresentationDefinition', description: 'DIF Presentation Exchange v2 definition (contract 2.4): id, purpose, format, input_descriptors with constraints.fields and limit_disclosure' });
+const PresDef = JsonObject.meta({ title: 'PresentationDefinition', description: 'DIF Presentation Exchange v2 definition (contract 2.4): id, purpose, format, input_descriptors with constraints.fields and limit_disclosure' });
 
 const DefinitionView = z
   .object({ pres_def_id: z.string(), wallet_id: z.string(), pres_def: PresDef, created_at: Timestamp, updated_at: Timestamp })
   .meta({ title: 'PresentationDefinitionRecord' });
 
 const VpFormats = z
-  .record(z.string(), z.record(z.string(), z.array(z.string().max(50)).max(20)))
+  .record(z.string(), z.record(z.string(), z.array(z.string().max(50)).max(20).readonly()))
   .meta({ description: 'Keyed by format (vc+sd-jwt, dc+sd-jwt, jwt_vc_json, jwt_vp_json); SD-JWT: sd-jwt_alg_values and kb-jwt_alg_values; JWT: alg (or alg_values). Algorithms verified: ES256, EdDSA' });
 
 const Matched = z
@@ -33,9 +31,9 @@ const Matched = z
     format: z.string(),
     issuer: z.string(),
     vct: z.string().optional(),
-    types: z.array(z.string()).optional(),
+    types: z.array(z.string()).readonly().optional(),
     claims: JsonObject.meta({ description: 'The credential’s claims as verified (disclosed ones in place)' }),
-    disclosed: z.array(z.string()).meta({ description: 'JSON pointers of the selectively disclosable claims the holder disclosed' }),
+    disclosed: z.array(z.string()).readonly().meta({ description: 'JSON pointers of the selectively disclosable claims the holder disclosed' }),
   })
   .meta({ title: 'MatchedCredential' });
 
@@ -52,7 +50,7 @@ const PresentationView = z
     state: z.enum(PRESENTATION_STATES),
     matched_credentials: z.record(z.string(), Matched).nullable().meta({ description: 'Input descriptor id (or DCQL credential id) → the credential as verified' }),
     verified: z.boolean().nullable(),
-    errors: z.array(Reason).nullable().meta({ description: 'Why the presentation is presentation-invalid (not in the contract)' }),
+    errors: z.array(Reason).readonly().nullable().meta({ description: 'Why the presentation is presentation-invalid (not in the contract)' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

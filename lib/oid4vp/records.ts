@@ -1,6 +1,7 @@
 import { walletPartitionKey } from '../service/resources';
 import type { TenantScope } from '../store/keys';
 import type { Item, ItemKey } from '../store/port';
+import type { MatchedCredentials } from './query';
 import type { InvalidReason } from './verification/types';
 
 /**
@@ -56,17 +57,6 @@ export interface InvalidReasonEntry {
   readonly credential_id?: string;
 }
 
-/** What a matched credential shows: the claims as verified, and which were selectively disclosed. */
-export interface MatchedCredential {
-  readonly format: string;
-  readonly issuer: string;
-  readonly vct?: string;
-  readonly types?: readonly string[];
-  readonly claims: Record<string, unknown>;
-  /** JSON pointers of the selectively disclosable claims the holder disclosed (SD-JWT). */
-  readonly disclosed: readonly string[];
-}
-
 /** Contract 2.6 fields, the request (2.5) and the protocol state the API never shows. */
 export interface PresentationRecord {
   readonly presentation_id: string;
@@ -74,7 +64,7 @@ export interface PresentationRecord {
   readonly request_id: string;
   readonly wallet_id: string;
   readonly state: PresentationState;
-  readonly matched_credentials: Record<string, MatchedCredential> | null;
+  readonly matched_credentials: MatchedCredentials | null;
   readonly verified: boolean | null;
   readonly errors: readonly InvalidReasonEntry[] | null;
   readonly created_at: string;

@@ -5,8 +5,7 @@ import { BadRequestError, NotFoundError, type ErrorDetail } from '../http/errors
 import { prefixPage } from '../http/paging';
 import { keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, WriteConflictError, type Item, type ItemStore, type WriteOp } from '../store/port';
-import { validateDcqlQuery, validatePresentationDefinition } from './query/definition';
-import { dcqlFromDefinition } from './query/translate';
+import { dcqlFromDefinition, validateDcqlQuery, validatePresentationDefinition } from './query';
 import {
   definitionFromItem,
   oid4vpKeys,

@@ -7,8 +7,8 @@ import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks } from '../../oid4vc/callbacks';
 import type { TenantScope } from '../../store/keys';
 import { ConditionFailedError, WriteConflictError, type ItemStore } from '../../store/port';
-import { matchDcql, matchDefinition, locateSubmission } from '../query/match';
-import { oid4vpKeys, presentationFromItem, requestObjectUrl, responseUrl, type InvalidReasonEntry, type MatchedCredential, type PresentationRecord } from '../records';
+import { locateSubmission, matchDcql, matchDcqlForDefinition, matchDefinition, type MatchedCredentials } from '../query';
+import { oid4vpKeys, presentationFromItem, requestObjectUrl, responseUrl, type InvalidReasonEntry, type PresentationRecord } from '../records';
 import { clientIdOf, formatFamily, presentationTransition, settleExpiredPresentation } from '../service';
 import { verifyJwtVpPresentation } from '../verification/jwt-vp';
 import { verifySdJwtPresentation } from '../verification/sd-jwt';
@@ -104,7 +104,7 @@ export class VerifierProtocol {
     return {};
   }
 
-  private async finish(scope: TenantScope, r: PresentationRecord, outcome: { ok: true; matched: Record<string, MatchedCredential> } | { ok: false; errors: InvalidReasonEntry[] }) {
+  private async finish(scope: TenantScope, r: PresentationRecord, outcome: { ok: true; matched: MatchedCredentials } | { ok: false; errors: InvalidReasonEntry[] }) {
     const at = this.now();
     const { ops } = outcome.ok
       ? presentationTransition(this.deps.events, scope, r, 'presentation-valid', at, { verified: true, matched_credentials: outcome.matched, errors: null })
@@ -118,7 +118,7 @@ export class VerifierProtocol {
     }
   }
 
-  private async verify(r: PresentationRecord, form: 'v1' | 'draft', body: Form, baseUrl: string): Promise<{ ok: true; matched: Record<string, MatchedCredential> }> {
+  private async verify(r: PresentationRecord, form: 'v1' | 'draft', body: Form, baseUrl: string): Promise<{ ok: true; matched: MatchedCredentials }> {
     const requestPayload = authorizationRequestPayload(r, form, responseUrl(baseUrl, r.wallet_id, r.request_id));
     let parsed: Awaited<ReturnType<typeof parseOpenid4vpAuthorizationResponse>>;
     try {
@@ -156,13 +156,10 @@ export class VerifierProtocol {
           presented[id]!.push(...(await this.verifyOne(entry, q.format, ctx, q.require_cryptographic_holder_binding !== false, id)));
         }
       }
-      const matched = matchDcql(r.query.dcql as never, presented, { strict: true });
-      if (r.query.kind === 'pe') {
-        // The definition's own constraints (patterns, ranges) that DCQL cannot carry, on the same credentials.
-        const byDescriptor = Object.fromEntries(Object.entries(presented).map(([id, list]) => [id, list[0]!]));
-        return { ok: true, matched: matchDefinition(r.query.definition as never, byDescriptor) as Record<string, MatchedCredential> };
-      }
-      return { ok: true, matched: matched as Record<string, MatchedCredential> };
+      // Native DCQL: 1.0 §6.4 — wallets MUST NOT send selectively disclosable claims that were not asked for.
+      // From a definition: strict where it says limit_disclosure required, and its own constraints re-checked.
+      const matched = r.query.kind === 'pe' ? matchDcqlForDefinition(r.query.definition as never, r.query.dcql as never, presented) : matchDcql(r.query.dcql as never, presented, { strict: true });
+      return { ok: true, matched: matched };
     }
 
     if (r.query.kind !== 'pe') throw new PresentationInvalidError('invalid_submission', 'A presentation_submission answers a Presentation Exchange request; this request is a DCQL query');
@@ -182,7 +179,7 @@ export class VerifierProtocol {
       if (!credential) throw new PresentationInvalidError('invalid_submission', `${entry.descriptorId}: the submission points at a credential the presentation does not hold`, entry.descriptorId);
       byDescriptor[entry.descriptorId] = credential;
     }
-    return { ok: true, matched: matchDefinition(r.query.definition as never, byDescriptor) as Record<string, MatchedCredential> };
+    return { ok: true, matched: matchDefinition(r.query.definition as never, byDescriptor) };
   }
 
   /** One presentation: an SD-JWT VC (with its KB-JWT), or a JWT VP carrying JWT VCs. */

@@ -1,0 +1,122 @@
+/**
+ * OID4VP INTEROP: the service's verifier asked by a real wallet framework. Credo 0.6.3's holder
+ * (`@credo-ts/openid4vc`, its own DCQL and Presentation Exchange engines) first takes SD-JWT VCs from
+ * the service's OpenID4VCI issuer, then answers our signed requests over direct_post: resolving
+ * the request object (checking its signature against the `decentralized_identifier:` client id),
+ * choosing what to disclose, and binding the presentation to the request's nonce and client id.
+ */
+import { LOCAL_TAA } from '../../infra/local/runtime';
+import { createCredoHolder, type CredoHolder } from '../helpers/credo-holder';
+import { startTestApi, type TestApi } from '../helpers/runtime';
+
+const VCT = 'https://credentials.example.com/identity_credential';
+const SUBJECT = { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', address: { street: 'Heidestraße 17', locality: 'Köln' } };
+const SD_JWT_FORMATS = { 'vc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] } };
+
+let api: TestApi;
+let holder: CredoHolder;
+let issuer: { key: string; did: string; sd: string };
+let verifier: { key: string; walletId: number; did: string };
+
+async function ok<T = any>(p: Promise<{ status: number; body: T }>, what: string): Promise<T> {
+  const res = await p;
+  if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+async function walletWithDid(didBody: Record<string, unknown>) {
+  const w = await api.newWallet();
+  await ok(api.call('POST', '/api/v1/accept-taa', { key: w.apiKey, body: { mechanism: 'service_agreement', version: LOCAL_TAA.version } }), 'accept-taa');
+  const d = (await ok(api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: didBody }), 'create-did')).did;
+  await ok(api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(d.did)}`, { key: w.apiKey }), 'set-public-did');
+  return { key: w.apiKey, walletId: w.walletId, did: d.did as string };
+}
+
+beforeAll(async () => {
+  api = await startTestApi();
+  holder = await createCredoHolder();
+  const w = await walletWithDid({ method: 'key', options: { key_type: 'p256' } });
+  const sd = await ok(
+    api.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', {
+      key: w.key,
+      body: {
+        id: 'Identity_dc',
+        format: 'dc+sd-jwt',
+        vct: VCT,
+        claims: { given_name: { mandatory: true }, family_name: {}, birthdate: {}, address: { street: {}, locality: {} } },
+        sd_list: ['/given_name', '/family_name', '/birthdate', '/address/street', '/address/locality'],
+        cryptographic_binding_methods_supported: ['jwk', 'did:key'],
+      },
+    }),
+    'sd-jwt configuration',
+  );
+  issuer = { key: w.key, did: w.did, sd: sd.supported_cred_id };
+  const offer = await ok(api.call('POST', '/api/v1/oid4vci/issue', { key: issuer.key, body: { supported_cred_id: issuer.sd, credential_subject: SUBJECT } }), 'issue');
+  await holder.receiveOffer(offer.credential_offer, { binding: 'jwk' });
+  verifier = await walletWithDid({ method: 'key', options: { key_type: 'ed25519' } });
+}, 120_000);
+
+afterAll(async () => {
+  await holder?.shutdown();
+  await api?.rt.stop();
+});
+
+async function presentation(id: string) {
+  return ok(api.call('GET', `/api/v1/oid4vp/presentations/${id}`, { key: verifier.key }), 'presentation');
+}
+
+describe('Credo 0.6.3 answers the service’s requests', () => {
+  test('a DCQL request: Credo discloses what was asked, the record ends presentation-valid with those claims', async () => {
+    const dcql_query = { credentials: [{ id: 'identity', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }, { path: ['address', 'locality'] }] }] };
+    const created = await ok(api.call('POST', '/api/v1/oid4vp/request', { key: verifier.key, body: { dcql_query, vp_formats: SD_JWT_FORMATS } }), 'request');
+    expect(created.request_uri).toMatch(/^openid:\/\/\?client_id=decentralized_identifier%3Adid%3Akey%3A/);
+    expect(created.presentation.state).toBe('request-created');
+
+    const res = await holder.present(created.request_uri);
+    expect(res.kind).toBe('dcql');
+    expect(res.serverStatus).toBe(200);
+
+    const p = await presentation(created.presentation.presentation_id);
+    expect(p).toMatchObject({ state: 'presentation-valid', verified: true, errors: null });
+    const m = p.matched_credentials.identity;
+    expect(m).toMatchObject({ issuer: issuer.did, vct: VCT });
+    expect(m.claims.given_name).toBe('Erika');
+    expect(m.claims.address).toEqual({ locality: 'Köln' });
+    expect(m.claims.family_name).toBeUndefined();
+    expect([...m.disclosed].sort()).toEqual(['/address/locality', '/given_name']);
+  }, 60_000);
+
+  test('a request made from a presentation definition reaches Credo as DCQL and verifies against the definition', async () => {
+    const pres_def = {
+      id: 'age-check',
+      purpose: 'Name and birth date',
+      input_descriptors: [
+        {
+          id: 'identity',
+          name: 'Identity',
+          purpose: 'Who you are',
+          format: { 'vc+sd-jwt': {} },
+          constraints: {
+            limit_disclosure: 'required',
+            fields: [
+              { path: ['$.vct'], filter: { type: 'string', const: VCT } },
+              { path: ['$.family_name'] },
+              { path: ['$.birthdate'], filter: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } },
+            ],
+          },
+        },
+      ],
+    };
+    const def = await ok(api.call('POST', '/api/v1/oid4vp/presentation-definitions', { key: verifier.key, body: { pres_def } }), 'definition');
+    const created = await ok(api.call('POST', '/api/v1/oid4vp/request', { key: verifier.key, body: { pres_def_id: def.pres_def_id, vp_formats: SD_JWT_FORMATS } }), 'request');
+    expect(created.request.dcql_query.credentials[0]).toMatchObject({ id: 'identity', format: 'dc+sd-jwt', meta: { vct_values: [VCT] } });
+
+    const res = await holder.present(created.request_uri);
+    expect(res.kind).toBe('dcql');
+    expect(res.serverStatus).toBe(200);
+    const p = await presentation(created.presentation.presentation_id);
+    expect(p).toMatchObject({ state: 'presentation-valid', verified: true, pres_def_id: def.pres_def_id });
+    expect(p.matched_credentials.identity.claims).toMatchObject({ family_name: 'Mustermann', birthdate: '1964-08-12' });
+    expect(p.matched_credentials.identity.claims.given_name).toBeUndefined();
+  }, 60_000);
+});

@@ -26,9 +26,13 @@ export const BUNDLE_BUDGET_BYTES = 600_000;
  * `import z from 'zod'`: the whole of zod's namespace ships (179 KB, its locales already cut by the
  * alias above), on top of three SDK clients. Its cold import is measured in docs/benchmarks.md. The
  * email worker carries nodemailer's MIME composer, the QR encoder (with its PNG writer) and the SES
- * client next to the issuance code; it is a queue worker, where a cold start delays no caller.
+ * client next to the issuance code; it is a queue worker, where a cold start delays no caller. The
+ * OID4VP admin group checks definitions against the DIF Presentation Exchange v2 schema (pex's compiled
+ * validator, not its 2 MB entry point), compiles their filters with ajv and parses DCQL. The verifier
+ * carries the OpenID libraries' whole zod namespace like the issuer, plus ajv (definition filters are
+ * re-checked on what wallets disclose), DCQL matching and the KMS client.
  */
-export const BUNDLE_BUDGET_OVERRIDES: Readonly<Record<string, number>> = { 'oid4vci-issuer': 760_000, 'email-worker': 720_000 };
+export const BUNDLE_BUDGET_OVERRIDES: Readonly<Record<string, number>> = { 'oid4vci-issuer': 760_000, 'email-worker': 720_000, oid4vp: 760_000, 'oid4vp-verifier': 900_000 };
 
 export interface ServiceFunctionProps {
   /** Repository root; the entry is `functions/<name>/handler.ts` unless `entry` says otherwise. */

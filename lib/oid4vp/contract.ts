@@ -4,8 +4,7 @@ import { PAGING_QUERY } from '../http/paging';
 import { OAuthError } from '../oid4vci/protocol/contract';
 import { WALLET_ID } from '../store/keys';
 import { Timestamp } from '../tenancy/contract';
-import { PRESENTATION_STATES } from './records';
-import { REQUEST_LIFETIME } from './service';
+import { PRESENTATION_STATES, REQUEST_LIFETIME } from './records';
 import { INVALID_REASONS } from './verification/types';
 
 /**

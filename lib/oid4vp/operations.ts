@@ -5,7 +5,8 @@ import { inSession } from '../store/session';
 import type { KnownWallets } from '../tenancy/known-wallets';
 import type { oid4vpAdminContracts, oid4vpPublicContracts } from './contract';
 import type { VerifierProtocol } from './protocol/verifier';
-import { presentationView, type VerifierService } from './service';
+import { presentationView } from './presentations';
+import type { VerifierService } from './service';
 
 export function oid4vpAdminOperations(service: VerifierService): OperationImpls<typeof oid4vpAdminContracts> {
   return {

@@ -36,6 +36,9 @@ export const PRESENTATION_EVENTS = {
   expired: 'oid4vp.presentation.expired',
 } as const satisfies Record<PresentationState, string>;
 
+/** Request lifetime in seconds: default and bounds of `expires_in` (not in the contract). */
+export const REQUEST_LIFETIME = { default: 600, min: 60, max: 86400 } as const;
+
 /** Formats a request may ask for (vp_formats keys): SD-JWT VC, and W3C JWT VCs inside JWT VPs. */
 export const VP_FORMATS = ['vc+sd-jwt', 'dc+sd-jwt', 'jwt_vc_json', 'jwt_vp_json'] as const;
 export type VpFormat = (typeof VP_FORMATS)[number];

@@ -6,6 +6,7 @@ import { ROUTES, type Route } from '../../lib/service/routes';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
 import { startTestApi, type TestApi } from '../helpers/runtime';
 import { SpecWallet } from '../helpers/spec-wallet';
+import { answerDcql } from '../helpers/spec-vp-wallet';
 
 /**
  * The OpenAPI document must not lie: every route of the route table is driven over HTTP as a client
@@ -538,6 +539,58 @@ describe('status lists', () => {
     await hit('deleteStatusListDef', `${D}/${def.id}`, 200, { key, body: { recursive_delete: true } });
     await hit('deleteStatusListDef', `${D}/${def.id}`, 404, { key });
     await hit('deleteStatusListDef', `${D}/${spare.id}`, 200, { key });
+  });
+});
+
+describe('OID4VP', () => {
+  test('definitions, requests, presentations, the request object and the response endpoint', async () => {
+    const w = await newWallet();
+    const key = w.apiKey;
+    const did = (await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'key' } })).body.did.did;
+    const sd = (await hit('createSdJwtSupportedCredential', '/api/v1/oid4vci/credentials-supported/sd-jwt', 200, { key, body: { id: 'Pid', format: 'dc+sd-jwt', vct: 'urn:pid', claims: { given_name: {} }, sd_list: ['/given_name'] } })).body;
+    const offered = (await hit('issueCredentialOffer', '/api/v1/oid4vci/issue', 200, { key, body: { supported_cred_id: sd.supported_cred_id, credential_subject: { given_name: 'E' }, did } })).body;
+    const received = await new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' }).receive(offered.credential_offer_uri);
+
+    const P = '/api/v1/oid4vp/presentation-definitions';
+    const pres_def = { id: 'pid', input_descriptors: [{ id: 'pid', format: { 'dc+sd-jwt': {} }, constraints: { fields: [{ path: ['$.vct'], filter: { type: 'string', const: 'urn:pid' } }, { path: ['$.given_name'] }] } }] };
+    await hit('createPresentationDefinition', P, 400, { key, body: { pres_def: { id: 'x' } } });
+    const def = (await hit('createPresentationDefinition', P, 200, { key, body: { pres_def } })).body;
+    await hit('listPresentationDefinitions', P, 200, { key });
+    await hit('listPresentationDefinitions', `${P}?limit=0`, 400, { key });
+    await hit('getPresentationDefinition', `${P}/${def.pres_def_id}`, 200, { key });
+    await hit('getPresentationDefinition', `${P}/no-such-definition`, 404, { key });
+
+    const R = '/api/v1/oid4vp/request';
+    const vp_formats = { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256'] } };
+    await hit('createPresentationRequest', R, 400, { key, body: { pres_def_id: def.pres_def_id, vp_formats: { ldp_vc: {} }, did } });
+    await hit('createPresentationRequest', R, 404, { key, body: { pres_def_id: 'no-such-definition', vp_formats, did } });
+    const created = (await hit('createPresentationRequest', R, 200, { key, body: { pres_def_id: def.pres_def_id, vp_formats, did } })).body;
+    const requestPath = new URL(new URLSearchParams(created.request_uri.split('?')[1]).get('request_uri')!).pathname;
+    await hit('getRequestObject', `${requestPath}?profile=nope`, 400);
+    await hit('getRequestObject', `/oid4vp/${w.walletId}/request/00000000-0000-4000-8000-000000000000`, 404);
+    await hit('getRequestObject', `/oid4vp/${w.walletId}/request/not-a-uuid`, 400);
+    const jws = (await hit('getRequestObject', requestPath, 200)).text;
+    await hit('getRequestObject', requestPath, 400); // once only
+    const request = JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString('utf8'));
+    const { fields } = await answerDcql(request, { pid: received.credentials[0]! }, received.holderKeys[0]!, { dryRun: true });
+    const responsePath = new URL(request.response_uri).pathname;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    await hit('postPresentationResponse', responsePath, 400, { rawBody: new URLSearchParams({ ...fields, state: 'another' }).toString(), headers: form });
+    await hit('postPresentationResponse', `/oid4vp/${w.walletId}/response/00000000-0000-4000-8000-000000000000`, 404, { rawBody: new URLSearchParams(fields).toString(), headers: form });
+    await hit('postPresentationResponse', responsePath, 200, { rawBody: new URLSearchParams(fields).toString(), headers: form });
+    await hit('postPresentationResponse', responsePath, 400, { rawBody: new URLSearchParams(fields).toString(), headers: form }); // answered already
+
+    const V = '/api/v1/oid4vp/presentations';
+    const id = created.presentation.presentation_id;
+    await hit('listPresentations', V, 200, { key });
+    await hit('listPresentations', `${V}?state=presentation-valid&pres_def_id=${def.pres_def_id}&limit=1`, 200, { key });
+    await hit('listPresentations', `${V}?state=nope`, 400, { key });
+    expect((await hit('getPresentation', `${V}/${id}`, 200, { key })).body.state).toBe('presentation-valid');
+    await hit('getPresentation', `${V}/no-such-presentation`, 404, { key });
+    await hit('deletePresentation', `${V}/${id}`, 200, { key });
+    await hit('deletePresentation', `${V}/${id}`, 404, { key });
+    await hit('deletePresentationDefinition', `${P}/${def.pres_def_id}`, 200, { key });
+    await hit('deletePresentationDefinition', `${P}/${def.pres_def_id}`, 404, { key });
   });
 });
 

@@ -2,7 +2,7 @@ import { createOpenid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
 import type { JwtSigner } from '@openid4vc/oauth2';
 import type { IssuerSigner } from '../../keys/signer';
 import { signCompactJws } from '../../keys/signer';
-import { clientIdOf, formatFamily } from '../service';
+import { clientIdOf, formatFamily } from '../presentations';
 import type { PresentationRecord, VpFormats } from '../records';
 
 /** How long a signed request object is good for once retrieved (its `exp`); the request's own lifetime still applies. */

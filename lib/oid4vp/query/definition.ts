@@ -1,4 +1,6 @@
-import { PEX } from '@animo-id/pex';
+// Only pex's compiled DIF PE v2 JSON Schema validator: the package's entry point pulls in an mdoc
+// stack (about 2 MB bundled) that a Lambda validating definitions does not need.
+import validatePdV2 from '@animo-id/pex/dist/main/lib/validation/validatePDv2.js';
 import type { Format, InputDescriptorV2, PresentationDefinitionV2 } from '@sphereon/pex-models';
 import { DcqlQuery } from 'dcql';
 import { compileFilter } from './filter';
@@ -117,13 +119,6 @@ function fromInstancePath(instancePath: string): string {
     .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : prop(acc, seg.replace(/~1/g, '/').replace(/~0/g, '~'))), '');
 }
 
-/** `presentation_definition.input_descriptor[0].constraints.fields[2]` → `input_descriptors[0].constraints.fields[2]`. */
-const fromTag = (tag: string): string =>
-  tag
-    .replace(/^presentation_definition\.?/, '')
-    .replace(/^root\.?/, '')
-    .replace(/^input_descriptor(?=\[|$)/, 'input_descriptors');
-
 const related = (a: string, b: string): boolean => a === b || a === '' || b === '' || b.startsWith(`${a}.`) || b.startsWith(`${a}[`) || a.startsWith(`${b}.`) || a.startsWith(`${b}[`);
 
 /** pex's schema predates dc+sd-jwt: validate with the older name, we check the names ourselves. */
@@ -148,40 +143,29 @@ interface AjvError {
 
 function pexIssues(input: Record<string, unknown>): Issue[] {
   const target = renameDcSdJwt(input);
-  let discovery: { version?: string; error?: string; v2Errors?: AjvError[] };
-  try {
-    discovery = PEX.definitionVersionDiscovery(target as never) as typeof discovery;
-  } catch (e) {
-    return [{ path: '', message: `is not a valid presentation definition: ${e instanceof Error ? e.message : String(e)}` }];
-  }
-  if (discovery.error) {
-    const issues: Issue[] = [];
-    for (const error of discovery.v2Errors ?? []) {
-      // Combinator summaries and the predicate branch of pex's field oneOf only repeat other errors.
-      if (['anyOf', 'oneOf', 'if'].includes(error.keyword)) continue;
-      if (error.keyword === 'required' && error.params.missingProperty === 'predicate') continue;
-      let path = fromInstancePath(error.instancePath);
-      let message = error.message ?? 'is invalid';
-      if (error.keyword === 'additionalProperties') {
-        path = prop(path, String(error.params.additionalProperty));
-        message = 'is not a property presentation exchange v2 allows here';
-      } else if (error.keyword === 'enum' && Array.isArray(error.params.allowedValues)) {
-        message = `must be one of ${error.params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-      }
-      if (!issues.some((i) => i.path === path)) issues.push({ path, message });
-    }
-    return issues.length > 0 ? issues : [{ path: '', message: 'is not a valid presentation exchange v2 definition' }];
-  }
-  if (discovery.version !== 'v2')
+  const inputDescriptors = Array.isArray(target.input_descriptors) ? target.input_descriptors : [];
+  if (inputDescriptors.some((d) => isObject(d) && 'schema' in d)) {
     return [{ path: '', message: 'is a presentation exchange v1 definition (input_descriptors[].schema); only v2 is supported' }];
-  try {
-    const validated = PEX.validateDefinition(target as never);
-    return (Array.isArray(validated) ? validated : [validated])
-      .filter((checked) => checked.status === 'error')
-      .map((checked) => ({ path: fromTag(checked.tag), message: checked.message ?? 'is invalid' }));
-  } catch (e) {
-    return [{ path: '', message: `is not a valid presentation definition: ${e instanceof Error ? e.message : String(e)}` }];
   }
+  const validate = validatePdV2 as unknown as ((data: unknown) => boolean) & { errors?: AjvError[] | null };
+  // The schema describes the definition as it is wrapped in an OpenID4VP request.
+  if (validate({ presentation_definition: target })) return [];
+  const issues: Issue[] = [];
+  for (const error of validate.errors ?? []) {
+    // Combinator summaries and the predicate branch of pex's field oneOf only repeat other errors.
+    if (['anyOf', 'oneOf', 'if'].includes(error.keyword)) continue;
+    if (error.keyword === 'required' && error.params.missingProperty === 'predicate') continue;
+    let path = fromInstancePath(error.instancePath);
+    let message = error.message ?? 'is invalid';
+    if (error.keyword === 'additionalProperties') {
+      path = prop(path, String(error.params.additionalProperty));
+      message = 'is not a property presentation exchange v2 allows here';
+    } else if (error.keyword === 'enum' && Array.isArray(error.params.allowedValues)) {
+      message = `must be one of ${error.params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    }
+    if (!issues.some((i) => i.path === path)) issues.push({ path, message });
+  }
+  return issues.length > 0 ? issues : [{ path: '', message: 'is not a valid presentation exchange v2 definition' }];
 }
 
 /**

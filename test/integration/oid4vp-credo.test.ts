@@ -119,4 +119,23 @@ describe('Credo 0.6.3 answers the service’s requests', () => {
     expect(p.matched_credentials.identity.claims).toMatchObject({ family_name: 'Mustermann', birthdate: '1964-08-12' });
     expect(p.matched_credentials.identity.claims.given_name).toBeUndefined();
   }, 60_000);
+
+  test('the draft form of the same request: Credo answers with Presentation Exchange, the record ends presentation-valid', async () => {
+    const pres_def = {
+      id: 'name-check',
+      input_descriptors: [{ id: 'identity', format: { 'vc+sd-jwt': {} }, constraints: { limit_disclosure: 'required', fields: [{ path: ['$.vct'], filter: { type: 'string', const: VCT } }, { path: ['$.given_name'] }] } }],
+    };
+    const def = await ok(api.call('POST', '/api/v1/oid4vp/presentation-definitions', { key: verifier.key, body: { pres_def } }), 'definition');
+    const created = await ok(api.call('POST', '/api/v1/oid4vp/request', { key: verifier.key, body: { pres_def_id: def.pres_def_id, vp_formats: SD_JWT_FORMATS } }), 'request');
+    expect(created.request_uri_draft).toMatch(/^openid:\/\/\?client_id=did%3Akey%3A/);
+
+    const res = await holder.present(created.request_uri_draft);
+    expect(res.kind).toBe('pex');
+    expect(res.request).toMatchObject({ client_id: verifier.did, presentation_definition: pres_def });
+    expect(res.serverStatus).toBe(200);
+    const p = await presentation(created.presentation.presentation_id);
+    expect(p).toMatchObject({ state: 'presentation-valid', verified: true });
+    expect(p.matched_credentials.identity.claims.given_name).toBe('Erika');
+    expect(p.matched_credentials.identity.disclosed).toEqual(['/given_name']);
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
+import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { matchesOutboxFilter } from '../../lib/service/resources';
@@ -97,12 +98,51 @@ function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
   };
 }
 
+const ATTRIBUTE_TYPES = new Set(['S', 'N', 'B', 'SS', 'NS', 'BS', 'M', 'L', 'NULL', 'BOOL']);
+
+/** Whether an image holds a value without its type tag (anywhere, at any depth). */
+function hasUntaggedValue(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length !== 1 || !ATTRIBUTE_TYPES.has(entries[0]![0])) return true;
+  const [type, inner] = entries[0]!;
+  if (type === 'M') return Object.values(inner as Record<string, unknown>).some(hasUntaggedValue);
+  if (type === 'L') return (inner as unknown[]).some(hasUntaggedValue);
+  return false;
+}
+
+/**
+ * DynamoDB Local 3.x writes an empty map or list into stream records without its type tag (`{}`
+ * instead of `{"M": {}}`; awslabs/amazon-dynamodb-local-samples#37), which no reader can decode, and
+ * the relay would retry that record forever. Real DynamoDB does not: the emulator's record is
+ * replaced with the item read back from the table (outbox items are written once).
+ */
+async function repairImages(records: DynamoDBRecord[], table: { client: DynamoDBClient; name: string } | undefined): Promise<DynamoDBRecord[]> {
+  if (!table) return records;
+  return Promise.all(
+    records.map(async (r) => {
+      const image = r.dynamodb?.NewImage;
+      if (!image || !Object.values(image).some(hasUntaggedValue)) return r;
+      const out = await table.client.send(new GetItemCommand({ TableName: table.name, Key: r.dynamodb!.Keys as never, ConsistentRead: true }));
+      return out.Item ? { ...r, dynamodb: { ...r.dynamodb, NewImage: out.Item as never } } : r;
+    }),
+  );
+}
+
 /**
  * Lambda's DynamoDB-stream event source on one machine (TRIM_HORIZON, as deployed): reads each open
  * shard from its start, applies the deployed filter, and on a reported failure re-reads from
  * the failed record, as Lambda does with reportBatchItemFailures.
  */
-export function pollStream(opts: { streams: DynamoDBStreamsClient; streamArn: string; functionName: string; worker: StreamWorker; onError: (err: unknown) => void }): Poller {
+export function pollStream(opts: {
+  streams: DynamoDBStreamsClient;
+  streamArn: string;
+  functionName: string;
+  worker: StreamWorker;
+  onError: (err: unknown) => void;
+  /** The table the stream belongs to: images the emulator wrote without type tags are read back from it. */
+  table?: { client: DynamoDBClient; name: string };
+}): Poller {
   const iterators = new Map<string, string | null>(); // shard -> next iterator (null: shard closed)
   let initialized = false;
 
@@ -134,7 +174,7 @@ export function pollStream(opts: { streams: DynamoDBStreamsClient; streamArn: st
     for (const [shardId, iterator] of iterators) {
       if (!iterator || isStopped()) continue;
       const out = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
-      const records = (out.Records ?? []).map((r) => toLambdaRecord(r, opts.streamArn)).filter(matchesOutboxFilter);
+      const records = await repairImages((out.Records ?? []).map((r) => toLambdaRecord(r, opts.streamArn)).filter(matchesOutboxFilter), opts.table);
       if (records.length) {
         any = true;
         const res = await opts.worker({ Records: records }, lambdaContext(opts.functionName, 30000));

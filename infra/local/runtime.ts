@@ -333,11 +333,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const emailWorker = ((await import('../../functions/workers/email')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.mailer ? { mailer: opts.mailer } : {});
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
+    const repairClient = new DynamoDBClient({ endpoint: ddb.endpoint });
     const webhookQueueArn = (
       await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrls.webhook, AttributeNames: ['QueueArn'] }))
     ).Attributes?.QueueArn;
     const pollers: Poller[] = [
-      pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay') }),
+      pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay'), table: { client: repairClient, name: LOCAL_TABLE_NAME } }),
       pollQueue({
         sqs: sqsClient,
         queueUrl: queueUrls.webhook!,
@@ -366,6 +367,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const stopPollers = async () => {
       await Promise.all(pollers.map((p) => p.stop()));
       streamsClient.destroy();
+      repairClient.destroy();
       sqsClient.destroy();
     };
     started.push({ endpoint: '', stop: stopPollers }); // stopped first (reverse order)

@@ -259,6 +259,52 @@ describe('OID4VP interop (spec wallet): presentations that verify', () => {
   }, 60_000);
 });
 
+describe('OID4VP interop (spec wallet): W3C JWT VCs in a JWT VP (jwt_vp_json)', () => {
+  const TYPES = ['VerifiableCredential', 'UniversityDegreeCredential'];
+  const JWT_FORMATS = { jwt_vc_json: { alg: ['ES256', 'EdDSA'] }, jwt_vp_json: { alg: ['ES256', 'EdDSA'] } };
+  const DEGREE_QUERY = { credentials: [{ id: 'degree', format: 'jwt_vc_json', meta: { type_values: [TYPES] }, claims: [{ path: ['credentialSubject', 'degree'] }] }] };
+
+  /** A jwt_vc_json credential from our issuer, bound to the holder's did:key (`sub`). */
+  async function heldJwtVc(): Promise<{ credential: string; key: HolderKey; did: string }> {
+    const jwt = await ok(
+      api.call('POST', '/api/v1/oid4vci/credentials-supported/jwt', {
+        key: issuer.key,
+        body: { id: `Degree_${randomBytes(4).toString('hex')}`, type: TYPES, '@context': ['https://www.w3.org/2018/credentials/v1'], credentialSubject: { name: {}, degree: {} }, cryptographic_binding_methods_supported: ['did:key'] },
+      }),
+      'jwt configuration',
+    );
+    const offer = await ok(api.call('POST', '/api/v1/oid4vci/issue', { key: issuer.key, body: { supported_cred_id: jwt.supported_cred_id, credential_subject: { name: 'Ada Lovelace', degree: 'BSc Mathematics' } } }), 'issue');
+    const received = await new SpecWallet({ alg: 'ES256', binding: 'did:key', shape: 'v1' }).receive(offer.credential_offer);
+    const key = received.holderKeys[0]!;
+    return { credential: received.credentials[0]!, key, did: key.didKey };
+  }
+
+  test('a VP signed by the holder DID carrying our JWT VC → presentation-valid with the VC’s claims', async () => {
+    const vc = await heldJwtVc();
+    const created = await createRequest({ dcql_query: DEGREE_QUERY, vp_formats: JWT_FORMATS });
+    const req = await resolveAuthorizationRequest(created.request_uri);
+    expect(req.payload.client_metadata!.vp_formats_supported).toEqual({ jwt_vc_json: { alg_values: ['ES256', 'EdDSA'] }, jwt_vp_json: { alg_values: ['ES256', 'EdDSA'] } });
+    const res = await answerDcql(req.payload, { degree: vc.credential }, vc.key, { holderDid: vc.did });
+    expect(res.status).toBe(200);
+    const p = await presentation(created.presentation.presentation_id);
+    expect(p).toMatchObject({ state: 'presentation-valid', verified: true });
+    expect(p.matched_credentials.degree).toMatchObject({ format: 'jwt_vc_json', issuer: issuer.did, types: TYPES, disclosed: [] });
+    expect(p.matched_credentials.degree.claims.vc.credentialSubject).toMatchObject({ id: vc.did, degree: 'BSc Mathematics' });
+  }, 60_000);
+
+  test('the VP with another nonce → wrong_nonce; signed by another holder than the VC’s subject → holder_mismatch', async () => {
+    const vc = await heldJwtVc();
+    const a = await createRequest({ dcql_query: DEGREE_QUERY, vp_formats: JWT_FORMATS });
+    const reqA = await resolveAuthorizationRequest(a.request_uri);
+    await expectRefused(a, await answerDcql(reqA.payload, { degree: vc.credential }, vc.key, { holderDid: vc.did, present: { nonce: 'not-the-nonce-not-the-nonce' } }), 'wrong_nonce');
+
+    const stranger = generateHolderKey('ES256');
+    const b = await createRequest({ dcql_query: DEGREE_QUERY, vp_formats: JWT_FORMATS });
+    const reqB = await resolveAuthorizationRequest(b.request_uri);
+    await expectRefused(b, await answerDcql(reqB.payload, { degree: vc.credential }, stranger, { holderDid: stranger.didKey }), 'holder_mismatch');
+  }, 60_000);
+});
+
 describe('OID4VP interop (spec wallet): refusals, each recorded with exactly its reason', () => {
   test('a key-binding JWT with another nonce → wrong_nonce', async () => {
     await dcqlRefusal('wrong_nonce', { present: { nonce: randomBytes(32).toString('base64url') } });

@@ -260,6 +260,8 @@ export class ServiceStack extends Stack {
         ...(WORKER_ENTRIES[name] ? { entry: WORKER_ENTRIES[name] } : {}),
         ...(name.startsWith('webhook-') ? { timeout: Duration.seconds(30) } : {}),
         ...(name === 'status-worker' || name === 'email-worker' ? { timeout: Duration.seconds(60) } : {}),
+        // A response may need an issuer's did.json, its metadata and JWKS, and status lists (3 s each at most), within the gateway's 29 s.
+        ...(name === 'oid4vp-verifier' ? { timeout: Duration.seconds(25) } : {}),
         environment: { ...common, ...(taa ? { [ENV.taaFile]: TAA_FILE } : {}) },
         ...(taa ? { files: { [TAA_FILE]: JSON.stringify(props.taa) } } : {}),
         // The API reference's renderer ships beside the meta handler, not inside its bundle.

@@ -71,8 +71,12 @@ describe('OpenAPI document', () => {
     expect(Object.keys(asset.responses['200'].content)).toEqual(['text/javascript', 'text/css']);
     expect(asset.parameters).toEqual([expect.objectContaining({ name: 'asset', in: 'path', required: true })]);
     expect(asset.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    // The OpenID4VP request object is a JWT of its own media type (RFC 9101), public and never cached.
+    const requestObject = (doc.paths['/oid4vp/{wallet_id}/request/{request_id}'] as any).get;
+    expect(requestObject.security).toEqual([]);
+    expect(Object.keys(requestObject.responses['200'].content)).toEqual(['application/oauth-authz-req+jwt']);
     // Every other operation answers JSON (the resolver also negotiates, below).
-    const others = ROUTES.filter((r) => !r.path.startsWith('/docs') && r.operationId !== 'resolveDid' && !r.path.startsWith('/status-lists/')).map((r) => (doc.paths[r.path] as any)[r.method.toLowerCase()]);
+    const others = ROUTES.filter((r) => !r.path.startsWith('/docs') && r.operationId !== 'resolveDid' && r.operationId !== 'getRequestObject' && !r.path.startsWith('/status-lists/')).map((r) => (doc.paths[r.path] as any)[r.method.toLowerCase()]);
     // ...except a 204, which has no body.
     for (const op of others) {
       const [status, success] = Object.entries(op.responses as Record<string, { content?: object }>)[0]!;

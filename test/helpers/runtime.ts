@@ -1,4 +1,4 @@
-import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime';
+import { LOCAL_TAA, startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime';
 
 export interface ApiResponse<T = any> {
   readonly status: number;
@@ -64,4 +64,20 @@ export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dat
 export function expectError(res: { status: number; body: any }, status: number, code: string): void {
   expect(res.status).toBe(status);
   expect(res.body).toEqual(expect.objectContaining({ error: expect.any(String), code }));
+}
+
+/** The body of a 200 answer; anything else throws with the status and body (setup steps, not assertions). */
+export async function ok<T = any>(p: Promise<{ status: number; body: T }>, what: string): Promise<T> {
+  const res = await p;
+  if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** A new wallet whose public DID is a new DID of `didBody` (the agreement accepted first, as publishing needs). */
+export async function walletWithPublicDid(api: TestApi, didBody: Record<string, unknown>): Promise<{ key: string; walletId: number; did: string }> {
+  const w = await api.newWallet();
+  await ok(api.call('POST', '/api/v1/accept-taa', { key: w.apiKey, body: { mechanism: 'service_agreement', version: LOCAL_TAA.version } }), 'accept-taa');
+  const d = (await ok(api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: didBody }), 'create-did')).did;
+  await ok(api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(d.did)}`, { key: w.apiKey }), 'set-public-did');
+  return { key: w.apiKey, walletId: w.walletId, did: d.did as string };
 }

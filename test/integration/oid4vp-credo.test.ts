@@ -5,9 +5,8 @@
  * the request object (checking its signature against the `decentralized_identifier:` client id),
  * choosing what to disclose, and binding the presentation to the request's nonce and client id.
  */
-import { LOCAL_TAA } from '../../infra/local/runtime';
 import { createCredoHolder, type CredoHolder } from '../helpers/credo-holder';
-import { startTestApi, type TestApi } from '../helpers/runtime';
+import { ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
 
 const VCT = 'https://credentials.example.com/identity_credential';
 const SUBJECT = { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', address: { street: 'Heidestraße 17', locality: 'Köln' } };
@@ -18,24 +17,12 @@ let holder: CredoHolder;
 let issuer: { key: string; did: string; sd: string };
 let verifier: { key: string; walletId: number; did: string };
 
-async function ok<T = any>(p: Promise<{ status: number; body: T }>, what: string): Promise<T> {
-  const res = await p;
-  if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
 
-async function walletWithDid(didBody: Record<string, unknown>) {
-  const w = await api.newWallet();
-  await ok(api.call('POST', '/api/v1/accept-taa', { key: w.apiKey, body: { mechanism: 'service_agreement', version: LOCAL_TAA.version } }), 'accept-taa');
-  const d = (await ok(api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: didBody }), 'create-did')).did;
-  await ok(api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(d.did)}`, { key: w.apiKey }), 'set-public-did');
-  return { key: w.apiKey, walletId: w.walletId, did: d.did as string };
-}
 
 beforeAll(async () => {
   api = await startTestApi();
   holder = await createCredoHolder();
-  const w = await walletWithDid({ method: 'key', options: { key_type: 'p256' } });
+  const w = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'p256' } });
   const sd = await ok(
     api.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', {
       key: w.key,
@@ -53,7 +40,7 @@ beforeAll(async () => {
   issuer = { key: w.key, did: w.did, sd: sd.supported_cred_id };
   const offer = await ok(api.call('POST', '/api/v1/oid4vci/issue', { key: issuer.key, body: { supported_cred_id: issuer.sd, credential_subject: SUBJECT } }), 'issue');
   await holder.receiveOffer(offer.credential_offer, { binding: 'jwk' });
-  verifier = await walletWithDid({ method: 'key', options: { key_type: 'ed25519' } });
+  verifier = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'ed25519' } });
 }, 120_000);
 
 afterAll(async () => {

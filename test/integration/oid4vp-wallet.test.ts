@@ -19,9 +19,9 @@ import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SDJwtInstance } from '@sd-jwt/core';
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
-import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
+import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
-import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
+import { expectError, ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
 import { generateHolderKey, jwkOfDidKey, SpecWallet, type HolderKey, type HttpResult } from '../helpers/spec-wallet';
 import {
   answerDcql,
@@ -89,23 +89,11 @@ let other: Tenant;
 let held: Held;
 let defId: string;
 
-async function ok<T = any>(p: Promise<{ status: number; body: T }>, what: string): Promise<T> {
-  const res = await p;
-  if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
 
-async function tenant(didBody: Record<string, unknown>): Promise<Tenant> {
-  const w = await api.newWallet();
-  await ok(api.call('POST', '/api/v1/accept-taa', { key: w.apiKey, body: { mechanism: 'service_agreement', version: LOCAL_TAA.version } }), 'accept-taa');
-  const d = (await ok(api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: didBody }), 'create-did')).did;
-  await ok(api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(d.did)}`, { key: w.apiKey }), 'set-public-did');
-  return { key: w.apiKey, walletId: w.walletId, did: d.did as string };
-}
 
 /** A did:key issuer with a dc+sd-jwt configuration (every claim selectively disclosable); optionally with a status list. */
 async function newIssuer(withStatusList = false): Promise<Issuer> {
-  const t = await tenant({ method: 'key', options: { key_type: 'p256' } });
+  const t = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'p256' } });
   const sd = await ok(
     api.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', {
       key: t.key,
@@ -186,8 +174,8 @@ beforeAll(async () => {
   [api, rx] = await Promise.all([startTestApi(), startReceiver()]);
   issuer = await newIssuer();
   held = await issueTo(issuer);
-  verifier = await tenant({ method: 'key', options: { key_type: 'ed25519' } });
-  other = await tenant({ method: 'key', options: { key_type: 'ed25519' } });
+  verifier = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'ed25519' } });
+  other = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'ed25519' } });
   await ok(api.call('PUT', '/api/v1/settings/webhook-target-urls', { key: verifier.key, body: { urls: [`${rx.url}/verifier`] } }), 'webhook targets');
   defId = (await ok(api.call('POST', '/api/v1/oid4vp/presentation-definitions', { key: verifier.key, body: { pres_def: PRES_DEF } }), 'definition')).pres_def_id;
 }, 120_000);

@@ -5,7 +5,8 @@ import { prefixPage } from '../http/paging';
 import { KeyDisabledError, type KeyManager } from '../keys/port';
 import type { TaaService } from '../taa/service';
 import { keys, publishedDidIndex, type TenantScope } from '../store/keys';
-import { ConditionFailedError, WriteConflictError, type ItemStore, type WriteOp } from '../store/port';
+import { ConditionFailedError, type ItemStore, type WriteOp } from '../store/port';
+import { lostRace } from '../store/retry';
 import {
   didJwk,
   didWeb,
@@ -18,7 +19,7 @@ import {
   type DidMethod,
   type KeyType,
 } from './methods';
-import { didFromItem, didView, publicLookup, qualify, readDid, readPublicDid, type DidRecord } from './records';
+import { didFromItem, didView, publicLookup, readDid, readPublicDid, type DidRecord } from './records';
 
 export interface DidLimits {
   /** Active (not deactivated) DIDs per wallet: each holds a KMS key. */
@@ -164,7 +165,7 @@ export class DidService {
         await this.deps.store.write(ops);
         record = { ...record, deactivated_at: at };
       } catch (err) {
-        if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+        if (!lostRace(err)) throw err;
         record = await this.get(scope, didInput);
       }
     }
@@ -241,7 +242,7 @@ export class DidService {
           throw new NotFoundError(`No DID ${didInput} in this wallet`, 'did_not_found');
         }
         // Otherwise the pointer or the acceptance changed meanwhile: the next round reads both again.
-        if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+        if (!lostRace(err)) throw err;
       }
     }
     throw new ConflictError('The public DID is being changed by another request; retry', 'public_did_changed');

@@ -5,7 +5,8 @@ import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
 import { prefixPage } from '../http/paging';
 import { keys, type TenantScope } from '../store/keys';
-import { ConditionFailedError, WriteConflictError, type Item, type ItemStore, type WriteOp } from '../store/port';
+import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
+import { lostRace } from '../store/retry';
 import { issuerUrl, oid4vciKeys, PRE_AUTHORIZED_GRANT, SK, type ExchangeRecord, type ExchangeState, type ExchangeTransitionState } from './records';
 import { issuableConfiguration, supportedFromItem, supportedNotFound, unstorable, validateSubject } from './supported';
 
@@ -98,7 +99,7 @@ export async function settleExpired(deps: { store: ItemStore; events: EventPubli
     await deps.store.write(ops);
     return next;
   } catch (err) {
-    if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+    if (!lostRace(err)) throw err;
     // Another request moved it (expired it, redeemed it just in time, or deleted it): read what it left.
     const again = await deps.store.get(oid4vciKeys.exchange(scope, r.exchange_id), { consistent: true });
     return again ? exchangeFromItem(again) : null;
@@ -134,7 +135,6 @@ export interface ExchangeServiceDeps {
 }
 
 const exchangeNotFound = (id: string) => new NotFoundError(`No exchange ${id} in this wallet`, 'exchange_not_found');
-const bad = (message: string, code: string, path: string) => new BadRequestError(message, code, [{ path, message }]);
 
 function matches(r: ExchangeRecord, f: ExchangeFilters): boolean {
   return (
@@ -274,7 +274,7 @@ export class ExchangeService {
     try {
       await this.deps.store.write(ops);
     } catch (err) {
-      if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+      if (!lostRace(err)) throw err;
       // Changed meanwhile: once more from a fresh read (or 404 when it is gone).
       const again = await this.deps.store.get(oid4vciKeys.exchange(scope, id), { consistent: true });
       if (!again) throw exchangeNotFound(id);

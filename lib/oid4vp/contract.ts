@@ -98,7 +98,7 @@ export const oid4vpAdminContracts = {
   },
 } satisfies OperationContracts;
 
-const PublicParams = z.strictObject({ wallet_id: z.string().regex(WALLET_ID), request_id: z.uuid() });
+const PublicParams = z.strictObject({ wallet_id: z.string().regex(WALLET_ID), presentation_id: z.uuid().meta({ description: 'The presentation the request belongs to' }) });
 const oauthErrors = { 400: OAuthError, 413: OAuthError } as const;
 
 export const oid4vpPublicContracts = {

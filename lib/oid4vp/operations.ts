@@ -51,7 +51,7 @@ export function oid4vpPublicOperations(protocol: VerifierProtocol, wallets: Know
   };
   return {
     getRequestObject: ({ params, query, baseUrl }) =>
-      asWallet(params.wallet_id, async (s) => new RawRepresentation(await protocol.requestObject(s, params.request_id, query.profile ?? 'v1', baseUrl), 'application/oauth-authz-req+jwt', { 'cache-control': 'no-store' })),
-    postPresentationResponse: ({ params, body, baseUrl }) => asWallet(params.wallet_id, (s) => protocol.response(s, params.request_id, body, baseUrl)),
+      asWallet(params.wallet_id, async (s) => new RawRepresentation(await protocol.requestObject(s, params.presentation_id, query.profile ?? 'v1', baseUrl), 'application/oauth-authz-req+jwt', { 'cache-control': 'no-store' })),
+    postPresentationResponse: ({ params, body, baseUrl }) => asWallet(params.wallet_id, (s) => protocol.response(s, params.presentation_id, body, baseUrl)),
   };
 }

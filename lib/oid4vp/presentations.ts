@@ -1,6 +1,7 @@
 import type { EventPublisher } from '../events/publisher';
 import type { TenantScope } from '../store/keys';
-import { ConditionFailedError, WriteConflictError, type ItemStore, type WriteOp } from '../store/port';
+import { type ItemStore, type WriteOp } from '../store/port';
+import { lostRace } from '../store/retry';
 import { oid4vpKeys, PRESENTATION_EVENTS, presentationFromItem, type PresentationRecord, type PresentationState } from './records';
 
 /**
@@ -72,7 +73,7 @@ export async function settleExpiredPresentation(deps: { store: ItemStore; events
     await deps.store.write(ops);
     return next;
   } catch (err) {
-    if (!(err instanceof ConditionFailedError || err instanceof WriteConflictError)) throw err;
+    if (!lostRace(err)) throw err;
     const again = await deps.store.get(oid4vpKeys.presentation(scope, r.presentation_id), { consistent: true });
     return again ? presentationFromItem(again) : null;
   }

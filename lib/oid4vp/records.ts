@@ -90,8 +90,6 @@ export interface PresentationRecord {
 export const VP_SK = {
   definition: 'VPD#',
   presentation: 'VPX#',
-  /** A request id → its presentation (the public endpoints know only the request id). */
-  request: 'VPREQ#',
 } as const;
 
 const pk = (s: TenantScope) => walletPartitionKey(s.walletId);
@@ -99,7 +97,6 @@ const pk = (s: TenantScope) => walletPartitionKey(s.walletId);
 export const oid4vpKeys = {
   definition: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${VP_SK.definition}${id}` }),
   presentation: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${VP_SK.presentation}${id}` }),
-  request: (s: TenantScope, requestId: string): ItemKey => ({ PK: pk(s), SK: `${VP_SK.request}${requestId}` }),
 };
 
 export function definitionFromItem(item: Item): PresentationDefinitionRecord {
@@ -112,9 +109,12 @@ export function presentationFromItem(item: Item): PresentationRecord {
   return rest as unknown as PresentationRecord;
 }
 
-/** Each wallet is its own verifier: `<base>/oid4vp/<wallet_id>`, its request objects and response endpoint beneath. */
+/**
+ * Each wallet is its own verifier: `<base>/oid4vp/<wallet_id>`, with each presentation's request object
+ * and response endpoint beneath, named by the presentation id (its record's key: one read per call).
+ */
 export function verifierUrl(baseUrl: string, walletId: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/oid4vp/${walletId}`;
 }
-export const requestObjectUrl = (baseUrl: string, walletId: string, requestId: string) => `${verifierUrl(baseUrl, walletId)}/request/${requestId}`;
-export const responseUrl = (baseUrl: string, walletId: string, requestId: string) => `${verifierUrl(baseUrl, walletId)}/response/${requestId}`;
+export const requestObjectUrl = (baseUrl: string, walletId: string, presentationId: string) => `${verifierUrl(baseUrl, walletId)}/request/${presentationId}`;
+export const responseUrl = (baseUrl: string, walletId: string, presentationId: string) => `${verifierUrl(baseUrl, walletId)}/response/${presentationId}`;

@@ -24,8 +24,6 @@ import {
 } from './records';
 import { clientIdOf, formatFamily, presentationView, requestView, settleExpiredPresentation } from './presentations';
 
-/** Request lookups outlive the request by a day (DynamoDB TTL): a late wallet reads "expired", not "unknown". */
-const LOOKUP_GRACE_SECONDS = 86400;
 /** DID methods holder wallets resolve (Credo's holder, checked): did:sov / did:indy have no ledger here. */
 export const RESOLVABLE_VERIFIER_METHODS = ['key', 'jwk', 'web'] as const;
 /** `openid://` as the contract shows; the wallet's `client_id` and `request_uri` ride on it. */
@@ -189,10 +187,9 @@ export class VerifierService {
     };
     await this.deps.store.write([
       { type: 'put', item: { ...oid4vpKeys.presentation(scope, record.presentation_id), type: 'oid4vp_presentation', ...record }, condition: 'not_exists' },
-      { type: 'put', item: { ...oid4vpKeys.request(scope, record.request_id), type: 'oid4vp_request', presentation_id: record.presentation_id, ttl: Math.floor(expiresAt / 1000) + LOOKUP_GRACE_SECONDS }, condition: 'not_exists' },
       this.deps.events.stage(scope, PRESENTATION_EVENTS['request-created'], presentationView(record)).op,
     ]);
-    const address = requestObjectUrl(baseUrl, scope.walletId, record.request_id);
+    const address = requestObjectUrl(baseUrl, scope.walletId, record.presentation_id);
     const uri = (clientId: string, requestUri: string) => `${REQUEST_SCHEME}?client_id=${encodeURIComponent(clientId)}&request_uri=${encodeURIComponent(requestUri)}`;
     return {
       request_uri: uri(clientIdOf(record.verifier_did, 'v1'), address),
@@ -241,7 +238,6 @@ export class VerifierService {
     await this.deps.store
       .write([
         { type: 'delete', key: oid4vpKeys.presentation(scope, id), condition: 'exists' },
-        { type: 'delete', key: oid4vpKeys.request(scope, r.request_id) },
         this.deps.events.stage(scope, 'oid4vp.presentation.removed', presentationView(r)).op,
       ])
       .catch((e: unknown) => {

@@ -2,7 +2,7 @@
  * Part of `npm run bench` (see run.ts): the OID4VP verifier's response endpoint, for docs/benchmarks.md.
  *
  * 1. Throughput: prepared `direct_post` answers (DCQL, one SD-JWT VC with a KB-JWT each) POSTed to
- *    `/oid4vp/{wallet}/response/{request_id}` through the local runtime at 1 and 10 concurrent wallets.
+ *    `/oid4vp/{wallet}/response/{presentation_id}` through the local runtime at 1 and 10 concurrent wallets.
  *    Requests are created, their request objects fetched and the presentations signed beforehand
  *    (untimed); every answer must be 200 and every record `presentation-valid`.
  * 2. The response handler's own time (called in-process with the gateway's event, no HTTP) next to
@@ -47,7 +47,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One answer ready to POST: where, the form, and what the raw verifier needs. */
 interface Prepared {
-  requestId: string;
   presentationId: string;
   responseUri: string;
   fields: Record<string, string>;
@@ -110,7 +109,7 @@ async function main() {
       const { payload } = await resolveAuthorizationRequest(created.request_uri);
       const answer = await answerDcql(payload, { identity: cred.credential }, cred.holderKey, { dryRun: true });
       const presentation = (JSON.parse(answer.fields.vp_token!) as Record<string, string[]>).identity![0]!;
-      return { requestId: new URL(payload.response_uri!).pathname.split('/').pop()!, presentationId: created.presentation.presentation_id, responseUri: payload.response_uri!, fields: answer.fields, presentation, nonce: payload.nonce, request: payload };
+      return { presentationId: created.presentation.presentation_id, responseUri: payload.response_uri!, fields: answer.fields, presentation, nonce: payload.nonce, request: payload };
     };
     const out: Prepared[] = [];
     for (let i = 0; i < n; i += 10) out.push(...(await Promise.all(Array.from({ length: Math.min(10, n - i) }, one))));
@@ -180,18 +179,18 @@ async function main() {
 
   // 2. The response handler in-process (no HTTP, no gateway), plain credential.
   const { handler } = (await import('../../functions/oid4vp-verifier/handler')) as { handler: (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult> };
-  const route = '/oid4vp/{wallet_id}/response/{request_id}';
+  const route = '/oid4vp/{wallet_id}/response/{presentation_id}';
   const url = new URL(rt.url);
   const eventFor = (p: Prepared): APIGatewayProxyEvent =>
     ({
       resource: route,
-      path: `/oid4vp/${verifier.walletId}/response/${p.requestId}`,
+      path: `/oid4vp/${verifier.walletId}/response/${p.presentationId}`,
       httpMethod: 'POST',
       headers: { host: url.host, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       multiValueHeaders: {},
       queryStringParameters: null,
       multiValueQueryStringParameters: null,
-      pathParameters: { wallet_id: verifier.walletId, request_id: p.requestId },
+      pathParameters: { wallet_id: verifier.walletId, presentation_id: p.presentationId },
       stageVariables: null,
       body: new URLSearchParams(p.fields).toString(),
       isBase64Encoded: false,

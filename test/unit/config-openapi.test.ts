@@ -72,7 +72,7 @@ describe('OpenAPI document', () => {
     expect(asset.parameters).toEqual([expect.objectContaining({ name: 'asset', in: 'path', required: true })]);
     expect(asset.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     // The OpenID4VP request object is a JWT of its own media type (RFC 9101), public and never cached.
-    const requestObject = (doc.paths['/oid4vp/{wallet_id}/request/{request_id}'] as any).get;
+    const requestObject = (doc.paths['/oid4vp/{wallet_id}/request/{presentation_id}'] as any).get;
     expect(requestObject.security).toEqual([]);
     expect(Object.keys(requestObject.responses['200'].content)).toEqual(['application/oauth-authz-req+jwt']);
     // Every other operation answers JSON (the resolver also negotiates, below).

@@ -6,7 +6,8 @@ import type { KeyManager } from '../../keys/port';
 import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks } from '../../oid4vc/callbacks';
 import type { TenantScope } from '../../store/keys';
-import { ConditionFailedError, WriteConflictError, type ItemStore } from '../../store/port';
+import { type ItemStore } from '../../store/port';
+import { lostRace } from '../../store/retry';
 import { locateSubmission, matchDcql, matchDcqlForDefinition, matchDefinition, type MatchedCredentials } from '../query/match';
 import { oid4vpKeys, presentationFromItem, requestObjectUrl, responseUrl, type InvalidReasonEntry, type PresentationRecord } from '../records';
 import { clientIdOf, formatFamily, presentationTransition, settleExpiredPresentation } from '../presentations';
@@ -44,9 +45,8 @@ export class VerifierProtocol {
     this.now = deps.now ?? (() => new Date());
   }
 
-  private async load(scope: TenantScope, requestId: string): Promise<PresentationRecord> {
-    const lookup = await this.deps.store.get(oid4vpKeys.request(scope, requestId), { consistent: true });
-    const item = lookup ? await this.deps.store.get(oid4vpKeys.presentation(scope, lookup.presentation_id as string), { consistent: true }) : null;
+  private async load(scope: TenantScope, presentationId: string): Promise<PresentationRecord> {
+    const item = await this.deps.store.get(oid4vpKeys.presentation(scope, presentationId), { consistent: true });
     if (!item) throw unknownRequest();
     const settled = await settleExpiredPresentation(this.deps, scope, presentationFromItem(item), this.now());
     if (!settled) throw unknownRequest();
@@ -54,22 +54,22 @@ export class VerifierProtocol {
   }
 
   /** The signed request object, in the form asked for; a request is handed out once (§5.10: its nonce is single use). */
-  async requestObject(scope: TenantScope, requestId: string, profile: 'v1' | 'draft', baseUrl: string): Promise<string> {
-    const r = await this.load(scope, requestId);
+  async requestObject(scope: TenantScope, presentationId: string, profile: 'v1' | 'draft', baseUrl: string): Promise<string> {
+    const r = await this.load(scope, presentationId);
     if (r.state === 'expired') throw invalidRequest('This presentation request has expired');
     if (r.state !== 'request-created') throw invalidRequest('This request object was already retrieved: ask the verifier for a new request');
     if (profile === 'draft' && r.query.kind !== 'pe') throw invalidRequest('This request is a DCQL query: it has no draft (Presentation Exchange) form');
     const did = await readDid(this.deps.store, scope, r.verifier_did).catch(() => null);
     if (!did || did.deactivated_at) throw invalidRequest("The verifier's DID is no longer active");
-    const payload = authorizationRequestPayload(r, profile, responseUrl(baseUrl, scope.walletId, requestId));
+    const payload = authorizationRequestPayload(r, profile, responseUrl(baseUrl, scope.walletId, presentationId));
     const now = this.now();
     const signer = issuerSigner(this.deps.keyManager, scope, { ref: did.key_ref, alg: did.alg }, r.verification_method);
-    const jws = await signRequestObject(payload, requestObjectUrl(baseUrl, scope.walletId, requestId), signer, now);
+    const jws = await signRequestObject(payload, requestObjectUrl(baseUrl, scope.walletId, presentationId), signer, now);
     const { ops } = presentationTransition(this.deps.events, scope, r, 'request-retrieved', now, { retrieved_as: profile });
     try {
       await this.deps.store.write(ops);
     } catch (err) {
-      if (err instanceof ConditionFailedError || err instanceof WriteConflictError) throw invalidRequest('This request object was already retrieved: ask the verifier for a new request');
+      if (lostRace(err)) throw invalidRequest('This request object was already retrieved: ask the verifier for a new request');
       throw err;
     }
     return jws;
@@ -80,13 +80,13 @@ export class VerifierProtocol {
    * unretrieved, answered, expired, another `state`) is refused and changes nothing; any other is
    * verified and ends the presentation as `presentation-valid` or `presentation-invalid`.
    */
-  async response(scope: TenantScope, requestId: string, form: Form, baseUrl: string): Promise<Record<string, never>> {
-    const r = await this.load(scope, requestId);
+  async response(scope: TenantScope, presentationId: string, form: Form, baseUrl: string): Promise<Record<string, never>> {
+    const r = await this.load(scope, presentationId);
     if (r.state === 'expired') throw invalidRequest('This presentation request has expired');
     if (r.state === 'request-created') throw invalidRequest('The request object of this request was never retrieved');
     if (r.state !== 'request-retrieved') throw invalidRequest('This presentation request was already answered');
     if (form.state !== r.oauth_state) throw invalidRequest('state does not match the request');
-    const form_ = r.retrieved_as ?? 'v1';
+    const retrievedAs = r.retrieved_as ?? 'v1';
 
     if (form.error !== undefined && form.vp_token === undefined) {
       const detail = `${form.error}${form.error_description ? `: ${form.error_description}` : ''}`.slice(0, 500);
@@ -95,7 +95,7 @@ export class VerifierProtocol {
     }
     if (form.vp_token === undefined) throw invalidRequest('vp_token is missing');
 
-    const outcome = await this.verify(r, form_, form, baseUrl).catch((err: unknown) => {
+    const outcome = await this.verify(r, retrievedAs, form, baseUrl).catch((err: unknown) => {
       if (err instanceof PresentationInvalidError) return { ok: false as const, errors: [{ code: err.reason, detail: err.detail.slice(0, 500), ...(err.credentialId ? { credential_id: err.credentialId } : {}) }] };
       throw err;
     });
@@ -113,13 +113,13 @@ export class VerifierProtocol {
       await this.deps.store.write(ops);
     } catch (err) {
       // Another response for the same request won the race: this one changes nothing.
-      if (err instanceof ConditionFailedError || err instanceof WriteConflictError) throw invalidRequest('This presentation request was already answered');
+      if (lostRace(err)) throw invalidRequest('This presentation request was already answered');
       throw err;
     }
   }
 
   private async verify(r: PresentationRecord, form: 'v1' | 'draft', body: Form, baseUrl: string): Promise<{ ok: true; matched: MatchedCredentials }> {
-    const requestPayload = authorizationRequestPayload(r, form, responseUrl(baseUrl, r.wallet_id, r.request_id));
+    const requestPayload = authorizationRequestPayload(r, form, responseUrl(baseUrl, r.wallet_id, r.presentation_id));
     let parsed: Awaited<ReturnType<typeof parseOpenid4vpAuthorizationResponse>>;
     try {
       parsed = await parseOpenid4vpAuthorizationResponse({

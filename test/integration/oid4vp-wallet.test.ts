@@ -409,6 +409,32 @@ describe('OID4VP interop (spec wallet): replays and races change nothing', () =>
     expect((await presentation(created.presentation.presentation_id)).state).toBe('presentation-valid');
   });
 
+  test('a response without vp_token → 400 and nothing recorded; a wallet that declines (error) → presentation-invalid wallet_error', async () => {
+    const { created, req } = await fetchedDcqlRequest();
+    const before = await presentation(created.presentation.presentation_id);
+    expectInvalidRequest(await postDirectPost(req.payload.response_uri!, { state: req.payload.state! }));
+    expect(await presentation(created.presentation.presentation_id)).toEqual(before);
+    // OpenID4VP §8.5: the wallet sends an error response to the response_uri; the verifier learns the holder said no.
+    const declined = await postDirectPost(req.payload.response_uri!, { error: 'access_denied', error_description: 'the holder declined', state: req.payload.state! });
+    expect(declined.status).toBe(200);
+    const p = await presentation(created.presentation.presentation_id);
+    expect(p).toMatchObject({ state: 'presentation-invalid', verified: false, errors: [{ code: 'wallet_error', detail: 'access_denied: the holder declined' }] });
+  });
+
+  test('the draft form of a DCQL request, or a request whose verifier DID was deactivated meanwhile → 400, still request-created', async () => {
+    const dcql = await createRequest({ dcql_query: DCQL });
+    const draftOfDcql = await fetch(`${requestUrlOf(dcql)}?profile=draft`);
+    expect([draftOfDcql.status, ((await draftOfDcql.json()) as any).error]).toEqual([400, 'invalid_request']);
+    expect((await presentation(dcql.presentation.presentation_id)).state).toBe('request-created');
+
+    // A second did:key of the verifier (the public one cannot be deactivated), named by `did`.
+    const did = (await ok(api.call('POST', '/api/v1/create-did', { key: verifier.key, body: { method: 'key' } }), 'create-did')).did.did as string;
+    const made = await createRequest({ dcql_query: DCQL, did });
+    await ok(api.call('POST', `/api/v1/dids/${encodeURIComponent(did)}/deactivate`, { key: verifier.key }), 'deactivate');
+    await expect(resolveAuthorizationRequest(made.request_uri)).rejects.toThrow(/HTTP 400/);
+    expect((await presentation(made.presentation.presentation_id)).state).toBe('request-created');
+  });
+
   test('a presentation made for request A, posted to request B → B presentation-invalid (wrong_nonce), A untouched', async () => {
     const a = await fetchedDcqlRequest();
     const b = await fetchedDcqlRequest();

@@ -6,25 +6,14 @@
  *    all 500 mails (each: an OID4VCI offer made, a MIME mail with its QR code composed and sent).
  */
 import { performance } from 'node:perf_hooks';
-import { LOCAL_TAA, startLocalRuntime } from '../../infra/local/runtime';
+import { runBench, startBenchRuntime } from './harness';
 
 const BIG = Number(process.env.BENCH_BULK_RECIPIENTS ?? 10_000);
 const E2E = Number(process.env.BENCH_BULK_E2E ?? 500);
 
 async function main() {
-  const unthrottled = { rateLimit: 1e9, burstLimit: 1e9 };
-  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT', throttles: { stage: unthrottled, tenant: unthrottled, platform: unthrottled, publicRoute: unthrottled, protocolRoute: unthrottled, account: unthrottled } });
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const res = await fetch(`${rt.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    const json = (await res.json()) as Record<string, any>;
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
-    return json;
-  };
-  const w = await call('POST', '/api/subwallet/create', rt.baseApiKey!, { wallet_name: 'bench-mailer', label: 'Bench issuer' });
-  const key = (await call('POST', '/api/apikey/create', rt.baseApiKey!, { wallet_id: String(w.wallet_id), roles: ['admin'] })).api_key as string;
-  await call('POST', '/api/v1/accept-taa', key, { mechanism: 'service_agreement', version: LOCAL_TAA.version });
-  const did = (await call('POST', '/api/v1/create-did', key, { method: 'key' })).did.did as string;
-  await call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(did)}`, key);
+  const { rt, call, walletWithPublicDid } = await startBenchRuntime();
+  const { key } = await walletWithPublicDid('bench-mailer', { method: 'key' });
   await call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', key, { id: 'Membership', vct: 'https://example.com/m', claims: { name: { mandatory: true } }, display: [{ name: 'Membership card' }] });
   const entries = (n: number, run: string) => Array.from({ length: n }, (_, i) => ({ email: `r${i}.${run}@example.org`, schema_id: 'Membership', time_to_accept: 7, attributes: [{ name: 'name', value: `R ${i}` }] }));
 
@@ -63,10 +52,4 @@ async function main() {
   await rt.stop();
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -15,7 +15,7 @@ import { createHash, generateKeyPairSync, randomBytes, randomUUID, sign } from '
 import { performance } from 'node:perf_hooks';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { SDJwtInstance } from '@sd-jwt/core';
-import { startLocalRuntime } from '../../infra/local/runtime';
+import { runBench, startBenchRuntime } from './harness';
 import { lambdaContext } from '../../infra/local/lambda-context';
 import { disclosureFrame } from '../../lib/oid4vci/protocol/formats';
 import { SpecWallet } from '../helpers/spec-wallet';
@@ -41,19 +41,14 @@ const summary = (ms: number[]) => {
 };
 
 async function main() {
-  const unthrottled = { rateLimit: 1e9, burstLimit: 1e9 };
-  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT', throttles: { stage: unthrottled, tenant: unthrottled, platform: unthrottled, publicRoute: unthrottled, protocolRoute: unthrottled, account: unthrottled } });
-  const call = async (path: string, key: string, body: unknown) => {
-    const res = await fetch(`${rt.url}${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const json = (await res.json()) as Record<string, any>;
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  const wallet = await call('/api/subwallet/create', rt.baseApiKey!, { wallet_name: 'bench-issuer', label: 'Bench issuer' });
-  const key = (await call('/api/apikey/create', rt.baseApiKey!, { wallet_id: String(wallet.wallet_id), roles: ['admin'] })).api_key as string;
+  const bench = await startBenchRuntime();
+  const { rt } = bench;
+  const call = (path: string, key: string, body: unknown) => bench.call('POST', path, key, body);
+  const wallet = await bench.newWallet('bench-issuer');
+  const key = wallet.key;
   const did = (await call('/api/v1/create-did', key, { method: 'key' })).did.did as string;
   const sd = await call('/api/v1/oid4vci/credentials-supported/sd-jwt', key, { id: 'Identity', vct: 'https://example.com/identity', claims: CLAIMS, sd_list: SD_LIST });
-  const issuer = `${rt.url}/oid4vci/${wallet.wallet_id}`;
+  const issuer = `${rt.url}/oid4vci/${wallet.walletId}`;
   const offer = async () => {
     const o = await call('/api/v1/oid4vci/issue', key, { supported_cred_id: sd.supported_cred_id, credential_subject: SUBJECT, did });
     return o.offer.grants[PRE_AUTH]['pre-authorized_code'] as string;
@@ -118,13 +113,13 @@ async function main() {
   const eventFor = (accessToken: string, body: string): APIGatewayProxyEvent =>
     ({
       resource: route,
-      path: `/oid4vci/${wallet.wallet_id}/credential`,
+      path: `/oid4vci/${wallet.walletId}/credential`,
       httpMethod: 'POST',
       headers: { host: url.host, authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
       multiValueHeaders: {},
       queryStringParameters: null,
       multiValueQueryStringParameters: null,
-      pathParameters: { wallet_id: String(wallet.wallet_id) },
+      pathParameters: { wallet_id: wallet.walletId },
       stageVariables: null,
       body,
       isBase64Encoded: false,
@@ -181,10 +176,4 @@ async function main() {
   await rt.stop();
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

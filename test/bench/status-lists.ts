@@ -16,7 +16,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
 import { decodeJwt } from 'jose';
-import { LOCAL_TABLE_NAME, startLocalRuntime } from '../../infra/local/runtime';
+import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
+import { runBench, startBenchRuntime } from './harness';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
@@ -95,17 +96,8 @@ async function concurrently(count: number, workers: number, task: (i: number) =>
 }
 
 async function main() {
-  const unthrottled = { rateLimit: 1e9, burstLimit: 1e9 };
-  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT', throttles: { stage: unthrottled, tenant: unthrottled, platform: unthrottled, publicRoute: unthrottled, protocolRoute: unthrottled, account: unthrottled } });
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const res = await fetch(`${rt.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    const json = (await res.json()) as any;
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  const wallet = await call('POST', '/api/subwallet/create', rt.baseApiKey!, { wallet_name: 'bench-status', label: 'Bench status lists' });
-  const walletId = String(wallet.wallet_id);
-  const key = (await call('POST', '/api/apikey/create', rt.baseApiKey!, { wallet_id: walletId, roles: ['admin'] })).api_key as string;
+  const { rt, call, newWallet } = await startBenchRuntime();
+  const { key, walletId } = await newWallet('bench-status');
   const did = (await call('POST', '/api/v1/create-did', key, { method: 'key' })).did.did as string;
   const config = async (id: string) => (await call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', key, { id, vct: `https://example.com/${id}`, claims: CLAIMS, sd_list: ['/given_name'] })).supported_cred_id as string;
   const bound = await config('Identity_Status');
@@ -377,10 +369,4 @@ async function main() {
   await rt.stop();
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

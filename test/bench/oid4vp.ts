@@ -17,8 +17,9 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { JWK } from 'jose';
 import { SDJwtInstance } from '@sd-jwt/core';
 import { parseOpenid4vpAuthorizationResponse } from '@openid4vc/openid4vp';
-import { LOCAL_TAA, startLocalRuntime } from '../../infra/local/runtime';
 import { lambdaContext } from '../../infra/local/lambda-context';
+import { IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration } from '../helpers/identity-credential';
+import { runBench, startBenchRuntime } from './harness';
 import { oid4vcCallbacks } from '../../lib/oid4vc/callbacks';
 import { verifySdJwtPresentation } from '../../lib/oid4vp/verification/sd-jwt';
 import type { StatusChecker, VerificationContext } from '../../lib/oid4vp/verification/types';
@@ -30,10 +31,8 @@ const HANDLER_RUNS = Number(process.env.BENCH_VP_HANDLER_RUNS ?? 300);
 const RAW_RUNS = Number(process.env.BENCH_VP_RAW_RUNS ?? 3000);
 const WARMUP = 30;
 
-const VCT = 'https://credentials.example.com/identity_credential';
-const SUBJECT = { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', address: { street: 'Heidestraße 17', locality: 'Köln' } };
-const CLAIMS = { given_name: { mandatory: true }, family_name: {}, birthdate: {}, address: { street: {}, locality: {} } };
-const SD_LIST = ['/given_name', '/family_name', '/birthdate', '/address/street', '/address/locality'];
+const VCT = IDENTITY_VCT;
+const SUBJECT = IDENTITY_SUBJECT;
 const FORMATS = { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] } };
 const dcqlQuery = (vct: string): DcqlQuery => ({ credentials: [{ id: 'identity', format: 'dc+sd-jwt', meta: { vct_values: [vct] }, claims: [{ path: ['given_name'] }, { path: ['address', 'locality'] }] }] });
 
@@ -56,27 +55,12 @@ interface Prepared {
 }
 
 async function main() {
-  const unthrottled = { rateLimit: 1e9, burstLimit: 1e9 };
-  const rt = await startLocalRuntime({ port: 0, dataDir: null, logLevel: 'SILENT', throttles: { stage: unthrottled, tenant: unthrottled, platform: unthrottled, publicRoute: unthrottled, protocolRoute: unthrottled, account: unthrottled } });
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const res = await fetch(`${rt.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    const json = (await res.json()) as any;
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  const walletWithDid = async (name: string, didBody: Record<string, unknown>) => {
-    const w = await call('POST', '/api/subwallet/create', rt.baseApiKey!, { wallet_name: name, label: name });
-    const key = (await call('POST', '/api/apikey/create', rt.baseApiKey!, { wallet_id: String(w.wallet_id), roles: ['admin'] })).api_key as string;
-    await call('POST', '/api/v1/accept-taa', key, { mechanism: 'service_agreement', version: LOCAL_TAA.version });
-    const did = (await call('POST', '/api/v1/create-did', key, didBody)).did.did as string;
-    await call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(did)}`, key);
-    return { key, walletId: String(w.wallet_id), did };
-  };
+  const { rt, call, walletWithPublicDid } = await startBenchRuntime();
 
   // Issuer (did:key P-256) and two dc+sd-jwt configurations: one plain, one bound to a status list definition.
-  const issuer = await walletWithDid('bench-vp-issuer', { method: 'key', options: { key_type: 'p256' } });
+  const issuer = await walletWithPublicDid('bench-vp-issuer', { method: 'key', options: { key_type: 'p256' } });
   const configuration = async (id: string, vct: string) =>
-    (await call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', issuer.key, { id, format: 'dc+sd-jwt', vct, claims: CLAIMS, sd_list: SD_LIST, cryptographic_binding_methods_supported: ['jwk', 'did:key'] })).supported_cred_id as string;
+    (await call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', issuer.key, identityConfiguration(id, vct))).supported_cred_id as string;
   const plainVct = VCT;
   const statusVct = `${VCT}_status`;
   const plain = await configuration('Identity_dc', plainVct);
@@ -100,7 +84,7 @@ async function main() {
     if (performance.now() - t0 > 30_000) throw new Error(`${statusUri} not published within 30 s`);
   }
 
-  const verifier = await walletWithDid('bench-vp-verifier', { method: 'key', options: { key_type: 'ed25519' } });
+  const verifier = await walletWithPublicDid('bench-vp-verifier', { method: 'key', options: { key_type: 'ed25519' } });
 
   /** n requests created, their request objects fetched (and verified by the wallet), answers signed: all untimed. */
   const prepare = async (n: number, vct: string, cred: { credential: string; holderKey: HolderKey }): Promise<Prepared[]> => {
@@ -272,10 +256,4 @@ async function main() {
   await rt.stop();
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -6,11 +6,12 @@
  * choosing what to disclose, and binding the presentation to the request's nonce and client id.
  */
 import { createCredoHolder, type CredoHolder } from '../helpers/credo-holder';
+import { IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration, sdJwtVpFormats } from '../helpers/identity-credential';
 import { ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
 
-const VCT = 'https://credentials.example.com/identity_credential';
-const SUBJECT = { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', address: { street: 'Heidestraße 17', locality: 'Köln' } };
-const SD_JWT_FORMATS = { 'vc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] } };
+const VCT = IDENTITY_VCT;
+const SUBJECT = IDENTITY_SUBJECT;
+const SD_JWT_FORMATS = sdJwtVpFormats('vc+sd-jwt');
 
 let api: TestApi;
 let holder: CredoHolder;
@@ -24,17 +25,7 @@ beforeAll(async () => {
   holder = await createCredoHolder();
   const w = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'p256' } });
   const sd = await ok(
-    api.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', {
-      key: w.key,
-      body: {
-        id: 'Identity_dc',
-        format: 'dc+sd-jwt',
-        vct: VCT,
-        claims: { given_name: { mandatory: true }, family_name: {}, birthdate: {}, address: { street: {}, locality: {} } },
-        sd_list: ['/given_name', '/family_name', '/birthdate', '/address/street', '/address/locality'],
-        cryptographic_binding_methods_supported: ['jwk', 'did:key'],
-      },
-    }),
+    api.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', { key: w.key, body: identityConfiguration() }),
     'sd-jwt configuration',
   );
   issuer = { key: w.key, did: w.did, sd: sd.supported_cred_id };

@@ -36,11 +36,11 @@ import {
   type AnswerOptions,
   type VerifiedRequest,
 } from '../helpers/spec-vp-wallet';
+import { IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration, sdJwtVpFormats } from '../helpers/identity-credential';
 
-const VCT = 'https://credentials.example.com/identity_credential';
-const SUBJECT = { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', address: { street: 'Heidestraße 17', locality: 'Köln' } };
-const SD_LIST = ['/given_name', '/family_name', '/birthdate', '/address/street', '/address/locality'];
-const SD_JWT_FORMATS = { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] } };
+const VCT = IDENTITY_VCT;
+const SUBJECT = IDENTITY_SUBJECT;
+const SD_JWT_FORMATS = sdJwtVpFormats('dc+sd-jwt');
 /** Given name and locality: two selectively disclosable claims, one of them nested. */
 const DCQL = { credentials: [{ id: 'identity', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }, { path: ['address', 'locality'] }] }] };
 const PRES_DEF = {
@@ -95,17 +95,7 @@ let defId: string;
 async function newIssuer(withStatusList = false): Promise<Issuer> {
   const t = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'p256' } });
   const sd = await ok(
-    api.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', {
-      key: t.key,
-      body: {
-        id: 'Identity_dc',
-        format: 'dc+sd-jwt',
-        vct: VCT,
-        claims: { given_name: { mandatory: true }, family_name: {}, birthdate: {}, address: { street: {}, locality: {} } },
-        sd_list: SD_LIST,
-        cryptographic_binding_methods_supported: ['jwk', 'did:key'],
-      },
-    }),
+    api.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', { key: t.key, body: identityConfiguration() }),
     'sd-jwt configuration',
   );
   if (withStatusList) await ok(api.call('POST', '/api/v1/status-list/defs', { key: t.key, body: { supported_cred_id: sd.supported_cred_id } }), 'status list def');

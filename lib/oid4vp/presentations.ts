@@ -19,7 +19,8 @@ export function presentationView(r: PresentationRecord, state: PresentationState
     wallet_id: r.wallet_id,
     state,
     matched_credentials: r.matched_credentials,
-    verified: r.verified,
+    // Derived, not stored: the state says whether (and how) the answer verified.
+    verified: state === 'presentation-valid' ? true : state === 'presentation-invalid' ? false : null,
     errors: r.errors,
     created_at: r.created_at,
     updated_at: r.updated_at,

@@ -68,7 +68,6 @@ export interface PresentationRecord {
   readonly wallet_id: string;
   readonly state: PresentationState;
   readonly matched_credentials: MatchedCredentials | null;
-  readonly verified: boolean | null;
   readonly errors: readonly InvalidReasonEntry[] | null;
   readonly created_at: string;
   readonly updated_at: string;

@@ -172,7 +172,6 @@ export class VerifierService {
       wallet_id: scope.walletId,
       state: 'request-created',
       matched_credentials: null,
-      verified: null,
       errors: null,
       created_at: at,
       updated_at: at,

@@ -1,5 +1,6 @@
 import { createOpenid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
 import type { JwtSigner } from '@openid4vc/oauth2';
+import type { PublicJwk } from '../../keys/port';
 import type { IssuerSigner } from '../../keys/signer';
 import { signCompactJws } from '../../keys/signer';
 import { clientIdOf, formatFamily } from '../presentations';
@@ -59,14 +60,14 @@ export function authorizationRequestPayload(r: PresentationRecord, form: 'v1' | 
 }
 
 /** The signed request object (`typ oauth-authz-req+jwt`), built and checked by `@openid4vc/openid4vp`, signed through the key manager. */
-export async function signRequestObject(payload: Record<string, unknown>, requestUri: string, signer: IssuerSigner, now: Date): Promise<string> {
+export async function signRequestObject(payload: Record<string, unknown>, requestUri: string, signer: IssuerSigner, publicJwk: PublicJwk, now: Date): Promise<string> {
   const jwtSigner: JwtSigner = { method: 'did', didUrl: signer.kid, alg: signer.alg };
   const created = await createOpenid4vpAuthorizationRequest({
     scheme: 'openid://',
     authorizationRequestPayload: payload as never,
     jar: { requestUri, jwtSigner, expiresInSeconds: REQUEST_OBJECT_TTL_SECONDS, additionalJwtPayload: { aud: SELF_ISSUED_AUDIENCE } },
     callbacks: {
-      signJwt: async (_signer, jwt) => ({ jwt: await signCompactJws(signer, jwt.header, jwt.payload), signerJwk: undefined as never }),
+      signJwt: async (_signer, jwt) => ({ jwt: await signCompactJws(signer, jwt.header, jwt.payload), signerJwk: { ...publicJwk } }),
       encryptJwe: async () => {
         throw new Error('request objects are signed, not encrypted');
       },

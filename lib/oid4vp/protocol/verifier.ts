@@ -64,7 +64,7 @@ export class VerifierProtocol {
     const payload = authorizationRequestPayload(r, profile, responseUrl(baseUrl, scope.walletId, presentationId));
     const now = this.now();
     const signer = issuerSigner(this.deps.keyManager, scope, { ref: did.key_ref, alg: did.alg }, r.verification_method);
-    const jws = await signRequestObject(payload, requestObjectUrl(baseUrl, scope.walletId, presentationId), signer, now);
+    const jws = await signRequestObject(payload, requestObjectUrl(baseUrl, scope.walletId, presentationId), signer, did.public_jwk, now);
     const { ops } = presentationTransition(this.deps.events, scope, r, 'request-retrieved', now, { retrieved_as: profile });
     try {
       await this.deps.store.write(ops);
@@ -107,8 +107,8 @@ export class VerifierProtocol {
   private async finish(scope: TenantScope, r: PresentationRecord, outcome: { ok: true; matched: MatchedCredentials } | { ok: false; errors: InvalidReasonEntry[] }) {
     const at = this.now();
     const { ops } = outcome.ok
-      ? presentationTransition(this.deps.events, scope, r, 'presentation-valid', at, { verified: true, matched_credentials: outcome.matched, errors: null })
-      : presentationTransition(this.deps.events, scope, r, 'presentation-invalid', at, { verified: false, matched_credentials: null, errors: outcome.errors });
+      ? presentationTransition(this.deps.events, scope, r, 'presentation-valid', at, { matched_credentials: outcome.matched, errors: null })
+      : presentationTransition(this.deps.events, scope, r, 'presentation-invalid', at, { matched_credentials: null, errors: outcome.errors });
     try {
       await this.deps.store.write(ops);
     } catch (err) {

@@ -20,3 +20,24 @@ export function identityConfiguration(id = 'Identity_dc', vct = IDENTITY_VCT) {
 
 /** Every verifier alg for SD-JWT VC, under the given media type's name. */
 export const sdJwtVpFormats = (format: 'vc+sd-jwt' | 'dc+sd-jwt') => ({ [format]: { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] } });
+
+/**
+ * Family name and birth date of an identity credential, nothing more (`limit_disclosure: required`);
+ * the birth date also checked by a pattern, which DCQL cannot carry (checked on the answer instead).
+ */
+export const FAMILY_NAME_AND_BIRTHDATE = {
+  id: 'name-and-birthdate',
+  purpose: 'Family name and birth date',
+  input_descriptors: [
+    {
+      id: 'identity',
+      name: 'Identity',
+      purpose: 'Who you are',
+      format: { 'vc+sd-jwt': {} },
+      constraints: {
+        limit_disclosure: 'required',
+        fields: [{ path: ['$.vct'], filter: { type: 'string', const: IDENTITY_VCT } }, { path: ['$.family_name'] }, { path: ['$.birthdate'], filter: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } }],
+      },
+    },
+  ],
+};

@@ -6,7 +6,7 @@
  * choosing what to disclose, and binding the presentation to the request's nonce and client id.
  */
 import { createCredoHolder, type CredoHolder } from '../helpers/credo-holder';
-import { IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration, sdJwtVpFormats } from '../helpers/identity-credential';
+import { FAMILY_NAME_AND_BIRTHDATE, IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration, sdJwtVpFormats } from '../helpers/identity-credential';
 import { ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
 
 const VCT = IDENTITY_VCT;
@@ -65,26 +65,8 @@ describe('Credo 0.6.3 answers the service’s requests', () => {
   }, 60_000);
 
   test('a request made from a presentation definition reaches Credo as DCQL and verifies against the definition', async () => {
-    const pres_def = {
-      id: 'age-check',
-      purpose: 'Name and birth date',
-      input_descriptors: [
-        {
-          id: 'identity',
-          name: 'Identity',
-          purpose: 'Who you are',
-          format: { 'vc+sd-jwt': {} },
-          constraints: {
-            limit_disclosure: 'required',
-            fields: [
-              { path: ['$.vct'], filter: { type: 'string', const: VCT } },
-              { path: ['$.family_name'] },
-              { path: ['$.birthdate'], filter: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } },
-            ],
-          },
-        },
-      ],
-    };
+    const pres_def = FAMILY_NAME_AND_BIRTHDATE;
+
     const def = await ok(api.call('POST', '/api/v1/oid4vp/presentation-definitions', { key: verifier.key, body: { pres_def } }), 'definition');
     const created = await ok(api.call('POST', '/api/v1/oid4vp/request', { key: verifier.key, body: { pres_def_id: def.pres_def_id, vp_formats: SD_JWT_FORMATS } }), 'request');
     expect(created.request.dcql_query.credentials[0]).toMatchObject({ id: 'identity', format: 'dc+sd-jwt', meta: { vct_values: [VCT] } });

@@ -36,29 +36,14 @@ import {
   type AnswerOptions,
   type VerifiedRequest,
 } from '../helpers/spec-vp-wallet';
-import { IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration, sdJwtVpFormats } from '../helpers/identity-credential';
+import { FAMILY_NAME_AND_BIRTHDATE, IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration, sdJwtVpFormats } from '../helpers/identity-credential';
 
 const VCT = IDENTITY_VCT;
 const SUBJECT = IDENTITY_SUBJECT;
 const SD_JWT_FORMATS = sdJwtVpFormats('dc+sd-jwt');
 /** Given name and locality: two selectively disclosable claims, one of them nested. */
 const DCQL = { credentials: [{ id: 'identity', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ path: ['given_name'] }, { path: ['address', 'locality'] }] }] };
-const PRES_DEF = {
-  id: 'name-and-birthdate',
-  purpose: 'Family name and birth date',
-  input_descriptors: [
-    {
-      id: 'identity',
-      name: 'Identity',
-      purpose: 'Who you are',
-      format: { 'vc+sd-jwt': {} },
-      constraints: {
-        limit_disclosure: 'required',
-        fields: [{ path: ['$.vct'], filter: { type: 'string', const: VCT } }, { path: ['$.family_name'] }, { path: ['$.birthdate'], filter: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } }],
-      },
-    },
-  ],
-};
+const PRES_DEF = FAMILY_NAME_AND_BIRTHDATE;
 
 interface Tenant {
   key: string;

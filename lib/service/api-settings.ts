@@ -17,16 +17,20 @@ export const API_DEFAULTS = {
   /** The base (super-admin) key (usage plan "platform"). */
   platformThrottleRateLimit: 50,
   platformThrottleBurstLimit: 100,
-  /** Each public route, every anonymous caller together: well under what an authenticated method gets. */
-  publicThrottleRateLimit: 20,
-  publicThrottleBurstLimit: 40,
+  /**
+   * Each public route, every anonymous caller together: the ceiling behind the per-source limits below
+   * (SOURCE_LIMITS), kept under what an authenticated method gets. Its burst is well above one source's
+   * allowance, so that one address spending all of it leaves the route to everyone else.
+   */
+  publicThrottleRateLimit: 200,
+  publicThrottleBurstLimit: 800,
   /**
    * Each public protocol route (the OID4VCI token, nonce, credential… endpoints), every tenant's holder
    * wallets together: a credential costs a wallet 3 to 5 such calls, so these routes get more than the
    * other public ones while staying below an authenticated method.
    */
-  protocolThrottleRateLimit: 200,
-  protocolThrottleBurstLimit: 400,
+  protocolThrottleRateLimit: 300,
+  protocolThrottleBurstLimit: 800,
   /**
    * API Gateway's default account-level limit in a region (not ours to set: a quota), shared by every
    * method and API of the account; the local gateway emulates it.
@@ -49,3 +53,18 @@ export function routeThrottle<T>(route: { readonly auth: string; readonly protoc
   if (route.auth !== 'public') return null;
   return route.protocol ? limits.protocolRoute : limits.publicRoute;
 }
+
+/**
+ * Per client source (IP address) limits: one declaration for the stage's AWS WAF rate-based rules and
+ * the local gateway, which applies the same counts per socket address. Counted over a trailing window of
+ * `windowSeconds` (WAF's evaluation window); a source over a limit is refused with 429 `rate_limited`
+ * until its count in the window drops. The route throttles above stay as the ceiling for all sources
+ * together (WAF needs some seconds to notice a source; the route bucket bounds what passes meanwhile).
+ */
+export const SOURCE_LIMITS = {
+  windowSeconds: 60,
+  /** Every request from one address, authenticated or not (tenants are also held by their usage plan). */
+  allRequests: 6_000,
+  /** Requests from one address to the public routes (no API key: DID documents, status lists, OID4VCI/OID4VP endpoints, /docs). */
+  publicRequests: 300,
+} as const;

@@ -304,14 +304,18 @@ export class ServiceStack extends Stack {
       fns['webhook-relay'].fn.metric('IteratorAge', { period: Alarms.FIVE_MINUTES, statistic: 'Maximum' }),
       300_000,
     );
-    fns['webhook-delivery'].fn.addEventSource(
-      new SqsEventSource(queues.webhook, { batchSize: 10, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency: 20 }),
-    );
-    // Status lists: relay -> status queue (each job delayed 1 s, so a burst's changes are in before the
-    // first build; no batching window on top) -> status worker (concurrent invocations coalesce per list).
-    fns['status-worker'].fn.addEventSource(new SqsEventSource(queues.status, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }));
-    // Bulk email: email queue -> email worker (each recipient one message; SES's send rate bounds the concurrency worth having).
-    fns['email-worker'].fn.addEventSource(new SqsEventSource(queues.email, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 5 }));
+    // Queue -> worker, with the consumer settings declared beside each queue (lib/service/resources.ts).
+    const QUEUE_WORKERS: Record<QueueId, FunctionName> = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker' };
+    for (const q of QUEUES) {
+      fns[QUEUE_WORKERS[q.id]].fn.addEventSource(
+        new SqsEventSource(queues[q.id], {
+          batchSize: q.consumer.batchSize,
+          maxConcurrency: q.consumer.maxConcurrency,
+          reportBatchItemFailures: true,
+          ...(q.consumer.maxBatchingWindowSeconds ? { maxBatchingWindow: Duration.seconds(q.consumer.maxBatchingWindowSeconds) } : {}),
+        }),
+      );
+    }
 
     // Bodies in the service's shape; a status only where we change API Gateway's on purpose.
     for (const [type, e] of Object.entries(GATEWAY_ERRORS)) {

@@ -68,3 +68,13 @@ export const SOURCE_LIMITS = {
   /** Requests from one address to the public routes (no API key: DID documents, status lists, OID4VCI/OID4VP endpoints, /docs). */
   publicRequests: 300,
 } as const;
+
+/**
+ * Functions whose concurrency is reserved (and so capped): a flood of slow requests to a public endpoint
+ * takes at most this many of the account's Lambda instances, never the admin API's. The stack sets it as
+ * reserved concurrency; the local gateway caps in-flight invocations of the function at the same count.
+ */
+export const RESERVED_CONCURRENCY: Readonly<Record<string, number>> = {
+  // The OpenID4VP verifier: a response may wait on other parties' servers for seconds.
+  'oid4vp-verifier': 20,
+};

@@ -69,16 +69,25 @@ export interface QueueDefinition {
   /** Receives before a message moves to the queue's DLQ. */
   readonly maxReceiveCount: number;
   readonly retentionDays: number;
+  /** The worker that consumes it, as the Lambda SQS event source (and the local poller) hands it batches. */
+  readonly consumer: {
+    readonly batchSize: number;
+    /** Lambda's event-source maximum concurrency: instances of the worker this queue may keep busy. */
+    readonly maxConcurrency: number;
+    readonly maxBatchingWindowSeconds?: number;
+  };
 }
 
 /** Work queues; each gets a dead-letter queue `<id>-dlq` (retention 14 days). */
 export const QUEUES: readonly QueueDefinition[] = [
   // 6 x the email worker's timeout.
-  { id: 'email', visibilityTimeoutSeconds: 360, maxReceiveCount: 5, retentionDays: 4 },
+  // SES's send rate bounds the concurrency worth having.
+  { id: 'email', visibilityTimeoutSeconds: 360, maxReceiveCount: 5, retentionDays: 4, consumer: { batchSize: 10, maxConcurrency: 5 } },
   // 6 x the webhook worker's timeout, as AWS advises for SQS event sources.
-  { id: 'webhook', visibilityTimeoutSeconds: 180, maxReceiveCount: 5, retentionDays: 4 },
-  // Status-list publications and deletions: 6 x the status worker's timeout.
-  { id: 'status', visibilityTimeoutSeconds: 360, maxReceiveCount: 5, retentionDays: 4 },
+  { id: 'webhook', visibilityTimeoutSeconds: 180, maxReceiveCount: 5, retentionDays: 4, consumer: { batchSize: 10, maxConcurrency: 20, maxBatchingWindowSeconds: 1 } },
+  // Status-list publications and deletions: 6 x the status worker's timeout. Each job is delayed 1 s by
+  // its sender, so a burst's changes are in before the first build; no batching window on top.
+  { id: 'status', visibilityTimeoutSeconds: 360, maxReceiveCount: 5, retentionDays: 4, consumer: { batchSize: 10, maxConcurrency: 10 } },
 ];
 
 export const DLQ_RETENTION_DAYS = 14;

@@ -50,3 +50,9 @@ export const GATEWAY_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 
 /** API Gateway's integration timeout for a REST API (the default, and the most without a quota raise). */
 export const GATEWAY_INTEGRATION_TIMEOUT_MS = 29_000;
+
+/**
+ * What a client source (IP address) over its SOURCE_LIMITS gets: the stage's WAF answers with it (a
+ * custom response of its rate-based rules) and the local gateway with the same status and body.
+ */
+export const SOURCE_LIMITED = { status: 429, code: 'rate_limited', error: 'Too many requests from this address; retry later' } as const;

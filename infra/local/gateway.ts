@@ -105,8 +105,8 @@ const WINDOW_SLOTS = 12;
  * counts exactly, in slots of windowSeconds/12 (a request leaves the count up to one slot after the
  * window), and refuses from the first request over a limit; WAF estimates the rate, checks it every few
  * seconds and needs up to tens of seconds to start and stop refusing a source (the route throttles
- * bound what passes meanwhile). Like WAF, refused requests still count: a source that keeps sending
- * stays refused until it slows down.
+ * bound what passes meanwhile). Refused requests still count, as WAF counts every request its rule
+ * matches: a source that keeps sending stays refused until it slows down.
  */
 export class SourceLimiter {
   /** Per source: the slot last written, then [all, public] counts per slot. Map order is recency. */

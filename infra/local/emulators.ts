@@ -1,13 +1,16 @@
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { Server } from "node:http";
 import { createServer as createNetServer } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
 import { createSqsServer } from 'local-aws-sqs';
 import sesModule from 'aws-ses-v2-local';
+import { LAUNCHER_CLASS, launcherClassFile } from './dynamodb-launcher';
 
 export const LOOPBACK = '127.0.0.1';
 
@@ -48,17 +51,31 @@ function dynamoDbLocalDir(): string {
 /**
  * AWS's DynamoDB Local on the machine's Java; `dbPath` null keeps data in memory. Spawned here rather
  * than through the package's spawn() because that cannot pass -disableTelemetry: DynamoDB Local
- * otherwise reports to AWS, and nothing here may leave the machine.
+ * otherwise reports to AWS, and nothing here may leave the machine. Started through our launcher
+ * class (dynamodb-launcher.ts), which binds it to loopback: by itself it listens on every interface.
  */
 export async function startDynamoDbLocal(dbPath: string | null): Promise<Emulator> {
   const port = await freePort();
   const dir = dynamoDbLocalDir();
+  const launcherDir = await mkdtemp(join(tmpdir(), 'dynamodb-launcher-'));
+  try {
+    await writeFile(join(launcherDir, `${LAUNCHER_CLASS}.class`), launcherClassFile(LOOPBACK));
+    return await runDynamoDbLocal(dir, launcherDir, port, dbPath);
+  } finally {
+    // Once DynamoDB Local listens (or has failed), the JVM has loaded and run the launcher.
+    await rm(launcherDir, { recursive: true, force: true });
+  }
+}
+
+async function runDynamoDbLocal(dir: string, launcherDir: string, port: number, dbPath: string | null): Promise<Emulator> {
   const args = [
     '-XX:+UseSerialGC',
     '-Xshare:auto',
     `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
-    '-jar',
-    join(dir, 'DynamoDBLocal.jar'),
+    // The jar's manifest still brings its libraries (Class-Path), as with -jar.
+    '-cp',
+    [launcherDir, join(dir, 'DynamoDBLocal.jar')].join(delimiter),
+    LAUNCHER_CLASS,
     '-port',
     String(port),
     '-sharedDb',
@@ -79,7 +96,12 @@ export async function startDynamoDbLocal(dbPath: string | null): Promise<Emulato
     const res = await fetch(endpoint, { method: 'GET' });
     return res.status > 0;
   };
-  await Promise.race([waitFor(listening, 'DynamoDB Local'), exited]);
+  try {
+    await Promise.race([waitFor(listening, 'DynamoDB Local'), exited]);
+  } catch (err) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    throw err;
+  }
   return {
     endpoint,
     async stop() {

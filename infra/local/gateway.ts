@@ -9,12 +9,13 @@ import type {
 } from 'aws-lambda';
 import { localUsageKeys, type LocalUsageKeyRegistry } from '../../lib/adapters/local-usage-keys';
 import { policyResourceMatches } from '../../lib/http/caller';
-import { API_DEFAULTS, routeThrottle, type ThrottleLimits } from '../../lib/service/api-settings';
+import { API_DEFAULTS, RESERVED_CONCURRENCY, routeThrottle, SOURCE_LIMITS, type ThrottleLimits } from '../../lib/service/api-settings';
 import {
   GATEWAY_ERRORS,
   GATEWAY_INTEGRATION_TIMEOUT_MS,
   GATEWAY_MAX_PAYLOAD_BYTES,
   gatewayStatus,
+  SOURCE_LIMITED,
   type GatewayError,
 } from '../../lib/service/gateway-responses';
 import { ROUTES, type Route, type RouteGroup } from '../../lib/service/routes';
@@ -35,7 +36,17 @@ export interface GatewayOptions {
   readonly usageKeys?: LocalUsageKeyRegistry;
   /** How long a function may take before the gateway answers 504 (API Gateway: 29 s). */
   readonly integrationTimeoutMs?: number;
+  /** The stage's per-source (WAF) limits (default: SOURCE_LIMITS). */
+  readonly sourceLimits?: SourceLimits;
+  /** In-flight invocations allowed per function, as Lambda's reserved concurrency (default: RESERVED_CONCURRENCY). */
+  readonly reservedConcurrency?: Readonly<Record<string, number>>;
   readonly onError?: (err: unknown) => void;
+}
+
+export interface SourceLimits {
+  readonly windowSeconds: number;
+  readonly allRequests: number;
+  readonly publicRequests: number;
 }
 
 export interface LocalThrottles {
@@ -83,6 +94,72 @@ class TokenBucket {
 }
 
 class IntegrationTimeout extends Error {}
+
+/** Sources tracked at once; past it the one seen longest ago is forgotten, so memory stays bounded. */
+const MAX_TRACKED_SOURCES = 10_000;
+/** The window is counted in this many slots: a fixed amount of memory per source, however fast it sends. */
+const WINDOW_SLOTS = 12;
+
+/**
+ * The stage's AWS WAF rate-based rules (SOURCE_LIMITS), per socket address. Differences from WAF: this
+ * counts exactly, in slots of windowSeconds/12 (a request leaves the count up to one slot after the
+ * window), and refuses from the first request over a limit; WAF estimates the rate, checks it every few
+ * seconds and needs up to tens of seconds to start and stop refusing a source (the route throttles
+ * bound what passes meanwhile). Refused requests still count, as WAF counts every request its rule
+ * matches: a source that keeps sending stays refused until it slows down.
+ */
+export class SourceLimiter {
+  /** Per source: the slot last written, then [all, public] counts per slot. Map order is recency. */
+  private readonly sources = new Map<string, { slot: number; counts: Uint32Array }>();
+  private readonly slotMs: number;
+
+  constructor(
+    private readonly limits: SourceLimits,
+    private readonly maxSources = MAX_TRACKED_SOURCES,
+  ) {
+    this.slotMs = (limits.windowSeconds * 1000) / WINDOW_SLOTS;
+  }
+
+  /** Counts a request from `source`; false when the source is now over a limit that applies to it. */
+  admit(source: string, isPublic: boolean, now = Date.now()): boolean {
+    const slot = Math.floor(now / this.slotMs);
+    let entry = this.sources.get(source);
+    if (entry) this.sources.delete(source);
+    else {
+      if (this.sources.size >= this.maxSources) this.sources.delete(this.sources.keys().next().value!);
+      entry = { slot, counts: new Uint32Array(WINDOW_SLOTS * 2) };
+    }
+    this.sources.set(source, entry);
+    // Clear the slots passed since the last request (all of them after a whole window).
+    for (let s = Math.max(entry.slot + 1, slot - WINDOW_SLOTS + 1); s <= slot; s++) {
+      const i = (s % WINDOW_SLOTS) * 2;
+      entry.counts[i] = 0;
+      entry.counts[i + 1] = 0;
+    }
+    entry.slot = slot;
+    const i = (slot % WINDOW_SLOTS) * 2;
+    entry.counts[i]! += 1;
+    if (isPublic) entry.counts[i + 1]! += 1;
+    let all = 0;
+    let pub = 0;
+    for (let k = 0; k < WINDOW_SLOTS; k++) {
+      all += entry.counts[k * 2]!;
+      pub += entry.counts[k * 2 + 1]!;
+    }
+    // The public limit is a rule scoped to public routes: it refuses only requests to them.
+    return all <= this.limits.allRequests && (!isPublic || pub <= this.limits.publicRequests);
+  }
+
+  get tracked(): number {
+    return this.sources.size;
+  }
+}
+
+/** The address a socket's peer has, IPv4-mapped IPv6 written as IPv4 (one source, one count). */
+function sourceAddress(req: IncomingMessage): string {
+  const a = req.socket.remoteAddress ?? '';
+  return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
+}
 
 const API_ID = 'local';
 
@@ -158,6 +235,9 @@ export function createGateway(opts: GatewayOptions): Server {
     for (const b of buckets) b.take();
     return false;
   };
+  const sources = new SourceLimiter(opts.sourceLimits ?? SOURCE_LIMITS);
+  const reserved = opts.reservedConcurrency ?? RESERVED_CONCURRENCY;
+  const inFlight = new Map<string, number>();
   const ttlMs = opts.authorizerCacheTtlSeconds * 1000;
   const cache = new Map<string, { decision: APIGatewayAuthorizerResult; until: number }>();
   const authorize = async (token: string, methodArn: string): Promise<APIGatewayAuthorizerResult> => {
@@ -174,12 +254,6 @@ export function createGateway(opts: GatewayOptions): Server {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = (req.method ?? 'GET').toUpperCase();
-    const body = await readBody(req);
-    if (body === 'too_large') {
-      sendGatewayError(res, GATEWAY_ERRORS.REQUEST_TOO_LARGE);
-      req.destroy();
-      return;
-    }
     let match: { c: CompiledRoute; values: string[] } | undefined;
     for (const c of compiled) {
       if (c.route.method !== method) continue;
@@ -188,6 +262,17 @@ export function createGateway(opts: GatewayOptions): Server {
         match = { c, values: m.slice(1) };
         break;
       }
+    }
+    // The web ACL comes before API Gateway: a refused request takes no throttle token and runs no authorizer.
+    if (!sources.admit(sourceAddress(req), match?.c.route.auth === 'public')) {
+      req.resume();
+      return send(res, SOURCE_LIMITED.status, { 'content-type': 'application/json' }, JSON.stringify({ error: SOURCE_LIMITED.error, code: SOURCE_LIMITED.code }));
+    }
+    const body = await readBody(req);
+    if (body === 'too_large') {
+      sendGatewayError(res, GATEWAY_ERRORS.REQUEST_TOO_LARGE);
+      req.destroy();
+      return;
     }
     if (!match) return sendGatewayError(res, GATEWAY_ERRORS.MISSING_AUTHENTICATION_TOKEN);
     const { route } = match.c;
@@ -264,13 +349,23 @@ export function createGateway(opts: GatewayOptions): Server {
     };
     const handler = opts.groups.get(route.group);
     if (!handler) throw new Error(`no handler loaded for group ${route.group}`);
+    // Lambda refuses an invocation past the function's reserved concurrency, and API Gateway answers
+    // that with a 500 and the DEFAULT_5XX body (AWS: "If the Lambda API rejects the invocation request,
+    // API Gateway returns a 500"). An instance stays taken until the function returns, even after a 504.
+    const cap = reserved[route.group];
+    const running = inFlight.get(route.group) ?? 0;
+    if (cap !== undefined && running >= cap) return sendGatewayError(res, GATEWAY_ERRORS.DEFAULT_5XX, 500);
+    inFlight.set(route.group, running + 1);
+    const invocation = Promise.resolve()
+      .then(() => handler(event, lambdaContext(`local-${route.group}`, timeoutMs)))
+      .finally(() => inFlight.set(route.group, inFlight.get(route.group)! - 1));
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new IntegrationTimeout()), timeoutMs);
     });
     let result: APIGatewayProxyResult;
     try {
-      result = await Promise.race([handler(event, lambdaContext(`local-${route.group}`, timeoutMs)), deadline]);
+      result = await Promise.race([invocation, deadline]);
     } catch (err) {
       if (err instanceof IntegrationTimeout) return sendGatewayError(res, GATEWAY_ERRORS.INTEGRATION_TIMEOUT);
       // A function that throws instead of answering: API Gateway's 502 with the DEFAULT_5XX body.

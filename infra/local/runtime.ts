@@ -18,14 +18,14 @@ import {
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { localUsageKeys } from '../../lib/adapters/local-usage-keys';
-import { API_DEFAULTS } from '../../lib/service/api-settings';
+import { API_DEFAULTS, RESERVED_CONCURRENCY, SOURCE_LIMITS } from '../../lib/service/api-settings';
 import { docsRendererDir } from '../../lib/service/docs-assets';
 import { ENV } from '../../lib/service/env-names';
 import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../../lib/service/routes';
 import { gsi1 } from '../../lib/store/keys';
 import { platformUsageKey, walletUsageKey } from '../../lib/service/usage-keys';
-import { createGateway, DEFAULT_THROTTLES, type AuthorizerHandler, type GroupHandler, type LocalThrottles } from './gateway';
+import { createGateway, DEFAULT_THROTTLES, type AuthorizerHandler, type GroupHandler, type LocalThrottles, type SourceLimits } from './gateway';
 import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
 import { pollQueue, pollStream, type Poller, type SqsWorker, type StreamWorker } from './pollers';
 import type { Resolver } from '../../lib/webhooks/transport';
@@ -55,6 +55,10 @@ export interface LocalRuntimeOptions {
   readonly taa?: { text: string; version: string; aml: Record<string, string> } | null;
   /** Throttles of the local gateway (default: the stack's). */
   readonly throttles?: Partial<LocalThrottles>;
+  /** Per-source limits of the local gateway, as the stage's WAF applies them (default: SOURCE_LIMITS). */
+  readonly sourceLimits?: Partial<SourceLimits>;
+  /** Concurrency caps per function, as Lambda's reserved concurrency (default: RESERVED_CONCURRENCY; replaces it whole). */
+  readonly reservedConcurrency?: Readonly<Record<string, number>>;
   /** How long a function may run before the gateway answers 504 (default: API Gateway's 29 s). */
   readonly integrationTimeoutMs?: number;
   /** Per-wallet DID limits (default: the stack's). */
@@ -393,6 +397,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       authorizer,
       authorizerCacheTtlSeconds: opts.authorizerCacheTtlSeconds ?? Number(process.env[ENV.authorizerCacheTtl] ?? API_DEFAULTS.authorizerCacheTtlSeconds),
       throttles: { ...DEFAULT_THROTTLES, ...opts.throttles },
+      sourceLimits: { ...SOURCE_LIMITS, ...opts.sourceLimits },
+      reservedConcurrency: opts.reservedConcurrency ?? RESERVED_CONCURRENCY,
       usageKeys: localUsageKeys,
       ...(opts.integrationTimeoutMs ? { integrationTimeoutMs: opts.integrationTimeoutMs } : {}),
       groups,

@@ -85,16 +85,23 @@ function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string> {
   return out;
 }
 
+/**
+ * Authentication before authorization: a missing or expired credential is a 401 whatever the route,
+ * and only a credential that holds is told it may not call this one (403).
+ */
 function authorize(route: Route, caller: Caller, now: number): void {
+  if (route.auth !== 'public' && caller.kind === 'anonymous') {
+    throw new UnauthorizedError('Missing, invalid, expired or revoked API key (x-api-key header)');
+  }
+  // The gateway may reuse an authorizer decision for its cache TTL; expiry is exact all the same.
+  if (caller.kind === 'wallet' && caller.expiresAt !== null && !(now < caller.expiresAt)) {
+    throw new UnauthorizedError(`This credential expired at ${new Date(caller.expiresAt).toISOString()}`);
+  }
   if (route.auth === 'superadmin' && caller.kind !== 'superadmin') {
     throw new ForbiddenError('This route needs the base (super-admin) API key');
   }
   if (route.auth === 'wallet' && caller.kind !== 'wallet') {
     throw new ForbiddenError('This route needs a wallet API key or subwallet token; the base key does not act as a wallet');
-  }
-  // The gateway may reuse an authorizer decision for its cache TTL; expiry is exact all the same.
-  if (caller.kind === 'wallet' && caller.expiresAt !== null && !(now < caller.expiresAt)) {
-    throw new UnauthorizedError(`This credential expired at ${new Date(caller.expiresAt).toISOString()}`);
   }
 }
 

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, randomBytes, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { HashAlgorithm, type CallbackContext, type Jwk, type JwtSigner } from '@openid4vc/oauth2';
 import { selfResolve } from '../resolver/resolver';
+import { privateJwkMembers } from './jwk';
 
 /**
  * The one place the `@openid4vc/*` libraries get their crypto and I/O (EXAMPLES.md, "Callbacks in one
@@ -65,6 +66,8 @@ export function oid4vcCallbacks(keys: CallbackKeys = {}) {
       return { jwt: `${input}.${Buffer.from(tk.sign(Buffer.from(input))).toString('base64url')}`, signerJwk: tk.publicJwk };
     },
     verifyJwt: async (signer: JwtSigner, jwt: { header: Record<string, unknown>; compact: string }) => {
+      // A key that comes with private members is not a public key: never verified against (lib/oid4vc/jwk.ts).
+      if (signer.method === 'jwk' && privateJwkMembers(signer.publicJwk).length > 0) return { verified: false as const };
       const jwk = signerPublicJwk(signer);
       const alg = signer.alg ?? (jwt.header.alg as string);
       if (!jwk || !(VERIFIABLE_ALGS as readonly string[]).includes(alg)) return { verified: false as const };

@@ -1,7 +1,8 @@
 /**
  * What the benches share: the local runtime `npm start` runs, on a free port with in-memory data and
- * its throttles lifted (a bench measures the service, not the limits), an admin-API caller, and the
- * setup of a tenant. Each bench runs as its own process (run.ts), so `runBench` owns the exit code.
+ * its throttles, per-source limits and concurrency caps lifted (a bench measures the service, not the
+ * limits), an admin-API caller, and the setup of a tenant. Each bench runs as its own process
+ * (run.ts), so `runBench` owns the exit code.
  */
 import { LOCAL_TAA, startLocalRuntime, type LocalRuntime } from '../../infra/local/runtime';
 
@@ -25,6 +26,8 @@ export async function startBenchRuntime(): Promise<BenchRuntime> {
     dataDir: null,
     logLevel: 'SILENT',
     throttles: { stage: UNTHROTTLED, tenant: UNTHROTTLED, platform: UNTHROTTLED, publicRoute: UNTHROTTLED, protocolRoute: UNTHROTTLED, account: UNTHROTTLED },
+    sourceLimits: { allRequests: 1e9, publicRequests: 1e9 }, // one source (127.0.0.1) stands for every client
+    reservedConcurrency: {},
   });
   const call: Call = async (method, path, key, body) => {
     const res = await fetch(`${rt.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });

@@ -27,7 +27,16 @@ let counter = 0;
 /** The same runtime as `npm start`, on free ports with in-memory data; talks to it over HTTP. */
 export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dataDir'> = {}): Promise<TestApi> {
   // No decision cache by default, so revocation tests see the effect at once; cache tests set a TTL.
-  const rt = await startLocalRuntime({ logLevel: (process.env.TEST_LOG_LEVEL as 'SILENT') ?? 'SILENT', authorizerCacheTtlSeconds: 0, ...opts, port: 0, dataDir: null });
+  // Every test request comes from 127.0.0.1, one source standing for many clients: no per-source limit
+  // unless a test sets one (test/integration/source-limits.test.ts).
+  const rt = await startLocalRuntime({
+    logLevel: (process.env.TEST_LOG_LEVEL as 'SILENT') ?? 'SILENT',
+    authorizerCacheTtlSeconds: 0,
+    sourceLimits: { allRequests: Number.MAX_SAFE_INTEGER, publicRequests: Number.MAX_SAFE_INTEGER },
+    ...opts,
+    port: 0,
+    dataDir: null,
+  });
   if (!rt.baseApiKey) throw new Error('an in-memory runtime always generates a base key');
   const baseKey = rt.baseApiKey;
 

@@ -38,6 +38,27 @@ test('expiry is exact: an expired key is refused at once, while the cached decis
   expect(after).toMatchObject({ status: 401, body: { code: 'unauthorized', error: `This credential expired at ${expiresAt.toISOString()}` } });
 });
 
+test('authentication before authorization: an expired key is a 401 on the routes its role may not call too', async () => {
+  const w = await api.newWallet();
+  const expiresAt = new Date(Date.now() + 1500);
+  const create = () => api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: String(w.walletId), roles: ['admin'], expires_at: expiresAt.toISOString() } });
+  const [a, b] = [(await create()).body.api_key as string, (await create()).body.api_key as string];
+  // While valid: its own route answers, a super-admin route is a 403 (both decisions now cached for 3 s).
+  expect((await api.call('GET', '/api/v1/wallet', { key: a })).status).toBe(200);
+  expect(await api.call('GET', '/api/subwallets', { key: b })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+  await sleep(expiresAt.getTime() - Date.now() + 100);
+  const expired = { status: 401, body: { code: 'unauthorized', error: `This credential expired at ${expiresAt.toISOString()}` } };
+  // Either route, in either order: the function refuses the expired credential before asking what it may call.
+  expect(await api.call('GET', '/api/subwallets', { key: a })).toMatchObject(expired);
+  expect(await api.call('GET', '/api/v1/wallet', { key: a })).toMatchObject(expired);
+  expect(await api.call('GET', '/api/v1/wallet', { key: b })).toMatchObject(expired);
+  expect(await api.call('GET', '/api/subwallets', { key: b })).toMatchObject(expired);
+  // Valid credentials on the wrong kind of route still get 403.
+  expect(await api.call('GET', '/api/subwallets', { key: w.apiKey })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+  expect(await api.call('GET', '/api/subwallets', { key: w.token })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+  expect(await api.call('GET', '/api/v1/wallet', { key: api.baseKey })).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+});
+
 // Last: it replaces the base key.
 test('refusals are not cached: the same key is refused, then accepted once it exists', async () => {
   const key = generateApiKey();

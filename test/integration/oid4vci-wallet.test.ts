@@ -12,14 +12,18 @@
  * (→ the offer's `tx_code`) and answers `credential_offer` (by value) and `credential_offer_uri`
  * (by reference). "§" numbers are OpenID4VCI 1.0's.
  */
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_TAA } from '../../infra/local/runtime';
 import { startTestApi, type TestApi } from '../helpers/runtime';
 import {
+  accessTokenHash,
+  DPOP_TYP,
   jwkOfDidJwk,
   jwkOfDidKey,
   parseOfferUri,
+  signCompactJws,
   PRE_AUTHORIZED_CODE_GRANT,
   SpecWallet,
   summarizeOffer,
@@ -430,6 +434,9 @@ describe('OID4VCI interop (spec wallet): refusals at the credential endpoint (§
     // Appendix F.1: iat is required; a proof from before its nonce could exist, or from the future, is stale.
     ['a proof made an hour ago', (w, o) => w.makeProof({ ...o, iat: Math.floor(Date.now() / 1000) - 3600 }), 'invalid_proof'],
     ['a proof dated in the future', (w, o) => w.makeProof({ ...o, iat: Math.floor(Date.now() / 1000) + 3600 }), 'invalid_proof'],
+    // Appendix F.4: the header must not contain a private key (the holder's own, or any private member).
+    ['a proof whose jwk header holds the private key too (d)', (w, o) => w.makeProof({ ...o, header: { jwk: o.key.privateKey.export({ format: 'jwk' }) } }), 'invalid_proof'],
+    ['a proof whose jwk header carries a private member of another key type (p)', (w, o) => w.makeProof({ ...o, header: { jwk: { ...o.key.publicJwk, p: 'AQAB' } } }), 'invalid_proof'],
     ['a proof with alg none', (_w, o) => `${Buffer.from(JSON.stringify({ typ: 'openid4vci-proof+jwt', alg: 'none', jwk: o.key.publicJwk })).toString('base64url')}.${Buffer.from(JSON.stringify({ aud: o.aud, iat: Math.floor(Date.now() / 1000), nonce: o.nonce })).toString('base64url')}.`, 'invalid_proof'],
   ];
 
@@ -573,6 +580,33 @@ describe('OID4VCI interop (spec wallet): DPoP-bound tokens (RFC 9449)', () => {
     const res2 = await wallet.requestCredential({ accessToken: r.accessToken, configurationId: r.configurationId, proofs: [proof], dpopProof: otherKey });
     expectOAuthError(res2, 401, 'invalid_dpop_proof');
     await expectNothingIssued(issuers.web, created, 'redeemed');
+  });
+
+  test('a DPoP proof whose jwk holds the private key is refused at the token (400) and credential (401) endpoints; nothing is spent', async () => {
+    const created = await createOffer(issuers.web, 'sd');
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
+    const { summary, as } = await wallet.discover(await wallet.resolveOffer(created.credential_offer));
+    // RFC 9449 §4.3 (7): a proof signed by the key it names, but naming it with its private member.
+    const privateJwk = wallet.dpopKey.privateKey.export({ format: 'jwk' });
+    const leaky = (htu: string, extra: Record<string, unknown> = {}) =>
+      signCompactJws({ typ: DPOP_TYP, alg: wallet.dpopKey.alg, jwk: privateJwk }, { jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000), ...extra }, wallet.dpopKey.privateKey);
+    const form = new URLSearchParams({ grant_type: PRE_AUTHORIZED_CODE_GRANT, 'pre-authorized_code': summary.preAuthorizedCode! });
+    const tokenRes = await fetch(as.token_endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: leaky(as.token_endpoint) }, body: form });
+    expect({ status: tokenRes.status, error: ((await tokenRes.json()) as { error: string }).error }).toEqual({ status: 400, error: 'invalid_dpop_proof' });
+    await expectNothingIssued(issuers.web, created, 'offer');
+
+    // The code was not spent: the same wallet, with a proper proof, redeems it.
+    const token = await wallet.token({ tokenEndpoint: as.token_endpoint, preAuthorizedCode: summary.preAuthorizedCode! });
+    const accessToken = token.access_token as string;
+    const configurationId = summary.configurationIds[0]!;
+    const proof = wallet.makeProof({ aud: summary.credentialIssuer, nonce: await wallet.nonce(), key: wallet.newHolderKey() });
+    const url = wallet.issuerMetadata.credential_endpoint;
+    const res = await wallet.requestCredential({ accessToken, configurationId, proofs: [proof], dpopProof: leaky(url, { ath: accessTokenHash(accessToken), ...(wallet.rsDpopNonce ? { nonce: wallet.rsDpopNonce } : {}) }) });
+    expectOAuthError(res, 401, 'invalid_dpop_proof');
+    expect(res.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof"/);
+    await expectNothingIssued(issuers.web, created, 'redeemed');
+    // Neither the token nor the key proof's nonce was spent.
+    expect((await wallet.requestCredential({ accessToken, configurationId, proofs: [proof] })).status).toBe(200);
   });
 
   test('a DPoP proof sent twice is refused the second time (its jti is single use), and nothing is issued', async () => {

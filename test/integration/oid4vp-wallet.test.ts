@@ -30,6 +30,7 @@ import {
   forgeDisclosure,
   parseAuthorizationRequestUri,
   postDirectPost,
+  presentJwtVp,
   REQUEST_OBJECT_TYP,
   resolveAuthorizationRequest,
   tamperDisclosure,
@@ -255,6 +256,16 @@ describe('OID4VP interop (spec wallet): W3C JWT VCs in a JWT VP (jwt_vp_json)', 
     expect(p.matched_credentials.degree.claims.vc.credentialSubject).toMatchObject({ id: vc.did, degree: 'BSc Mathematics' });
   }, 60_000);
 
+  test('a VP whose header jwk holds the holder\'s private key → malformed_presentation', async () => {
+    const vc = await heldJwtVc();
+    const created = await createRequest({ dcql_query: DEGREE_QUERY, vp_formats: JWT_FORMATS });
+    const req = await resolveAuthorizationRequest(created.request_uri);
+    // The key is named by kid (the holder's DID URL) as usual; the header also carries it, private member included.
+    const vp = presentJwtVp([vc.credential], vc.key, vc.did, { audience: req.payload.client_id, nonce: req.payload.nonce, header: { jwk: vc.key.privateKey.export({ format: 'jwk' }) } });
+    const res = await postDirectPost(req.payload.response_uri!, { vp_token: JSON.stringify({ degree: [vp] }), state: req.payload.state! });
+    await expectRefused(created, res, 'malformed_presentation');
+  }, 60_000);
+
   test('the VP with another nonce → wrong_nonce; signed by another holder than the VC’s subject → holder_mismatch', async () => {
     const vc = await heldJwtVc();
     const a = await createRequest({ dcql_query: DEGREE_QUERY, vp_formats: JWT_FORMATS });
@@ -295,6 +306,25 @@ describe('OID4VP interop (spec wallet): refusals, each recorded with exactly its
 
   test('a key-binding JWT signed by another key than cnf → invalid_key_binding', async () => {
     await dcqlRefusal('invalid_key_binding', { present: { kbSigningKey: generateHolderKey('ES256').privateKey } });
+  });
+
+  test('a key-binding JWT whose header jwk holds the holder\'s private key → malformed_presentation', async () => {
+    await dcqlRefusal('malformed_presentation', { present: { kbHeader: { jwk: held.key.privateKey.export({ format: 'jwk' }) } } });
+  });
+
+  test('a credential whose cnf.jwk holds the holder\'s private key (did:jwk issuer) → malformed_presentation', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const { kty, crv, x, y } = publicKey.export({ format: 'jwk' });
+    const did = `did:jwk:${Buffer.from(JSON.stringify({ kty, crv, x, y })).toString('base64url')}`;
+    const sdjwt = new SDJwtInstance({ signer: await ES256.getSigner(privateKey.export({ format: 'jwk' })), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+    const now = Math.floor(Date.now() / 1000);
+    // Signed and bound correctly (the key-binding JWT verifies with the public members), but the private key travels along.
+    const credential = await sdjwt.issue(
+      { iss: did, vct: VCT, iat: now, exp: now + 3600, cnf: { jwk: held.key.privateKey.export({ format: 'jwk' }) }, given_name: 'Erika', address: { street: 'Heidestraße 17', locality: 'Köln' } },
+      { _sd: ['given_name'], address: { _sd: ['street', 'locality'] } } as never,
+      { header: { typ: 'dc+sd-jwt', kid: `${did}#0` } },
+    );
+    await dcqlRefusal('malformed_presentation', {}, credential);
   });
 
   test('an expired credential (did:jwk issuer, exp in the past) → credential_expired', async () => {

@@ -29,7 +29,9 @@ const observed: { operationId: string; status: number }[] = [];
 let lies: string[] = [];
 
 beforeAll(async () => {
-  [api, rx] = await Promise.all([startTestApi({ webhookRetryDelaysSeconds: [1, 1, 1], webhookTimeoutMs: 2000 }), startReceiver()]);
+  // Each public route at a low ceiling (20/s, burst 40): the throttle test below reaches it with 100 requests.
+  const publicRoute = { rateLimit: 20, burstLimit: 40 };
+  [api, rx] = await Promise.all([startTestApi({ webhookRetryDelaysSeconds: [1, 1, 1], webhookTimeoutMs: 2000, throttles: { publicRoute } }), startReceiver()]);
   const res = await fetch(`${api.rt.url}/openapi.json`);
   expect(res.status).toBe(200);
   doc = await res.json();

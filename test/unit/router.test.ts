@@ -72,12 +72,35 @@ describe('group router', () => {
     expect(seen).toBe('7');
   });
 
-  test('roles: a wallet caller on super-admin routes and an anonymous caller anywhere get 403', async () => {
+  test('roles: a valid credential on the wrong kind of route gets 403', async () => {
     const h = handlerWith({});
     expect((await h(event('GET', '/api/subwallets', { auth: WALLET }), context)).statusCode).toBe(403);
-    expect((await h(event('GET', '/api/subwallets'), context)).statusCode).toBe(403);
     expect((await h(event('GET', '/api/v1/wallet', { auth: SUPER }), context)).statusCode).toBe(403);
-    expect((await h(event('GET', '/api/v1/wallet', { auth: { principal: 'wallet', wallet_id: '../x' } }), context)).statusCode).toBe(403);
+    const unexpired = { ...WALLET, expires_at: new Date(Date.now() + 60_000).toISOString() };
+    expect(parse(await h(event('GET', '/api/subwallets', { auth: unexpired }), context))).toEqual({ error: 'This route needs the base (super-admin) API key', code: 'forbidden' });
+  });
+
+  test('authentication before authorization: no caller, or an expired one, is a 401 on any route', async () => {
+    const h = handlerWith({});
+    // No (or an unreadable) authorizer context: not authenticated.
+    for (const auth of [undefined, { principal: 'wallet', wallet_id: '../x' }]) {
+      for (const route of ['/api/subwallets', '/api/v1/wallet']) {
+        const res = await h(event('GET', route, auth ? { auth } : {}), context);
+        expect(res.statusCode).toBe(401);
+        expect(parse(res).code).toBe('unauthorized');
+      }
+    }
+    // Past expires_at (an API key) or exp (a subwallet token), while the gateway's cached decision lives:
+    // 401 on its own routes and on the ones its role may not call alike.
+    const expiresAt = new Date(Date.now() - 1000).toISOString();
+    for (const via of ['api_key', 'token']) {
+      const expired = { ...WALLET, via, expires_at: expiresAt };
+      for (const route of ['/api/subwallets', '/api/v1/wallet']) {
+        const res = await h(event('GET', route, { auth: expired }), context);
+        expect(res.statusCode).toBe(401);
+        expect(parse(res)).toEqual({ error: `This credential expired at ${expiresAt}`, code: 'unauthorized' });
+      }
+    }
   });
 
   test('malformed JSON, oversized and base64 bodies', async () => {

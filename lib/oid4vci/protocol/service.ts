@@ -20,6 +20,7 @@ import { NotFoundError, ProtocolError } from '../../http/errors';
 import type { KeyManager } from '../../keys/port';
 import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks, type CallbackKeys } from '../../oid4vc/callbacks';
+import { headerJwk, privateJwkMembers } from '../../oid4vc/jwk';
 import { keys, type TenantScope } from '../../store/keys';
 import { memo } from '../../memo';
 import { retryingConflicts } from '../../store/retry';
@@ -126,6 +127,19 @@ function requestLike(r: ProtocolRequest): RequestLike {
   return { method: r.method as RequestLike['method'], url: r.url, headers };
 }
 
+/**
+ * RFC 9449 §4.3 (7): the DPoP proof's `jwk` must not hold a private key. Refused before anything is
+ * read or spent, as the endpoint refuses any invalid proof: 400 at the token endpoint, 401 with the
+ * DPoP challenge at a resource.
+ */
+function refusePrivateDpopKey(request: ProtocolRequest, atResource: boolean): void {
+  const proof = request.headers.dpop;
+  const exposed = proof === undefined ? [] : privateJwkMembers(headerJwk(proof));
+  if (exposed.length === 0) return;
+  const description = `The DPoP proof's jwk header holds private key members (${exposed.join(', ')}); send the public key only`;
+  throw atResource ? unauthorized('DPoP', Oauth2ErrorCodes.InvalidDpopProof, description) : invalid(Oauth2ErrorCodes.InvalidDpopProof, description);
+}
+
 /** A resource server's refusal (RFC 6750 §3, RFC 9449 §7.1): 401 with the challenge of the token's scheme. */
 function unauthorized(scheme: string, error: string, description: string): ProtocolError {
   return new ProtocolError(401, error, description, { 'www-authenticate': `${scheme === 'DPoP' ? 'DPoP' : 'Bearer'} error="${error}"` });
@@ -215,6 +229,7 @@ export class IssuerProtocol {
 
   /** Token endpoint (OpenID4VCI 1.0 §6): the pre-authorized code (and tx_code) for a short-lived, exchange-bound access token. */
   async token(scope: TenantScope, baseUrl: string, request: ProtocolRequest, form: Record<string, string>): Promise<Record<string, unknown>> {
+    refusePrivateDpopKey(request, false);
     const issuer = issuerUrl(baseUrl, scope.walletId);
     const { callbacks, secrets } = await this.callbacks(scope, issuer);
     const as = new Oauth2AuthorizationServer({ callbacks });
@@ -367,6 +382,7 @@ export class IssuerProtocol {
    * issuer DID, so they are read at once, together with `also` (the spent-nonce records to check).
    */
   private async authorize(scope: TenantScope, issuer: string, request: ProtocolRequest, forIssuance: boolean, also: readonly ItemKey[] = []) {
+    refusePrivateDpopKey(request, true);
     const { callbacks, secrets } = await this.callbacks(scope, issuer);
     const rs = new Oauth2ResourceServer({ callbacks });
     const asMetadata = { ...authorizationServerMetadata(issuer), jwks_uri: issuerEndpoints(issuer).jwks } as Parameters<Oauth2ResourceServer['verifyResourceRequest']>[0]['authorizationServers'][number];
@@ -430,6 +446,9 @@ export class IssuerProtocol {
     for (const jwt of proofs) {
       const claims = proofClaims(jwt);
       if (!claims) throw invalid('invalid_proof', 'The proof is not a JWT');
+      // Appendix F.4: the header must not contain a private key.
+      const exposed = privateJwkMembers(headerJwk(jwt));
+      if (exposed.length > 0) throw invalid('invalid_proof', `The proof's jwk header holds private key members (${exposed.join(', ')}); send the public key only`);
       const { nonce } = claims;
       // §8.3.1.2: a proof without a c_nonce is invalid_proof; one with a wrong c_nonce, invalid_nonce.
       if (!nonce) throw invalid('invalid_proof', 'The proof carries no nonce; get a c_nonce from the nonce endpoint');

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { compactVerify, importJWK, type JWK } from 'jose';
+import { privateJwkMembers } from '../../oid4vc/jwk';
 import { selfResolve } from '../../resolver/resolver';
 import { PresentationInvalidError, type InvalidReason, type StatusResult, type VerificationContext, type VerifiedCredential } from './types';
 
@@ -58,6 +59,10 @@ export function decodeJwt(compact: string, what: string): DecodedJwt {
     return fail('malformed_presentation', `${what} header or payload is not base64url JSON`);
   }
   if (!isObject(header) || !isObject(payload)) fail('malformed_presentation', `${what} header or payload is not a JSON object`);
+  // A key sent in a header or a cnf must be public (lib/oid4vc/jwk.ts): refused before it is used or recorded.
+  const cnf = (payload as Json).cnf;
+  const exposed = new Set([...privateJwkMembers((header as Json).jwk), ...privateJwkMembers(isObject(cnf) ? cnf.jwk : undefined)]);
+  if (exposed.size > 0) fail('malformed_presentation', `${what} carries private key members (${[...exposed].join(', ')}) in its header jwk or cnf.jwk`);
   return { compact, header: header as Json, payload: payload as Json };
 }
 

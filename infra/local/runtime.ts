@@ -239,7 +239,7 @@ async function indexPublishedDids(client: DynamoDBClient, tableName = LOCAL_TABL
  * before usage plans; an operator's backfill in AWS) and their public reference (from before public
  * URLs named wallets by it; nothing was deployed then, so only data folders need it).
  */
-async function upgradeExistingWallets(client: DynamoDBClient): Promise<void> {
+export async function upgradeExistingWallets(client: DynamoDBClient): Promise<void> {
   let start: Record<string, AttributeValue> | undefined;
   do {
     const out = await client.send(

@@ -1,4 +1,5 @@
 import { allows, FUNCTION_NAMES } from '../../lib/service/access';
+import { ROUTES } from '../../lib/service/routes';
 import { keys, tenantScope } from '../../lib/store/keys';
 import type { ItemKey } from '../../lib/store/port';
 import { newPublicRef, PUBLIC_REF, PublicRefs } from '../../lib/tenancy/public-refs';
@@ -110,4 +111,13 @@ test('declared access: the public functions read lookup items only, with their o
   const writers = FUNCTION_NAMES.filter((fn) => [null, '1'].some((wallet) => allows({ fn, wallet }, { ...get(lookup), action: 'PutItem' })));
   expect(writers).toEqual(['tenancy']);
   expect(allows({ fn: 'tenancy', wallet: null }, { ...get(lookup), action: 'PutItem' })).toBe(false);
+});
+
+test('no public route takes a wallet id: a public path names a wallet only by {public_ref}', () => {
+  const publicRoutes = ROUTES.filter((r) => r.auth === 'public');
+  expect(publicRoutes.filter((r) => /\{wallet/.test(r.path)).map((r) => r.path)).toEqual([]);
+  // The groups that serve a wallet's protocol endpoints name it in every one of their paths.
+  for (const group of ['oid4vci-issuer', 'status-lists-public', 'oid4vp-verifier']) {
+    expect(publicRoutes.filter((r) => r.group === group && !r.path.includes('{public_ref}')).map((r) => r.path)).toEqual([]);
+  }
 });

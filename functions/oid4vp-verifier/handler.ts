@@ -1,5 +1,4 @@
 import { setGlobalConfig } from '@openid4vc/utils';
-import { NotFoundError } from '../../lib/http/errors';
 import { createGroupHandler } from '../../lib/http/router';
 import { oid4vpPublicContracts } from '../../lib/oid4vp/contract';
 import { oid4vpPublicOperations } from '../../lib/oid4vp/operations';
@@ -8,7 +7,7 @@ import { createIssuerKeyResolver } from '../../lib/oid4vp/verification/issuer-ke
 import { createStatusChecker } from '../../lib/oid4vp/verification/status';
 import { DidResolver } from '../../lib/resolver/resolver';
 import { withOwnRole } from '../../lib/store/session';
-import { KnownWallets } from '../../lib/tenancy/known-wallets';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
 import { buildKeyManager } from '../shared/issuer-keys';
 import { walletSessions } from '../shared/sessions';
@@ -28,7 +27,7 @@ export const handler = createGroupHandler({
   contracts: oid4vpPublicContracts,
   impls: oid4vpPublicOperations(
     new VerifierProtocol({ store: deps.store, events: deps.events, keyManager: buildKeyManager(deps), resolveIssuerKey, status: createStatusChecker({ fetch, resolveIssuerKey }) }),
-    new KnownWallets(deps.store, () => new NotFoundError('No such presentation request', 'presentation_request_not_found')),
+    new PublicRefs(deps.store),
   ),
   logger: createLogger(deps.config.serviceName),
   publicBaseUrl: deps.config.publicBaseUrl,

@@ -3,12 +3,14 @@ import { statusListContracts } from '../../lib/status-lists/contract';
 import { statusListOperations } from '../../lib/status-lists/operations';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { StatusListService } from '../../lib/status-lists/service';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
 import { buildKeyManager } from '../shared/issuer-keys';
 import { walletSessions } from '../shared/sessions';
 
 const deps = buildDeps('status-lists', { sessions: walletSessions });
-const publisher = new StatusListPublisher({ store: deps.store, keyManager: buildKeyManager(deps), events: deps.events });
+// The wallet's public reference names it in its lists' URLs (read from its record once, then cached).
+const publisher = new StatusListPublisher({ store: deps.store, keyManager: buildKeyManager(deps), events: deps.events, refs: new PublicRefs(deps.store) });
 
 export const handler = createGroupHandler({
   group: 'status-lists',

@@ -10,6 +10,7 @@ import { QUEUES } from '../../lib/service/resources';
 import { StatusAllocator } from '../../lib/status-lists/allocation';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
 import { walletSessions } from '../shared/sessions';
 
@@ -27,11 +28,12 @@ export function createHandler(overrides: { mailer?: Mailer } = {}) {
   const ses = new SESClient({ maxAttempts: 1 });
   if (deps.config.keyBackend === 'local') guardSes(ses, { fn: deps.fn, wallet: null });
   const mailer = overrides.mailer ?? new SesMailer(ses, deps.config.sesConfigurationSet ? { configurationSet: deps.config.sesConfigurationSet } : {});
-  const status = new StatusAllocator({ store: deps.store, events: deps.events });
+  const refs = new PublicRefs(deps.store);
+  const status = new StatusAllocator({ store: deps.store, events: deps.events, refs });
   const sender = new OfferMailer({
     store: deps.store,
     events: deps.events,
-    exchanges: new ExchangeService({ store: deps.store, events: deps.events, status }),
+    exchanges: new ExchangeService({ store: deps.store, events: deps.events, refs, status }),
     mailer,
     from: deps.config.emailSender,
     maxReceives: MAX_RECEIVES,

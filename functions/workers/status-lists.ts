@@ -3,6 +3,7 @@ import { cleanupDefinition, enqueueJobs, jobKey, parseJob, republishCoalesced, t
 import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
 import { buildKeyManager } from '../shared/issuer-keys';
 import { walletSessions } from '../shared/sessions';
@@ -17,7 +18,7 @@ import { buildStatusQueue } from '../shared/job-queue';
 export function createHandler() {
   const deps = buildDeps('status-worker', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
-  const publisher = new StatusListPublisher({ store: deps.store, keyManager: buildKeyManager(deps), events: deps.events });
+  const publisher = new StatusListPublisher({ store: deps.store, keyManager: buildKeyManager(deps), events: deps.events, refs: new PublicRefs(deps.store) });
   const queue = buildStatusQueue(deps);
 
   const run = async (job: StatusJob) => {

@@ -10,6 +10,7 @@ import {
   QueryCommand,
   ResourceInUseException,
   ScanCommand,
+  TransactWriteItemsCommand,
   UpdateItemCommand,
   type AttributeValue,
   UpdateTableCommand,
@@ -23,7 +24,8 @@ import { docsRendererDir } from '../../lib/service/docs-assets';
 import { ENV } from '../../lib/service/env-names';
 import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../../lib/service/routes';
-import { gsi1 } from '../../lib/store/keys';
+import { gsi1, keys } from '../../lib/store/keys';
+import { newPublicRef } from '../../lib/tenancy/public-refs';
 import { platformUsageKey, walletUsageKey } from '../../lib/service/usage-keys';
 import { createGateway, DEFAULT_THROTTLES, type AuthorizerHandler, type GroupHandler, type LocalThrottles, type SourceLimits } from './gateway';
 import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
@@ -236,8 +238,12 @@ async function indexPublishedDids(client: DynamoDBClient, tableName = LOCAL_TABL
   } while (start);
 }
 
-/** Wallets of a data folder from before usage plans get their throttling bucket (an operator's backfill in AWS). */
-async function registerExistingWallets(client: DynamoDBClient): Promise<void> {
+/**
+ * Wallets of an older data folder get what newer ones are created with: their throttling bucket (from
+ * before usage plans; an operator's backfill in AWS) and their public reference (from before public
+ * URLs named wallets by it; nothing was deployed then, so only data folders need it).
+ */
+export async function upgradeExistingWallets(client: DynamoDBClient): Promise<void> {
   let start: Record<string, AttributeValue> | undefined;
   do {
     const out = await client.send(
@@ -251,8 +257,50 @@ async function registerExistingWallets(client: DynamoDBClient): Promise<void> {
       }),
     );
     for (const item of out.Items ?? []) if (item.wallet_id?.S) localUsageKeys.add(walletUsageKey(LOCAL_STACK_NAME, item.wallet_id.S), 'tenants');
+    await assignPublicRefs(client, out.Items ?? []);
     start = out.LastEvaluatedKey;
   } while (start);
+}
+
+/**
+ * Gives each wallet item without a public reference a new one, with its lookup item, in one
+ * transaction as tenancy creates them (lib/tenancy/service.ts); a wallet that has one is left alone.
+ * Returns the wallet ids given one.
+ */
+export async function assignPublicRefs(client: DynamoDBClient, walletItems: readonly Record<string, AttributeValue>[], tableName = LOCAL_TABLE_NAME): Promise<string[]> {
+  const assigned: string[] = [];
+  for (const item of walletItems) {
+    const walletId = item.wallet_id?.S;
+    if (!walletId || item.public_ref?.S || item.SK?.S !== 'WALLET') continue;
+    const ref = newPublicRef();
+    const lookup = keys.publicRef(ref);
+    await client.send(
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName,
+              Item: { [TABLE.partitionKey]: { S: lookup.PK }, [TABLE.sortKey]: { S: lookup.SK }, wallet_id: { S: walletId } },
+              ConditionExpression: 'attribute_not_exists(#pk)',
+              ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+            },
+          },
+          {
+            Update: {
+              TableName: tableName,
+              Key: { [TABLE.partitionKey]: item[TABLE.partitionKey]!, [TABLE.sortKey]: item[TABLE.sortKey]! },
+              UpdateExpression: 'SET #r = :r',
+              ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#r)',
+              ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#r': 'public_ref' },
+              ExpressionAttributeValues: { ':r': { S: ref } },
+            },
+          },
+        ],
+      }),
+    );
+    assigned.push(walletId);
+  }
+  return assigned;
 }
 
 /**
@@ -315,7 +363,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const streamArn = await ensureTable(ddbClient, LOCAL_TABLE_NAME);
     const queueUrls = await ensureQueues(sqsClient);
     for (const q of QUEUES) process.env[queueUrlEnvName(q.id)] = queueUrls[q.id];
-    await registerExistingWallets(ddbClient);
+    await upgradeExistingWallets(ddbClient);
     ddbClient.destroy();
 
     // Handlers are imported only now: they build their adapters from the environment at load time.

@@ -67,6 +67,30 @@ export function dynamoRequests(command: string, input: Input): AccessRequest[] |
   }
 }
 
+/** One decision of the guard: who asked (a function's own role, or its session for one wallet), for what, and the answer. */
+export interface GuardDecision {
+  readonly principal: Principal;
+  readonly request: AccessRequest;
+  readonly allowed: boolean;
+}
+
+const observers = new Set<(d: GuardDecision) => void>();
+
+/**
+ * Calls `observer` with every decision until the returned function is called: what lets a test see
+ * in whose session a request's data and key calls were made (IAM's view of the same calls is CloudTrail's).
+ */
+export function observeGuardDecisions(observer: (d: GuardDecision) => void): () => void {
+  observers.add(observer);
+  return () => void observers.delete(observer);
+}
+
+function decide(principal: Principal, request: AccessRequest): boolean {
+  const allowed = allows(principal, request);
+  for (const o of observers) o({ principal, request, allowed });
+  return allowed;
+}
+
 function deny(p: Principal, r: AccessRequest | string): never {
   throw new AccessDeniedError(p, r);
 }
@@ -76,7 +100,7 @@ export function guardDynamoDb(client: DynamoDBClient, principal: Principal): Dyn
     (next, context) => async (args) => {
       const requests = dynamoRequests(context.commandName ?? '', args.input as Input);
       if (requests === null) deny(principal, `dynamodb ${context.commandName}, which no function declares`);
-      for (const r of requests) if (!allows(principal, r)) deny(principal, r);
+      for (const r of requests) if (!decide(principal, r)) deny(principal, r);
       return next(args);
     },
     { step: 'initialize', name: 'localAccessGuard', priority: 'high' },
@@ -90,7 +114,7 @@ export function guardSqs(client: SQSClient, principal: Principal, queueOfUrl: (u
     (next, context) => async (args) => {
       const queue = queueOfUrl(String((args.input as Input).QueueUrl ?? ''));
       const sending = context.commandName === 'SendMessageCommand' || context.commandName === 'SendMessageBatchCommand';
-      if (!sending || !queue || !allows(principal, { service: 'sqs', queue })) deny(principal, { service: 'sqs', queue: queue ?? ('unknown' as QueueId) });
+      if (!sending || !queue || !decide(principal, { service: 'sqs', queue })) deny(principal, { service: 'sqs', queue: queue ?? ('unknown' as QueueId) });
       return next(args);
     },
     { step: 'initialize', name: 'localAccessGuard', priority: 'high' },
@@ -102,7 +126,7 @@ export function guardSqs(client: SQSClient, principal: Principal, queueOfUrl: (u
 export function guardSes(client: SESClient, principal: Principal): SESClient {
   client.middlewareStack.add(
     (next) => async (args) => {
-      if (!allows(principal, { service: 'ses' })) deny(principal, { service: 'ses' });
+      if (!decide(principal, { service: 'ses' })) deny(principal, { service: 'ses' });
       return next(args);
     },
     { step: 'initialize', name: 'localAccessGuard', priority: 'high' },
@@ -113,7 +137,7 @@ export function guardSes(client: SESClient, principal: Principal): SESClient {
 export function guardSecrets(inner: SecretDeriver, principal: Principal): SecretDeriver {
   return {
     async derive(purpose) {
-      if (!allows(principal, { service: 'kms-mac' })) deny(principal, { service: 'kms-mac' });
+      if (!decide(principal, { service: 'kms-mac' })) deny(principal, { service: 'kms-mac' });
       return inner.derive(purpose);
     },
   };
@@ -122,7 +146,7 @@ export function guardSecrets(inner: SecretDeriver, principal: Principal): Secret
 export function guardUsageKeys(inner: UsageKeys, principal: Principal): UsageKeys {
   return {
     async register(walletId) {
-      if (!allows(principal, { service: 'usage-keys' })) deny(principal, { service: 'usage-keys' });
+      if (!decide(principal, { service: 'usage-keys' })) deny(principal, { service: 'usage-keys' });
       return inner.register(walletId);
     },
   };
@@ -137,7 +161,7 @@ export function guardKeyManager(inner: KeyManager, fn: Principal['fn']): KeyMana
   const check = (action: IssuerKeyAction, keyWallet: string) => {
     const p: Principal = { fn, wallet: sessionWallet() };
     const r: AccessRequest = { service: 'kms', action, keyWallet };
-    if (!allows(p, r)) deny(p, r);
+    if (!decide(p, r)) deny(p, r);
   };
   return {
     create: async (scope, alg) => (check('CreateKey', scope.walletId), inner.create(scope, alg)),

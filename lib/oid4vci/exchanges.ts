@@ -7,6 +7,7 @@ import { prefixPage } from '../http/paging';
 import { keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
 import { lostRace } from '../store/retry';
+import type { WalletRefs } from '../tenancy/public-refs';
 import { issuerUrl, oid4vciKeys, PRE_AUTHORIZED_GRANT, SK, type ExchangeRecord, type ExchangeState, type ExchangeTransitionState } from './records';
 import { issuableConfiguration, supportedFromItem, supportedNotFound, unstorable, validateSubject } from './supported';
 
@@ -129,6 +130,8 @@ export interface ExchangeFilters {
 export interface ExchangeServiceDeps {
   readonly store: ItemStore;
   readonly events: EventPublisher;
+  /** The wallet's public reference: the offer's `credential_issuer` names the wallet by it. */
+  readonly refs: WalletRefs;
   /** Status lists the configuration's credentials get entries in (an offer must be issuable with them). */
   readonly status?: Pick<StatusEntrySource, 'issuerConflict'>;
   readonly now?: () => Date;
@@ -190,7 +193,7 @@ export class ExchangeService {
       code_expires_at: expiresAt,
       offer_ref: offerRef,
     };
-    const issuer = issuerUrl(baseUrl, scope.walletId);
+    const issuer = issuerUrl(baseUrl, await this.deps.refs.of(scope));
     const pin = input.pin;
     const offer = {
       credential_issuer: issuer,

@@ -142,11 +142,12 @@ export const oid4vciKeys = {
 };
 
 /**
- * Each wallet is its own credential issuer: `<base>/oid4vci/<wallet_id>`. Its metadata lists only its
- * configurations, and its codes and tokens are looked up only in its own partition.
+ * Each wallet is its own credential issuer: `<base>/oid4vci/<public_ref>` (its public reference, never
+ * its sequential id: lib/tenancy/public-refs.ts). Its metadata lists only its configurations, and its
+ * codes and tokens are looked up only in its own partition.
  */
-export function issuerUrl(baseUrl: string, walletId: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}/oid4vci/${walletId}`;
+export function issuerUrl(baseUrl: string, publicRef: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/oid4vci/${publicRef}`;
 }
 
 export const PRE_AUTHORIZED_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';

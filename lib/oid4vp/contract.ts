@@ -2,8 +2,7 @@ import * as z from 'zod';
 import type { OperationContracts } from '../http/contract';
 import { PAGING_QUERY } from '../http/paging';
 import { OAuthError } from '../oid4vci/protocol/contract';
-import { WALLET_ID } from '../store/keys';
-import { Timestamp } from '../tenancy/contract';
+import { PublicRefPath, Timestamp } from '../tenancy/contract';
 import { PRESENTATION_STATES, REQUEST_LIFETIME } from './records';
 import { INVALID_REASONS } from './verification/types';
 
@@ -98,7 +97,7 @@ export const oid4vpAdminContracts = {
   },
 } satisfies OperationContracts;
 
-const PublicParams = z.strictObject({ wallet_id: z.string().regex(WALLET_ID), presentation_id: z.uuid().meta({ description: 'The presentation the request belongs to' }) });
+const PublicParams = z.strictObject({ public_ref: PublicRefPath, presentation_id: z.uuid().meta({ description: 'The presentation the request belongs to' }) });
 const oauthErrors = { 400: OAuthError, 413: OAuthError } as const;
 
 export const oid4vpPublicContracts = {

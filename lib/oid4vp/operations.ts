@@ -1,11 +1,13 @@
 import { RawRepresentation, walletScope, type OperationImpls } from '../http/contract';
+import { NotFoundError } from '../http/errors';
 import { listOrPage } from '../http/paging';
-import { tenantScope } from '../store/keys';
+import type { TenantScope } from '../store/keys';
 import { inSession } from '../store/session';
-import type { KnownWallets } from '../tenancy/known-wallets';
+import type { PublicRefs } from '../tenancy/public-refs';
 import type { oid4vpAdminContracts, oid4vpPublicContracts } from './contract';
 import type { VerifierProtocol } from './protocol/verifier';
 import { presentationView } from './presentations';
+import { verifierUrl } from './records';
 import type { VerifierService } from './service';
 
 export function oid4vpAdminOperations(service: VerifierService): OperationImpls<typeof oid4vpAdminContracts> {
@@ -42,16 +44,20 @@ export function oid4vpAdminOperations(service: VerifierService): OperationImpls<
   };
 }
 
-/** Public endpoints: the wallet comes from the path, and everything runs in that wallet's session. */
-export function oid4vpPublicOperations(protocol: VerifierProtocol, wallets: KnownWallets): OperationImpls<typeof oid4vpPublicContracts> {
-  const asWallet = async <T>(walletId: string, fn: (scope: ReturnType<typeof tenantScope>) => Promise<T>) => {
-    await wallets.check(walletId);
-    const scope = tenantScope(walletId);
-    return inSession(scope, () => fn(scope));
+/**
+ * Public endpoints: the wallet is the one the path's public reference names (looked up with the
+ * function's own role), and everything runs in that wallet's session. A reference that names no wallet
+ * (an old sequential id included) is a 404 before any session, like an unknown presentation.
+ */
+export function oid4vpPublicOperations(protocol: VerifierProtocol, refs: PublicRefs): OperationImpls<typeof oid4vpPublicContracts> {
+  const asWallet = async <T>(params: { public_ref: string }, baseUrl: string, fn: (scope: TenantScope, verifier: string) => Promise<T>) => {
+    const scope = await refs.resolve(params.public_ref);
+    if (!scope) throw new NotFoundError('No such presentation request', 'presentation_request_not_found');
+    return inSession(scope, () => fn(scope, verifierUrl(baseUrl, params.public_ref)));
   };
   return {
     getRequestObject: ({ params, query, baseUrl }) =>
-      asWallet(params.wallet_id, async (s) => new RawRepresentation(await protocol.requestObject(s, params.presentation_id, query.profile ?? 'v1', baseUrl), 'application/oauth-authz-req+jwt', { 'cache-control': 'no-store' })),
-    postPresentationResponse: ({ params, body, baseUrl }) => asWallet(params.wallet_id, (s) => protocol.response(s, params.presentation_id, body, baseUrl)),
+      asWallet(params, baseUrl, async (s, verifier) => new RawRepresentation(await protocol.requestObject(s, params.presentation_id, query.profile ?? 'v1', verifier), 'application/oauth-authz-req+jwt', { 'cache-control': 'no-store' })),
+    postPresentationResponse: ({ params, body, baseUrl }) => asWallet(params, baseUrl, (s, verifier) => protocol.response(s, params.presentation_id, body, verifier)),
   };
 }

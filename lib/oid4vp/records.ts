@@ -109,11 +109,12 @@ export function presentationFromItem(item: Item): PresentationRecord {
 }
 
 /**
- * Each wallet is its own verifier: `<base>/oid4vp/<wallet_id>`, with each presentation's request object
- * and response endpoint beneath, named by the presentation id (its record's key: one read per call).
+ * Each wallet is its own verifier: `<base>/oid4vp/<public_ref>` (its public reference, never its
+ * sequential id: lib/tenancy/public-refs.ts), with each presentation's request object and response
+ * endpoint beneath, named by the presentation id (its record's key: one read per call).
  */
-export function verifierUrl(baseUrl: string, walletId: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}/oid4vp/${walletId}`;
+export function verifierUrl(baseUrl: string, publicRef: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/oid4vp/${publicRef}`;
 }
-export const requestObjectUrl = (baseUrl: string, walletId: string, presentationId: string) => `${verifierUrl(baseUrl, walletId)}/request/${presentationId}`;
-export const responseUrl = (baseUrl: string, walletId: string, presentationId: string) => `${verifierUrl(baseUrl, walletId)}/response/${presentationId}`;
+export const requestObjectUrl = (verifier: string, presentationId: string) => `${verifier}/request/${presentationId}`;
+export const responseUrl = (verifier: string, presentationId: string) => `${verifier}/response/${presentationId}`;

@@ -5,6 +5,7 @@ import { BadRequestError, NotFoundError, type ErrorDetail } from '../http/errors
 import { prefixPage } from '../http/paging';
 import { keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, type Item, type ItemStore } from '../store/port';
+import type { WalletRefs } from '../tenancy/public-refs';
 import { dcqlFromDefinition, validateDcqlQuery, validatePresentationDefinition } from './query';
 import {
   definitionFromItem,
@@ -13,6 +14,7 @@ import {
   presentationFromItem,
   REQUEST_LIFETIME,
   requestObjectUrl,
+  verifierUrl,
   VP_ALGS,
   VP_FORMATS,
   VP_SK,
@@ -80,6 +82,8 @@ export interface PresentationFilters {
 export interface VerifierServiceDeps {
   readonly store: ItemStore;
   readonly events: EventPublisher;
+  /** The wallet's public reference: the request URI names the wallet by it. */
+  readonly refs: WalletRefs;
   readonly now?: () => Date;
 }
 
@@ -184,11 +188,12 @@ export class VerifierService {
       nonce: randomBytes(32).toString('base64url'),
       oauth_state: randomBytes(32).toString('base64url'),
     };
+    const verifier = verifierUrl(baseUrl, await this.deps.refs.of(scope));
     await this.deps.store.write([
       { type: 'put', item: { ...oid4vpKeys.presentation(scope, record.presentation_id), type: 'oid4vp_presentation', ...record }, condition: 'not_exists' },
       this.deps.events.stage(scope, PRESENTATION_EVENTS['request-created'], presentationView(record)).op,
     ]);
-    const address = requestObjectUrl(baseUrl, scope.walletId, record.presentation_id);
+    const address = requestObjectUrl(verifier, record.presentation_id);
     const uri = (clientId: string, requestUri: string) => `${REQUEST_SCHEME}?client_id=${encodeURIComponent(clientId)}&request_uri=${encodeURIComponent(requestUri)}`;
     return {
       request_uri: uri(clientIdOf(record.verifier_did, 'v1'), address),

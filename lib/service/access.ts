@@ -53,6 +53,10 @@ export interface FunctionAccess {
 
 const OWN_DATA_ALL: readonly DataAction[] = DATA_ACTIONS;
 
+/** Public reference → wallet id lookups (lib/tenancy/public-refs.ts): all a public function's own role reads of the table. */
+const PUBLIC_REF_ITEMS = `${SYSTEM_PARTITIONS.publicRefPrefix}*`;
+const READ_PUBLIC_REFS: DataGrant = { actions: ['GetItem'], on: 'table', partitions: [PUBLIC_REF_ITEMS] };
+
 export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   authorizer: { shared: { data: [{ actions: ['Query'], on: TABLE.gsi1.name }], mac: true } },
   bootstrap: { shared: { data: [{ actions: ['PutItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.baseKey] }], mac: true } },
@@ -69,9 +73,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     },
     tenant: {
       data: OWN_DATA_ALL,
-      // A new wallet's name is reserved in the same transaction that creates the wallet, inside the new
-      // wallet's session: the reservation item holds only {wallet_id}.
-      also: [{ actions: ['PutItem'], on: 'table', partitions: [`${SYSTEM_PARTITIONS.walletNamePrefix}*`] }],
+      // A new wallet's name is reserved, and its public reference's lookup item written, in the same
+      // transaction that creates the wallet, inside the new wallet's session: each item holds only {wallet_id}.
+      also: [{ actions: ['PutItem'], on: 'table', partitions: [`${SYSTEM_PARTITIONS.walletNamePrefix}*`, PUBLIC_REF_ITEMS] }],
     },
   },
   webhooks: { shared: { mac: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
@@ -81,22 +85,22 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   taa: { tenant: { data: ['GetItem', 'PutItem'] } },
   oid4vci: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },
   resolver: { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] } },
-  // Public OID4VCI endpoints: the wallet comes from the path; its issuer secrets are MAC-derived, its credentials signed in KMS.
-  // Its own role reads only the wallet counter: ids above it name no wallet and get no session.
+  // Public OID4VCI endpoints: the wallet comes from the path's public reference; its issuer secrets are MAC-derived, its credentials signed in KMS.
+  // Its own role reads only public-reference lookups: a reference that names no wallet gets no session.
   // Issuance also assigns status-list entries: the definition counters (UpdateItem) and a check that each definition still exists.
-  'oid4vci-issuer': { shared: { mac: true, data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
+  'oid4vci-issuer': { shared: { mac: true, data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
   // Bulk email: checks the request against the wallet's supported credentials, records failures, queues one job per recipient.
   email: { shared: { sendTo: ['email'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
   // Status lists (admin): definitions, entries and their shards, and PUT publish, which signs.
   'status-lists': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
-  // Published lists: read, and signed on the first fetch or when half their validity is gone. Wallet ids above the counter get no session.
-  'status-lists-public': { shared: { data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
+  // Published lists: read, and signed on the first fetch or when half their validity is gone. A reference that names no wallet gets no session.
+  'status-lists-public': { shared: { data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
   // Definitions, requests and presentations of the wallet: records and events only (nothing is signed when a request is made).
   oid4vp: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },
   // Public verifier: request objects signed with the verifier DID's key; responses verified (issuer DIDs this
-  // service publishes are read through the PublicDids index, others fetched over HTTPS). Wallet ids above the counter get no session.
+  // service publishes are read through the PublicDids index, others fetched over HTTPS). A reference that names no wallet gets no session.
   'oid4vp-verifier': {
-    shared: { data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }, { actions: ['Query'], on: TABLE.publicDids.name }] },
+    shared: { data: [READ_PUBLIC_REFS, { actions: ['Query'], on: TABLE.publicDids.name }] },
     tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'] },
   },
   meta: {},

@@ -41,6 +41,8 @@ export const SYSTEM_PARTITIONS = {
   /** Followed by the wallet name. */
   walletNamePrefix: 'SYS#WNAME#',
   baseKey: 'SYS#ADMIN',
+  /** Followed by a wallet's public reference: the item holds only {wallet_id} (lib/tenancy/public-refs.ts). */
+  publicRefPrefix: 'SYS#PUBREF#',
 } as const;
 
 /** Sort-key prefixes of outbox items: events, and webhook jobs to enqueue (a redelivery's first attempt). */

@@ -5,6 +5,7 @@ import { StatusDefinitionGoneError, StatusIssuerMismatchError, type CredentialSt
 import type { IssuableConfiguration } from '../oid4vci/records';
 import { isSdJwt } from '../oid4vci/supported';
 import type { TenantScope } from '../store/keys';
+import type { WalletRefs } from '../tenancy/public-refs';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
 import { listPermutation } from './permutation';
 import { definitionFromItem, entryView, publicationUrl, statusKeys, type DefinitionRecord, type EntryRecord } from './records';
@@ -40,7 +41,8 @@ export function slotOf(def: Pick<DefinitionRecord, 'perm_secret' | 'list_size'>,
 export class StatusAllocator implements StatusEntrySource {
   private readonly now: () => Date;
 
-  constructor(private readonly deps: { readonly store: ItemStore; readonly events: EventPublisher; readonly now?: () => Date }) {
+  /** `refs`: the wallet's public reference, which names it in the lists' URLs the credentials carry. */
+  constructor(private readonly deps: { readonly store: ItemStore; readonly events: EventPublisher; readonly refs: WalletRefs; readonly now?: () => Date }) {
     this.now = deps.now ?? (() => new Date());
   }
 
@@ -71,6 +73,7 @@ export class StatusAllocator implements StatusEntrySource {
     const conflict = this.conflict(defs, issuerDid);
     if (conflict) throw new StatusIssuerMismatchError(conflict);
     const at = this.now().toISOString();
+    const publicRef = await this.deps.refs.of(scope);
     const assigned = await Promise.all(
       defs.map(async (def) => {
         let last: number;
@@ -102,7 +105,7 @@ export class StatusAllocator implements StatusEntrySource {
       this.deps.events.stage(scope, 'status_list.entry.assigned', entryView(entry)).op,
     ]);
     const claims: CredentialStatusClaims[] = Array.from({ length: count }, (_, i) => {
-      const at = ({ def, slots }: (typeof assigned)[number], format: 'ietf' | 'w3c') => ({ url: publicationUrl(def.base_url, scope.walletId, def.id, slots[i]!.list, format), index: slots[i]!.index });
+      const at = ({ def, slots }: (typeof assigned)[number], format: 'ietf' | 'w3c') => ({ url: publicationUrl(def.base_url, publicRef, def.id, slots[i]!.list, format), index: slots[i]!.index });
       if (isSdJwt(config.format)) {
         // SD-JWT VC has room for one status list (creation allows one definition per SD-JWT configuration).
         const { url, index } = at(assigned[0]!, 'ietf');

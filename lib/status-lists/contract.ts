@@ -1,8 +1,7 @@
 import * as z from 'zod';
 import type { OperationContracts } from '../http/contract';
 import { PAGING_QUERY } from '../http/paging';
-import { WALLET_ID } from '../store/keys';
-import { Timestamp } from '../tenancy/contract';
+import { PublicRefPath, Timestamp } from '../tenancy/contract';
 import { STATUS_SIZES } from './encoding';
 import { LIST_TYPES } from './records';
 import { LIMITS } from './service';
@@ -109,7 +108,7 @@ export const statusListContracts = {
 } satisfies OperationContracts;
 
 const ListParams = z.strictObject({
-  wallet_id: z.string().regex(WALLET_ID),
+  public_ref: PublicRefPath,
   def_id: DefId,
   list: z.string().regex(/^(0|[1-9][0-9]{0,8})$/).meta({ description: 'The list number' }),
 });

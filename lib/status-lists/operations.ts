@@ -1,9 +1,8 @@
 import { JsonReply, RawRepresentation, walletScope, type OperationImpls } from '../http/contract';
-import { AppError } from '../http/errors';
+import { AppError, NotFoundError } from '../http/errors';
 import { listOrPage } from '../http/paging';
-import { tenantScope } from '../store/keys';
 import { inSession } from '../store/session';
-import type { KnownWallets } from '../tenancy/known-wallets';
+import type { PublicRefs } from '../tenancy/public-refs';
 import type { statusListContracts, statusListPublicContracts } from './contract';
 import { MEDIA_TYPES, PUBLICATION, type StatusListPublisher } from './publication';
 import type { ListType } from './records';
@@ -29,14 +28,15 @@ export function statusListOperations(service: StatusListService): OperationImpls
 }
 
 /**
- * The public lists: the wallet comes from the path (ids above the service's counter get no session).
- * Cacheable by anyone (`public`) for the list's ttl, never past its expiry; `If-None-Match` gets a 304.
+ * The public lists: the wallet is the one the path's public reference names (a reference that names
+ * none, an old sequential id included, is a 404 before any session). Cacheable by anyone (`public`)
+ * for the list's ttl, never past its expiry; `If-None-Match` gets a 304.
  */
-export function statusListPublicOperations(publisher: StatusListPublisher, wallets: KnownWallets, now: () => Date = () => new Date()): OperationImpls<typeof statusListPublicContracts> {
-  const serve = async (params: { wallet_id: string; def_id: string; list: string }, query: { time?: string | undefined }, headers: Readonly<Record<string, string>>, format: ListType) => {
+export function statusListPublicOperations(publisher: StatusListPublisher, refs: PublicRefs, now: () => Date = () => new Date()): OperationImpls<typeof statusListPublicContracts> {
+  const serve = async (params: { public_ref: string; def_id: string; list: string }, query: { time?: string | undefined }, headers: Readonly<Record<string, string>>, format: ListType) => {
     if (query.time !== undefined) throw new AppError(501, 'historical_status_list_unsupported', 'Historical status lists are not kept: ask without time for the current list');
-    await wallets.check(params.wallet_id);
-    const scope = tenantScope(params.wallet_id);
+    const scope = await refs.resolve(params.public_ref);
+    if (!scope) throw new NotFoundError('No such status list', 'status_list_not_found');
     const p = await inSession(scope, () => publisher.serve(scope, params.def_id, Number(params.list), format));
     const maxAge = Math.max(0, Math.min(PUBLICATION.ttlSeconds, p.expires_at - Math.floor(now().getTime() / 1000)));
     const cache = {

@@ -6,6 +6,7 @@ import type { KeyManager } from '../keys/port';
 import { issuerSigner } from '../keys/signer';
 import type { TenantScope } from '../store/keys';
 import { ConditionFailedError, type ItemStore } from '../store/port';
+import type { WalletRefs } from '../tenancy/public-refs';
 import { definitionFromItem, publicationUrl, STATUS_ATTRIBUTE, statusKeys, type DefinitionRecord, type ListType } from './records';
 import type { StatusSize } from './encoding';
 import { signIetfStatusListToken, signW3cStatusListCredential } from './tokens';
@@ -59,6 +60,8 @@ export interface PublisherDeps {
   readonly store: ItemStore;
   readonly keyManager: KeyManager;
   readonly events: EventPublisher;
+  /** The wallet's public reference, which names it in the lists' URLs. */
+  readonly refs: WalletRefs;
   readonly now?: () => Date;
 }
 
@@ -72,6 +75,11 @@ export class StatusListPublisher {
 
   constructor(private readonly deps: PublisherDeps) {
     this.now = deps.now ?? (() => new Date());
+  }
+
+  /** Where a list of the definition is published (and what its token names as its `sub` / `id`). */
+  async url(scope: TenantScope, def: DefinitionRecord, list: number, format: ListType): Promise<string> {
+    return publicationUrl(def.base_url, await this.deps.refs.of(scope), def.id, list, format);
   }
 
   async definition(scope: TenantScope, defId: string): Promise<DefinitionRecord | null> {
@@ -112,7 +120,9 @@ export class StatusListPublisher {
     const current = opts.current !== undefined ? opts.current : await this.stored(scope, def.id, list, format);
     const { entries, version } = await this.read(scope, def, list);
     const now = this.now();
-    if (current && !opts.force && current.content_version >= version && !this.aging(current, now)) return { publication: current, signed: false };
+    const url = await this.url(scope, def, list, format);
+    // A publication made under another URL (a wallet given its public reference later) names the wrong list: signed again.
+    if (current && !opts.force && current.url === url && current.content_version >= version && !this.aging(current, now)) return { publication: current, signed: false };
 
     const did = await readDid(this.deps.store, scope, def.issuer_did).catch((e) => {
       if (e instanceof NotFoundError) throw new SignerUnavailableError(`The signer ${def.issuer_did} of status list definition ${def.id} is no longer a DID of this wallet: publish with another did`);
@@ -120,7 +130,6 @@ export class StatusListPublisher {
     });
     if (did.deactivated_at) throw new SignerUnavailableError(`The signer ${did.qualified} of status list definition ${def.id} is deactivated: publish with another did`);
     const signer = issuerSigner(this.deps.keyManager, scope, { ref: did.key_ref, alg: did.alg }, def.verification_method);
-    const url = publicationUrl(def.base_url, scope.walletId, def.id, list, format);
     const expiresAt = new Date(now.getTime() + PUBLICATION.validitySeconds * 1000);
     const ietf = format === 'ietf' ? ietfView(def) : null;
     if (format === 'ietf' && !ietf) throw new BadRequestError(`A ${def.status_purpose} list has no IETF Token Status List form (its values mean valid, invalid, suspended)`, 'unsupported_status_type', [{ path: 'status_type', message: 'w3c only for this purpose' }]);
@@ -183,8 +192,8 @@ export class StatusListPublisher {
     const [pubItem, defItem] = await this.deps.store.getMany([statusKeys.publication(scope, defId, list, format), statusKeys.definition(scope, defId)], { consistent: false });
     if (!defItem) throw new NotFoundError('No such status list', 'status_list_not_found');
     const current = pubItem ? (pubItem as unknown as Publication) : null;
-    if (current && !this.aging(current, this.now())) return current;
     const def = definitionFromItem(defItem);
+    if (current && !this.aging(current, this.now()) && current.url === (await this.url(scope, def, list, format))) return current;
     if (!(await this.listExists(scope, def, list))) throw new NotFoundError('No such status list', 'status_list_not_found');
     try {
       return (await this.publish(scope, def, list, format, { current })).publication;

@@ -97,9 +97,9 @@ export function entryFromItem(item: Item): EntryRecord {
   return rest as unknown as EntryRecord;
 }
 
-/** Where a definition's list is published: `<base>/status-lists/<wallet>/<def>/<list>/<format>`. */
-export function publicationUrl(baseUrl: string, walletId: string, defId: string, list: number, format: ListType): string {
-  return `${baseUrl.replace(/\/+$/, '')}/status-lists/${walletId}/${defId}/${list}/${format}`;
+/** Where a definition's list is published: `<base>/status-lists/<public_ref>/<def>/<list>/<format>` (the wallet's public reference, never its id). */
+export function publicationUrl(baseUrl: string, publicRef: string, defId: string, list: number, format: ListType): string {
+  return `${baseUrl.replace(/\/+$/, '')}/status-lists/${publicRef}/${defId}/${list}/${format}`;
 }
 
 /** A status as the API shows it: `status_size` binary digits ("0", "01", "00000011"). */

@@ -15,7 +15,6 @@ import {
   definitionView,
   entryFromItem,
   entryView,
-  publicationUrl,
   SL,
   statusAttribute,
   statusKeys,
@@ -199,7 +198,7 @@ export class StatusListService {
     return {
       ...definitionView(def),
       entries_assigned: assigned,
-      status_lists: Array.from({ length: inUse + 1 }, (_, list) => publicationUrl(def.base_url, scope.walletId, def.id, list, def.list_type)),
+      status_lists: await Promise.all(Array.from({ length: inUse + 1 }, (_, list) => this.deps.publisher.url(scope, def, list, def.list_type))),
     };
   }
 

@@ -52,6 +52,8 @@ export const keys = {
   walletPartition: walletPk,
   // System items (not tenant data).
   walletName: (name: string): ItemKey => ({ PK: `${SYSTEM_PARTITIONS.walletNamePrefix}${name}`, SK: 'WNAME' }),
+  /** The public reference's lookup item: reference → wallet id (lib/tenancy/public-refs.ts). */
+  publicRef: (ref: string): ItemKey => ({ PK: `${SYSTEM_PARTITIONS.publicRefPrefix}${ref}`, SK: 'PUBREF' }),
   walletCounter: { PK: SYSTEM_PARTITIONS.walletCounter, SK: 'WALLET_ID' } as ItemKey,
   baseKey: { PK: SYSTEM_PARTITIONS.baseKey, SK: 'BASEKEY' } as ItemKey,
 } as const;

@@ -37,6 +37,12 @@ export const Subwallet = z
   })
   .meta({ title: 'Subwallet' });
 
+/**
+ * A wallet's public reference in a public path. Any string is taken: one that names no wallet (an old
+ * sequential id, junk) is answered 404 exactly like an unknown reference, never 400 (lib/tenancy/public-refs.ts).
+ */
+export const PublicRefPath = z.string().meta({ description: "The wallet's public reference (22 URL-safe characters: `public_ref` of GET /api/v1/wallet); any other value is a 404" });
+
 export const ROLES = ['admin'] as const;
 
 export const tenancyContracts = {
@@ -90,7 +96,13 @@ export const tenancyContracts = {
     errors: [400, 401, 403, 404],
   },
   getOwnWallet: {
-    response: z.object({ wallet_id: WalletIdOutput, wallet_name: z.string(), label: z.string(), created_at: Timestamp }),
+    response: z.object({
+      wallet_id: WalletIdOutput,
+      wallet_name: z.string(),
+      label: z.string(),
+      public_ref: z.string().meta({ description: "Names this wallet in its public URLs (credential issuer, status lists, verifier) instead of wallet_id; not in the contract" }),
+      created_at: Timestamp,
+    }),
     errors: [401, 403],
   },
   listOwnApiKeys: {

@@ -5,6 +5,8 @@ export interface WalletRecord {
   readonly walletId: string;
   readonly walletName: string;
   readonly label: string;
+  /** Names the wallet in public URLs (lib/tenancy/public-refs.ts). */
+  readonly publicRef: string;
   readonly createdAt: string;
 }
 
@@ -25,6 +27,7 @@ export function walletFromItem(item: Item): WalletRecord {
     walletId: String(item.wallet_id),
     walletName: String(item.wallet_name),
     label: String(item.label),
+    publicRef: String(item.public_ref),
     createdAt: String(item.created_at),
   };
 }

@@ -10,6 +10,7 @@ import { generateApiKey, macApiKey } from './api-key-format';
 import { SubwalletTokens } from './subwallet-token';
 import type { UsageKeys } from '../service/usage-keys';
 import { apiKeyFromItem, apiKeyView, walletFromItem, type ApiKeyRecord, type WalletRecord } from './records';
+import { newPublicRef } from './public-refs';
 
 export interface TenancyDeps {
   readonly store: ItemStore;
@@ -49,11 +50,14 @@ export class TenancyService {
     const walletId = String(await this.store.increment(keys.walletCounter, 'value'));
     const scope = tenantScope(walletId);
     const createdAt = this.now().toISOString();
+    const publicRef = newPublicRef();
     // Before the wallet exists: a wallet without its throttling bucket would be refused at the gateway.
     await this.usage.register(walletId);
     try {
       await inSession(scope, () => this.store.write([
         { type: 'put', condition: 'not_exists', item: { ...keys.walletName(input.wallet_name), wallet_id: walletId } },
+        // The public reference and its lookup item (holding only {wallet_id}) come with the wallet.
+        { type: 'put', condition: 'not_exists', item: { ...keys.publicRef(publicRef), wallet_id: walletId } },
         {
           type: 'put',
           condition: 'not_exists',
@@ -64,6 +68,7 @@ export class TenancyService {
             wallet_id: walletId,
             wallet_name: input.wallet_name,
             label: input.label ?? input.wallet_name,
+            public_ref: publicRef,
             created_at: createdAt,
           },
         },
@@ -95,7 +100,7 @@ export class TenancyService {
 
   async getOwnWallet(scope: TenantScope) {
     const w = await this.requireWallet(scope);
-    return { wallet_id: Number(w.walletId), wallet_name: w.walletName, label: w.label, created_at: w.createdAt };
+    return { wallet_id: Number(w.walletId), wallet_name: w.walletName, label: w.label, public_ref: w.publicRef, created_at: w.createdAt };
   }
 
   async createApiKey(input: { wallet_id: string; roles: readonly string[]; name?: string | undefined; expires_at?: string | null | undefined }) {

@@ -48,7 +48,9 @@ async function main() {
   const key = wallet.key;
   const did = (await call('/api/v1/create-did', key, { method: 'key' })).did.did as string;
   const sd = await call('/api/v1/oid4vci/credentials-supported/sd-jwt', key, { id: 'Identity', vct: 'https://example.com/identity', claims: CLAIMS, sd_list: SD_LIST });
-  const issuer = `${rt.url}/oid4vci/${wallet.walletId}`;
+  // The issuer as offers name it: `<base>/oid4vci/<public_ref>`.
+  const issuer = (await call('/api/v1/oid4vci/issue', key, { supported_cred_id: sd.supported_cred_id, credential_subject: SUBJECT, did })).offer.credential_issuer as string;
+  const publicRef = issuer.split('/').at(-1)!;
   const offer = async () => {
     const o = await call('/api/v1/oid4vci/issue', key, { supported_cred_id: sd.supported_cred_id, credential_subject: SUBJECT, did });
     return o.offer.grants[PRE_AUTH]['pre-authorized_code'] as string;
@@ -108,18 +110,18 @@ async function main() {
 
   // 2. The credential handler alone, next to the raw SD-JWT.
   const { handler } = (await import('../../functions/oid4vci-issuer/handler')) as { handler: (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult> };
-  const route = '/oid4vci/{wallet_id}/credential';
+  const route = '/oid4vci/{public_ref}/credential';
   const url = new URL(rt.url);
   const eventFor = (accessToken: string, body: string): APIGatewayProxyEvent =>
     ({
       resource: route,
-      path: `/oid4vci/${wallet.walletId}/credential`,
+      path: `${new URL(issuer).pathname}/credential`,
       httpMethod: 'POST',
       headers: { host: url.host, authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
       multiValueHeaders: {},
       queryStringParameters: null,
       multiValueQueryStringParameters: null,
-      pathParameters: { wallet_id: wallet.walletId },
+      pathParameters: { public_ref: publicRef },
       stageVariables: null,
       body,
       isBase64Encoded: false,

@@ -163,18 +163,19 @@ async function main() {
 
   // 2. The response handler in-process (no HTTP, no gateway), plain credential.
   const { handler } = (await import('../../functions/oid4vp-verifier/handler')) as { handler: (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult> };
-  const route = '/oid4vp/{wallet_id}/response/{presentation_id}';
+  const route = '/oid4vp/{public_ref}/response/{presentation_id}';
   const url = new URL(rt.url);
   const eventFor = (p: Prepared): APIGatewayProxyEvent =>
     ({
       resource: route,
-      path: `/oid4vp/${verifier.walletId}/response/${p.presentationId}`,
+      path: new URL(p.responseUri).pathname,
       httpMethod: 'POST',
       headers: { host: url.host, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       multiValueHeaders: {},
       queryStringParameters: null,
       multiValueQueryStringParameters: null,
-      pathParameters: { wallet_id: verifier.walletId, presentation_id: p.presentationId },
+      // The response URI the request object named: /oid4vp/<public_ref>/response/<presentation_id>.
+      pathParameters: { public_ref: new URL(p.responseUri).pathname.split('/')[2]!, presentation_id: p.presentationId },
       stageVariables: null,
       body: new URLSearchParams(p.fields).toString(),
       isBase64Encoded: false,

@@ -24,6 +24,7 @@ import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { issuableConfiguration, supportedFromItem } from '../../lib/oid4vci/supported';
 import { PUBLISH_DELAY_SECONDS } from '../../lib/status-lists/jobs';
 import { StatusAllocator } from '../../lib/status-lists/allocation';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { statusAttribute, statusKeys } from '../../lib/status-lists/records';
 import { tenantScope } from '../../lib/store/keys';
 import type { WriteOp } from '../../lib/store/port';
@@ -112,7 +113,7 @@ async function main() {
   const scope = tenantScope(walletId);
 
   // 1a. The allocator alone: one binding query and one counter increment per call (its ops go into the issuing transaction, not run here).
-  const allocator = new StatusAllocator({ store, events: new OutboxPublisher(store) });
+  const allocator = new StatusAllocator({ store, events: new OutboxPublisher(store), refs: new PublicRefs(store) });
   const allocConfig = issuableConfiguration(supportedFromItem((await store.get(oid4vciKeys.supported(scope, allocOnly)))!));
   for (let i = 0; i < 200; i++) await allocator.allocate(scope, allocConfig, `warm-${i}`, 1, did);
   await settle();
@@ -306,9 +307,10 @@ async function main() {
   for (const i of set) shards.set(Math.floor(i / fetchDef.shard_size), [...(shards.get(Math.floor(i / fetchDef.shard_size)) ?? []), i % fetchDef.shard_size]);
   const ops: WriteOp[] = [...shards].map(([shard, offsets]) => ({ type: 'update', key: statusKeys.shard(scope, fetchDef.id, 0, shard), set: Object.fromEntries(offsets.map((o) => [statusAttribute(o), 1])), add: { version: 1 } }));
   for (let i = 0; i < ops.length; i += 25) await store.write(ops.slice(i, i + 25));
-  await call('PUT', `/api/v1/status-list/defs/${fetchDef.id}/publish`, key, {});
-  await call('PUT', `/api/v1/status-list/defs/${fetchDef.id}/publish`, key, { status_type: 'w3c' });
-  const urls = { ietf: `${rt.url}/status-lists/${walletId}/${fetchDef.id}/0/ietf`, w3c: `${rt.url}/status-lists/${walletId}/${fetchDef.id}/0/w3c` };
+  // The lists' URLs as publishing names them (`<base>/status-lists/<public_ref>/<def>/0/<format>`).
+  const ietfUrl = (await call('PUT', `/api/v1/status-list/defs/${fetchDef.id}/publish`, key, {})).status_lists[0] as string;
+  const w3cUrl = (await call('PUT', `/api/v1/status-list/defs/${fetchDef.id}/publish`, key, { status_type: 'w3c' })).status_lists[0] as string;
+  const urls = { ietf: ietfUrl, w3c: w3cUrl };
   const etags: Record<string, string> = {};
   const sizes: Record<string, number> = {};
   for (const [format, url] of Object.entries(urls)) {

@@ -18,8 +18,8 @@ export interface TestApi {
   readonly rt: LocalRuntime;
   readonly baseKey: string;
   call<T = any>(method: string, path: string, opts?: CallOptions): Promise<ApiResponse<T>>;
-  /** Creates a subwallet and an admin key for it. */
-  newWallet(name?: string): Promise<{ walletId: number; token: string; apiKey: string; keyId: string }>;
+  /** Creates a subwallet and an admin key for it; `publicRef` names it in public URLs (GET /api/v1/wallet). */
+  newWallet(name?: string): Promise<{ walletId: number; token: string; apiKey: string; keyId: string; publicRef: string }>;
 }
 
 let counter = 0;
@@ -63,7 +63,9 @@ export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dat
     if (w.status !== 200) throw new Error(`subwallet create: ${w.status} ${JSON.stringify(w.body)}`);
     const k = await call<any>('POST', '/api/apikey/create', { key: baseKey, body: { wallet_id: String(w.body.wallet_id), roles: ['admin'] } });
     if (k.status !== 200) throw new Error(`apikey create: ${k.status} ${JSON.stringify(k.body)}`);
-    return { walletId: w.body.wallet_id, token: w.body.token, apiKey: k.body.api_key, keyId: k.body.key_id };
+    const me = await call<any>('GET', '/api/v1/wallet', { key: k.body.api_key });
+    if (me.status !== 200) throw new Error(`wallet: ${me.status} ${JSON.stringify(me.body)}`);
+    return { walletId: w.body.wallet_id, token: w.body.token, apiKey: k.body.api_key, keyId: k.body.key_id, publicRef: me.body.public_ref };
   };
 
   return { rt, baseKey, call, newWallet };
@@ -83,10 +85,10 @@ export async function ok<T = any>(p: Promise<{ status: number; body: T }>, what:
 }
 
 /** A new wallet whose public DID is a new DID of `didBody` (the agreement accepted first, as publishing needs). */
-export async function walletWithPublicDid(api: TestApi, didBody: Record<string, unknown>): Promise<{ key: string; walletId: number; did: string }> {
+export async function walletWithPublicDid(api: TestApi, didBody: Record<string, unknown>): Promise<{ key: string; walletId: number; publicRef: string; did: string }> {
   const w = await api.newWallet();
   await ok(api.call('POST', '/api/v1/accept-taa', { key: w.apiKey, body: { mechanism: 'service_agreement', version: LOCAL_TAA.version } }), 'accept-taa');
   const d = (await ok(api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: didBody }), 'create-did')).did;
   await ok(api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(d.did)}`, { key: w.apiKey }), 'set-public-did');
-  return { key: w.apiKey, walletId: w.walletId, did: d.did as string };
+  return { key: w.apiKey, walletId: w.walletId, publicRef: w.publicRef, did: d.did as string };
 }

@@ -87,7 +87,7 @@ function iamRequests(r: AccessRequest): RequestContext[] {
   }
 }
 
-const PARTITIONS = ['W#42', 'W#42#SL#7', 'W#420', 'W#4', 'W#43', 'W#43#x', 'SYS#COUNTER', 'SYS#WNAME#acme', 'SYS#ADMIN', 'SYS#WALLETS', 'AK#ab', 'DID#did:key:z6Mk'];
+const PARTITIONS = ['W#42', 'W#42#SL#7', 'W#420', 'W#4', 'W#43', 'W#43#x', 'SYS#COUNTER', 'SYS#WNAME#acme', 'SYS#PUBREF#Aa0_Bb1-Cc2Dd3Ee4Ff5Gg', 'SYS#PUBREF#~', 'SYS#ADMIN', 'SYS#WALLETS', 'AK#ab', 'DID#did:key:z6Mk'];
 
 function probes(): AccessRequest[] {
   const out: AccessRequest[] = [];

@@ -196,7 +196,7 @@ describe('issue and exchanges (contract 2.2, 2.3)', () => {
     const subject = { given_name: 'Erika', family_name: 'Mustermann', address: { locality: 'Köln', geo: { lat: 50.9 } }, nationalities: ['DE'] };
     const res = await api.call('POST', '/api/v1/oid4vci/issue', { key: w.apiKey, body: { supported_cred_id: sd.supported_cred_id, credential_subject: subject } });
     expect(res.status).toBe(200);
-    const issuer = `${api.rt.url}/oid4vci/${w.walletId}`;
+    const issuer = `${api.rt.url}/oid4vci/${w.publicRef}`;
     const code = res.body.offer.grants[GRANT]['pre-authorized_code'];
     expect(res.body.offer).toEqual({
       credential_issuer: issuer,

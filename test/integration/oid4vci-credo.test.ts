@@ -32,6 +32,8 @@ const DEGREE = { name: 'Erika Mustermann', degree: 'MSc Computer Science' };
 interface Tenant {
   readonly apiKey: string;
   readonly walletId: number;
+  /** What names the wallet in its public URLs (GET /api/v1/wallet). */
+  readonly publicRef: string;
   readonly dids: { readonly key: string; readonly web: string };
   readonly supported: { readonly 'vc+sd-jwt': string; readonly 'dc+sd-jwt': string; readonly jwt_vc_json: string };
 }
@@ -75,6 +77,7 @@ async function newTenant(): Promise<Tenant> {
   return {
     apiKey: w.apiKey,
     walletId: w.walletId,
+    publicRef: w.publicRef,
     dids,
     supported: { 'vc+sd-jwt': vcSdJwt.supported_cred_id, 'dc+sd-jwt': dcSdJwt.supported_cred_id, jwt_vc_json: jwt.supported_cred_id },
   };
@@ -145,7 +148,7 @@ describe('Credo 0.6.3 redeems our OpenID4VCI offers', () => {
 
     const res = await holder.receiveOffer(by === 'value' ? offer.byValue : offer.byReference, { binding, alg, txCode: pin });
 
-    expect(res.resolvedOffer.credentialOfferPayload.credential_issuer).toBe(`${api.rt.url}/oid4vci/${t.walletId}`);
+    expect(res.resolvedOffer.credentialOfferPayload.credential_issuer).toBe(`${api.rt.url}/oid4vci/${t.publicRef}`);
     expect(res.resolvedOffer.metadata.originalDraftVersion).toBe('V1');
     expect(res.credentials).toHaveLength(1);
     const [c] = res.credentials;
@@ -196,7 +199,7 @@ describe('Credo 0.6.3 checks our status lists', () => {
     const offer = await createOffer(t, 'dc+sd-jwt', 'web');
     const res = await holder.receiveOffer(offer.byReference, { binding: 'jwk' });
     const [c] = res.credentials;
-    expect(c!.payload.status).toEqual({ status_list: { idx: expect.any(Number), uri: `${api.rt.url}/status-lists/${t.walletId}/${def.id}/0/ietf` } });
+    expect(c!.payload.status).toEqual({ status_list: { idx: expect.any(Number), uri: `${api.rt.url}/status-lists/${t.publicRef}/${def.id}/0/ietf` } });
 
     const before = await holder.agent.sdJwtVc.verify({ compactSdJwtVc: c!.compact });
     expect(before.isValid).toBe(true);

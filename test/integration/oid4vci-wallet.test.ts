@@ -106,7 +106,7 @@ async function newIssuer(didBody: Record<string, unknown>): Promise<Issuer> {
     }),
     'jwt configuration',
   );
-  return { apiKey: key, walletId: w.walletId, did: d.did, kid: d.metadata.kid, sd: sd.supported_cred_id, jwt: jwt.supported_cred_id, credentialIssuer: `${api.rt.url}/oid4vci/${w.walletId}` };
+  return { apiKey: key, walletId: w.walletId, did: d.did, kid: d.metadata.kid, sd: sd.supported_cred_id, jwt: jwt.supported_cred_id, credentialIssuer: `${api.rt.url}/oid4vci/${w.publicRef}` };
 }
 
 async function createOffer(issuer: Issuer, format: 'sd' | 'jwt', pin?: string): Promise<Created> {

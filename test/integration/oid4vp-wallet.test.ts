@@ -49,6 +49,7 @@ const PRES_DEF = FAMILY_NAME_AND_BIRTHDATE;
 interface Tenant {
   key: string;
   walletId: number;
+  publicRef: string;
   did: string;
 }
 interface Issuer extends Tenant {
@@ -473,10 +474,13 @@ describe('OID4VP: tenant isolation', () => {
     expectError(await api.call('GET', `/api/v1/oid4vp/presentations/${id}`, { key: other.key }), 404, 'presentation_not_found');
     expectError(await api.call('DELETE', `/api/v1/oid4vp/presentations/${id}`, { key: other.key }), 404, 'presentation_not_found');
 
-    // The request id under another wallet's verifier path.
-    const wrongWallet = (url: string) => url.replace(`/oid4vp/${verifier.walletId}/`, `/oid4vp/${other.walletId}/`);
-    expect((await fetch(wrongWallet(requestUrlOf(created)))).status).toBe(404);
-    expect((await postDirectPost(wrongWallet(responseUrlOf(created)), { vp_token: '{}', state: 'x' })).status).toBe(404);
+    // The request id under another wallet's verifier path, and under the verifier's own sequential id (which names nothing public).
+    expect(requestUrlOf(created)).toContain(`/oid4vp/${verifier.publicRef}/request/`);
+    for (const wrong of [other.publicRef, String(verifier.walletId)]) {
+      const wrongWallet = (url: string) => url.replace(`/oid4vp/${verifier.publicRef}/`, `/oid4vp/${wrong}/`);
+      expect((await fetch(wrongWallet(requestUrlOf(created)))).status).toBe(404);
+      expect((await postDirectPost(wrongWallet(responseUrlOf(created)), { vp_token: '{}', state: 'x' })).status).toBe(404);
+    }
     expect((await presentation(id)).state).toBe('request-created');
 
     // Still the owner's: the wallet can fetch it, and the owner can delete it.

@@ -466,15 +466,16 @@ describe('OID4VCI issuer (public protocol endpoints)', () => {
     const sd = (await hit('createSdJwtSupportedCredential', '/api/v1/oid4vci/credentials-supported/sd-jwt', 200, { key, body: { id: 'Pid', vct: 'urn:pid', claims: { given_name: { mandatory: true, value_type: 'string' } }, sd_list: ['/given_name'] } })).body;
     const did = (await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'key' } })).body.did.did;
     const offered = (await hit('issueCredentialOffer', '/api/v1/oid4vci/issue', 200, { key, body: { supported_cred_id: sd.supported_cred_id, credential_subject: { given_name: 'E' }, did } })).body;
-    const I = `/oid4vci/${w.walletId}`;
+    // The issuer as the offer names it: `/oid4vci/<public_ref>`. Its sequential id names nothing public.
+    const I = new URL(offered.offer.credential_issuer).pathname;
     await hit('getCredentialIssuerMetadata', `/.well-known/openid-credential-issuer${I}`, 200);
-    await hit('getCredentialIssuerMetadata', '/.well-known/openid-credential-issuer/oid4vci/999999', 404);
+    await hit('getCredentialIssuerMetadata', `/.well-known/openid-credential-issuer/oid4vci/${w.walletId}`, 404);
     await hit('getCredentialIssuerMetadataAppended', `${I}/.well-known/openid-credential-issuer`, 200);
-    await hit('getCredentialIssuerMetadataAppended', '/oid4vci/0/.well-known/openid-credential-issuer', 400);
+    await hit('getCredentialIssuerMetadataAppended', '/oid4vci/AAAAAAAAAAAAAAAAAAAAAA/.well-known/openid-credential-issuer', 404);
     await hit('getAuthorizationServerMetadata', `/.well-known/oauth-authorization-server${I}`, 200);
     await hit('getAuthorizationServerMetadata', '/.well-known/oauth-authorization-server/oid4vci/999999', 404);
     await hit('getAuthorizationServerMetadataAppended', `${I}/.well-known/oauth-authorization-server`, 200);
-    await hit('getAuthorizationServerMetadataAppended', '/oid4vci/x/.well-known/oauth-authorization-server', 400);
+    await hit('getAuthorizationServerMetadataAppended', '/oid4vci/x/.well-known/oauth-authorization-server', 404);
     const ref = decodeURIComponent(offered.credential_offer_uri.split('credential_offer_uri=')[1]).split('/offers/')[1];
     await hit('getCredentialOffer', `${I}/offers/${ref}`, 200);
     await hit('getCredentialOffer', `${I}/offers/${'A'.repeat(43)}`, 404);
@@ -483,7 +484,7 @@ describe('OID4VCI issuer (public protocol endpoints)', () => {
     await hit('token', `${I}/token`, 400, form({ grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': 'nope' }));
     const token = (await hit('token', `${I}/token`, 200, form({ grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': code }))).body;
     await hit('nonce', `${I}/nonce`, 200);
-    await hit('nonce', '/oid4vci/999999/nonce', 404);
+    await hit('nonce', `/oid4vci/${w.walletId}/nonce`, 404);
     const auth = { authorization: `Bearer ${token.access_token}` };
     await hit('credential', `${I}/credential`, 401, { body: { credential_configuration_id: 'Pid' } });
     await hit('credential', `${I}/credential`, 400, { headers: auth, body: { credential_configuration_id: 'Pid', proofs: { jwt: ['not-a-jwt'] } } });
@@ -527,15 +528,17 @@ describe('status lists', () => {
     await hit('publishStatusListDef', `${D}/${def.id}/publish`, 200, { key });
     await hit('publishStatusListDef', `${D}/${spare.id}/publish`, 400, { key, body: { status_type: 'ietf' } });
     await hit('publishStatusListDef', `${D}/00000000-0000-4000-8000-000000000000/publish`, 404, { key });
-    const L = `/status-lists/${w.walletId}/${def.id}/0`;
+    // The list as the definition names it: `/status-lists/<public_ref>/<def>/0/ietf`.
+    const L = new URL((await hit('getStatusListDef', `${D}/${def.id}`, 200, { key })).body[0].status_lists[0]).pathname.replace(/\/ietf$/, '');
     const ietf = await hit('getIetfStatusList', `${L}/ietf`, 200);
     await hit('getIetfStatusList', `${L}/ietf`, 304, { headers: { 'if-none-match': ietf.headers.get('etag')! } });
-    await hit('getIetfStatusList', `/status-lists/${w.walletId}/${def.id}/9/ietf`, 404);
-    await hit('getIetfStatusList', `/status-lists/${w.walletId}/${def.id}/x/ietf`, 400);
+    await hit('getIetfStatusList', `${L.replace(/\/0$/, '')}/9/ietf`, 404);
+    await hit('getIetfStatusList', `${L.replace(/\/0$/, '')}/x/ietf`, 400);
+    await hit('getIetfStatusList', `/status-lists/${w.walletId}/${def.id}/0/ietf`, 404);
     await hit('getIetfStatusList', `${L}/ietf?time=1700000000`, 501);
     const w3c = await hit('getW3cStatusList', `${L}/w3c`, 200);
     await hit('getW3cStatusList', `${L}/w3c`, 304, { headers: { 'if-none-match': w3c.headers.get('etag')! } });
-    await hit('getW3cStatusList', `/status-lists/999999/${def.id}/0/w3c`, 404);
+    await hit('getW3cStatusList', `/status-lists/${w.walletId}/${def.id}/0/w3c`, 404);
 
     await hit('deleteStatusListDef', `${D}/${def.id}`, 409, { key });
     await hit('deleteStatusListDef', `${D}/${def.id}`, 200, { key, body: { recursive_delete: true } });
@@ -569,8 +572,10 @@ describe('OID4VP', () => {
     const created = (await hit('createPresentationRequest', R, 200, { key, body: { pres_def_id: def.pres_def_id, vp_formats, did } })).body;
     const requestPath = new URL(new URLSearchParams(created.request_uri.split('?')[1]).get('request_uri')!).pathname;
     await hit('getRequestObject', `${requestPath}?profile=nope`, 400);
-    await hit('getRequestObject', `/oid4vp/${w.walletId}/request/00000000-0000-4000-8000-000000000000`, 404);
-    await hit('getRequestObject', `/oid4vp/${w.walletId}/request/not-a-uuid`, 400);
+    const verifierPath = requestPath.replace(/\/request\/[^/]+$/, '');
+    await hit('getRequestObject', `${verifierPath}/request/00000000-0000-4000-8000-000000000000`, 404);
+    await hit('getRequestObject', `${verifierPath}/request/not-a-uuid`, 400);
+    await hit('getRequestObject', requestPath.replace(verifierPath, `/oid4vp/${w.walletId}`), 404);
     const jws = (await hit('getRequestObject', requestPath, 200)).text;
     await hit('getRequestObject', requestPath, 400); // once only
     const request = JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString('utf8'));
@@ -578,7 +583,8 @@ describe('OID4VP', () => {
     const responsePath = new URL(request.response_uri).pathname;
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     await hit('postPresentationResponse', responsePath, 400, { rawBody: new URLSearchParams({ ...fields, state: 'another' }).toString(), headers: form });
-    await hit('postPresentationResponse', `/oid4vp/${w.walletId}/response/00000000-0000-4000-8000-000000000000`, 404, { rawBody: new URLSearchParams(fields).toString(), headers: form });
+    await hit('postPresentationResponse', `${verifierPath}/response/00000000-0000-4000-8000-000000000000`, 404, { rawBody: new URLSearchParams(fields).toString(), headers: form });
+    await hit('postPresentationResponse', responsePath.replace(verifierPath, `/oid4vp/${w.walletId}`), 404, { rawBody: new URLSearchParams(fields).toString(), headers: form });
     await hit('postPresentationResponse', responsePath, 200, { rawBody: new URLSearchParams(fields).toString(), headers: form });
     await hit('postPresentationResponse', responsePath, 400, { rawBody: new URLSearchParams(fields).toString(), headers: form }); // answered already
 

@@ -13,6 +13,7 @@ import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { StatusAllocator } from '../../lib/status-lists/allocation';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { issuableConfiguration, supportedFromItem } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { tenantScope } from '../../lib/store/keys';
@@ -27,6 +28,8 @@ let ddb: DynamoDBDocumentClient;
 interface Issuer {
   key: string;
   walletId: number;
+  /** What names the wallet in its lists' URLs (GET /api/v1/wallet). */
+  publicRef: string;
   did: string;
   sd: string;
   jwt: string;
@@ -58,7 +61,7 @@ async function newIssuer(didBody: Record<string, unknown> = { method: 'key', opt
     }),
     'jwt configuration',
   );
-  return { key, walletId: w.walletId, did: d.did, sd: sd.supported_cred_id, jwt: jwt.supported_cred_id };
+  return { key, walletId: w.walletId, publicRef: w.publicRef, did: d.did, sd: sd.supported_cred_id, jwt: jwt.supported_cred_id };
 }
 
 /** Offers a credential and lets an independent wallet take it; returns the exchange id and the credentials. */
@@ -199,7 +202,7 @@ describe('status list definitions (contract 4.3)', () => {
     expect(suspensions.map((d: any) => d.id)).toContain(created.id);
     expect(suspensions.every((d: any) => d.status_purpose === 'suspension')).toBe(true);
     const [detail] = await ok(api.call('GET', `/api/v1/status-list/defs/${created.id}`, { key: a.key }), 'get');
-    expect(detail).toMatchObject({ ...created, entries_assigned: 0, status_lists: [`${api.rt.url}/status-lists/${a.walletId}/${created.id}/0/w3c`] });
+    expect(detail).toMatchObject({ ...created, entries_assigned: 0, status_lists: [`${api.rt.url}/status-lists/${a.publicRef}/${created.id}/0/w3c`] });
     // Another wallet sees none of it.
     expectError(await api.call('GET', `/api/v1/status-list/defs/${created.id}`, { key: b.key }), 404, 'status_list_definition_not_found');
     expectError(await api.call('DELETE', `/api/v1/status-list/defs/${created.id}`, { key: b.key }), 404, 'status_list_definition_not_found');
@@ -229,7 +232,7 @@ describe('entries at issuance, revocation, and lists any verifier can read', () 
   test('an SD-JWT VC carries status.status_list; PATCH revoke reaches the published IETF list by itself', async () => {
     const { exchangeId, credentials } = await issue(a, 'sd');
     const ref = getStatusListFromJWT(credentials[0]!.split('~')[0]!);
-    expect(ref.uri).toMatch(new RegExp(`/status-lists/${a.walletId}/${sdDef.id}/0/ietf$`));
+    expect(ref.uri).toBe(`${api.rt.url}/status-lists/${a.publicRef}/${sdDef.id}/0/ietf`);
     const entry = await ok(api.call('GET', `/api/v1/status-list/entries/${exchangeId}`, { key: a.key }), 'entry');
     expect(entry).toMatchObject({ list: 0, index: ref.idx, status: '0', assigned: true, definition_id: sdDef.id });
 
@@ -284,7 +287,7 @@ describe('entries at issuance, revocation, and lists any verifier can read', () 
   }, 60_000);
 
   test('published lists are cacheable: ETag and 304, Cache-Control public; unknown lists are 404s', async () => {
-    const url = `${api.rt.url}/status-lists/${a.walletId}/${sdDef.id}/0/ietf`;
+    const url = `${api.rt.url}/status-lists/${a.publicRef}/${sdDef.id}/0/ietf`;
     const first = await fetchList(url);
     expect(first.status).toBe(200);
     const etag = first.headers.get('etag')!;
@@ -295,21 +298,22 @@ describe('entries at issuance, revocation, and lists any verifier can read', () 
     expect(again.status).toBe(304);
     expect(again.body).toBe('');
     for (const path of [
-      `/status-lists/${a.walletId}/${sdDef.id}/7/ietf`, // beyond the spare
-      `/status-lists/${b.walletId}/${sdDef.id}/0/ietf`, // another wallet's path
-      `/status-lists/999999/${sdDef.id}/0/ietf`, // no such wallet
-      `/status-lists/${a.walletId}/00000000-0000-4000-8000-000000000000/0/w3c`,
+      `/status-lists/${a.publicRef}/${sdDef.id}/7/ietf`, // beyond the spare
+      `/status-lists/${b.publicRef}/${sdDef.id}/0/ietf`, // another wallet's path
+      `/status-lists/${a.walletId}/${sdDef.id}/0/ietf`, // the wallet's sequential id names nothing public
+      `/status-lists/AAAAAAAAAAAAAAAAAAAAAA/${sdDef.id}/0/ietf`, // no such reference
+      `/status-lists/${a.publicRef}/00000000-0000-4000-8000-000000000000/0/w3c`,
     ]) {
       expect((await fetchList(`${api.rt.url}${path}`)).status).toBe(404);
     }
-    expect((await fetchList(`${api.rt.url}/status-lists/${a.walletId}/${sdDef.id}/-1/ietf`)).status).toBe(400);
+    expect((await fetchList(`${api.rt.url}/status-lists/${a.publicRef}/${sdDef.id}/-1/ietf`)).status).toBe(400);
     expect((await fetchList(`${url}?time=1700000000`)).status).toBe(501);
     expect(first.headers.get('access-control-expose-headers')).toBe('ETag');
   });
 
   test('PUT publish signs every list now, in the format asked for', async () => {
     const res = await ok(api.call('PUT', `/api/v1/status-list/defs/${sdDef.id}/publish`, { key: a.key, body: { status_type: 'w3c' } }), 'publish');
-    expect(res).toEqual({ published: true, error: '', definition_id: sdDef.id, status_lists: [`${api.rt.url}/status-lists/${a.walletId}/${sdDef.id}/0/w3c`, `${api.rt.url}/status-lists/${a.walletId}/${sdDef.id}/1/w3c`] });
+    expect(res).toEqual({ published: true, error: '', definition_id: sdDef.id, status_lists: [`${api.rt.url}/status-lists/${a.publicRef}/${sdDef.id}/0/w3c`, `${api.rt.url}/status-lists/${a.publicRef}/${sdDef.id}/1/w3c`] });
     const vc = await verifiedPayload((await fetchList(res.status_lists[0])).body);
     expect(vc).toMatchObject({ issuer: a.did, credentialSubject: { type: 'BitstringStatusList', statusPurpose: 'revocation' } });
     expectError(await api.call('PUT', `/api/v1/status-list/defs/${sdDef.id}/publish`, { key: a.key, body: { did: 'did:key:z6MkNotOurs' } }), 400, 'unknown_did');
@@ -354,7 +358,7 @@ describe('allocation', () => {
     const store = new DynamoDbStore(() => client, LOCAL_TABLE_NAME);
     const scope = tenantScope(String(issuer.walletId));
     const config = issuableConfiguration(supportedFromItem((await store.get(oid4vciKeys.supported(scope, issuer.jwt)))!));
-    const allocator = new StatusAllocator({ store, events: new OutboxPublisher(store) });
+    const allocator = new StatusAllocator({ store, events: new OutboxPublisher(store), refs: new PublicRefs(store) });
     const indexes: number[] = [];
     const N = 2000;
     let next = 0;

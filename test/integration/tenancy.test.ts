@@ -84,7 +84,7 @@ describe('API keys (contract 4.6)', () => {
     expect(res.body).toEqual({ api_key: expect.stringMatching(/^cisk_[0-9A-Za-z]{49}$/), key_id: expect.any(String), name: 'ci', status: expect.any(String), expires_at: expiresAt });
     const me = await api.call('GET', '/api/v1/wallet', { key: res.body.api_key });
     expect(me.status).toBe(200);
-    expect(me.body).toEqual({ wallet_id: walletId, wallet_name: 'keys-wallet', label: 'keys-wallet', created_at: expect.any(String) });
+    expect(me.body).toEqual({ wallet_id: walletId, wallet_name: 'keys-wallet', label: 'keys-wallet', public_ref: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), created_at: expect.any(String) });
   });
 
   test('the variant without name and expires_at returns api_key, key_id, status; wallet_id may be a number', async () => {

@@ -52,7 +52,7 @@ describe('OpenAPI document', () => {
   });
 
   test('the published status lists are public JWTs with an ETag and a documented 304', () => {
-    for (const [path, type] of [['/status-lists/{wallet_id}/{def_id}/{list}/ietf', 'application/statuslist+jwt'], ['/status-lists/{wallet_id}/{def_id}/{list}/w3c', 'application/vc+jwt']] as const) {
+    for (const [path, type] of [['/status-lists/{public_ref}/{def_id}/{list}/ietf', 'application/statuslist+jwt'], ['/status-lists/{public_ref}/{def_id}/{list}/w3c', 'application/vc+jwt']] as const) {
       const op = (doc.paths[path] as any).get;
       expect(op.security).toEqual([]);
       expect(Object.keys(op.responses['200'].content)).toEqual([type]);
@@ -72,7 +72,7 @@ describe('OpenAPI document', () => {
     expect(asset.parameters).toEqual([expect.objectContaining({ name: 'asset', in: 'path', required: true })]);
     expect(asset.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     // The OpenID4VP request object is a JWT of its own media type (RFC 9101), public and never cached.
-    const requestObject = (doc.paths['/oid4vp/{wallet_id}/request/{presentation_id}'] as any).get;
+    const requestObject = (doc.paths['/oid4vp/{public_ref}/request/{presentation_id}'] as any).get;
     expect(requestObject.security).toEqual([]);
     expect(Object.keys(requestObject.responses['200'].content)).toEqual(['application/oauth-authz-req+jwt']);
     // Every other operation answers JSON (the resolver also negotiates, below).

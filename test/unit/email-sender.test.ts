@@ -2,13 +2,13 @@ import { simpleParser } from 'mailparser';
 import { MailerRejectedError, MailerThrottledError, type Mailer } from '../../lib/email/mailer';
 import { emailKeys, type EmailJob } from '../../lib/email/bulk';
 import { OfferMailer } from '../../lib/email/sender';
-import { oid4vciFixture, scope, BASE } from '../helpers/oid4vci-fixture';
+import { oid4vciFixture, putWallet, scope, BASE } from '../helpers/oid4vci-fixture';
 
 /** The email worker's work for one recipient, in-process: one offer, one mail, the outcome recorded once. */
 
 async function setup(mailer: Mailer) {
   const f = await oid4vciFixture();
-  await f.store.write([{ type: 'put', item: { PK: 'W#7', SK: 'WALLET', label: 'Acme' } }]);
+  await putWallet(f.store, { label: 'Acme' });
   // Offers by email come from the wallet's public DID.
   await f.dids.setPublic(scope, f.did.did);
   const sleeps: number[] = [];

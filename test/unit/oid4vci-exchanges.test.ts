@@ -8,11 +8,13 @@ import { draftFromSdJwt, SupportedCredentialService } from '../../lib/oid4vci/su
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope } from '../../lib/store/keys';
 import { TaaService } from '../../lib/taa/service';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { MemoryStore } from '../helpers/memory-store';
 
 const BASE = 'https://api.example.com/prod';
 const scope = tenantScope('7');
 const other = tenantScope('8');
+const REF = 'R7R7R7R7R7R7R7R7R7R7R7';
 
 async function setup() {
   let now = Date.parse('2026-11-23T10:00:00Z');
@@ -26,7 +28,8 @@ async function setup() {
     limits: { maxDids: 100, maxCreationsPerMinute: 100 },
   });
   const supported = new SupportedCredentialService({ store, now: clock });
-  const exchanges = new ExchangeService({ store, events: new OutboxPublisher(store, clock), now: clock });
+  await store.write([{ type: 'put', item: { ...keys.wallet(scope), type: 'wallet', wallet_id: '7', public_ref: REF } }]);
+  const exchanges = new ExchangeService({ store, events: new OutboxPublisher(store, clock), refs: new PublicRefs(store), now: clock });
   const config = await supported.create(
     scope,
     draftFromSdJwt({ id: 'Pid', vct: 'urn:pid', claims: { given_name: { mandatory: true, value_type: 'string' }, address: { city: { value_type: 'string' } } } }),
@@ -44,7 +47,7 @@ describe('issue', () => {
     const out = await s.exchanges.issue(scope, { supported_cred_id: s.config.supported_cred_id, credential_subject: { given_name: 'Erika' } }, BASE);
     const code = out.offer.grants[PRE_AUTHORIZED_GRANT]['pre-authorized_code'];
     expect(out.offer).toEqual({
-      credential_issuer: `${BASE}/oid4vci/7`,
+      credential_issuer: `${BASE}/oid4vci/${REF}`,
       credentials: ['Pid'],
       credential_configuration_ids: ['Pid'],
       grants: { [PRE_AUTHORIZED_GRANT]: { 'pre-authorized_code': code, user_pin_required: false } },
@@ -52,7 +55,7 @@ describe('issue', () => {
     expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(out.credential_offer).toBe(`openid-credential-offer://?credential_offer=${encodeURIComponent(JSON.stringify(out.offer))}`);
     const record = (await s.store.get(oid4vciKeys.exchange(scope, out.exchange.exchange_id)))! as unknown as ExchangeRecord;
-    expect(out.credential_offer_uri).toBe(`openid-credential-offer://?credential_offer_uri=${encodeURIComponent(`${BASE}/oid4vci/7/offers/${record.offer_ref}`)}`);
+    expect(out.credential_offer_uri).toBe(`openid-credential-offer://?credential_offer_uri=${encodeURIComponent(`${BASE}/oid4vci/${REF}/offers/${record.offer_ref}`)}`);
     expect(out.exchange).toEqual({
       exchange_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       supported_cred_id: s.config.supported_cred_id,

@@ -145,7 +145,7 @@ describe("a wallet's issuer secrets", () => {
 
 describe('the metadata documents, as the OpenID libraries read them', () => {
   it('pass the libraries\' own schemas (the service does not parse them again per request)', () => {
-    const issuer = 'https://issuer.example.com/oid4vci/1';
+    const issuer = 'https://issuer.example.com/oid4vci/kQ3vX0c9Lr2mT8wYb5nE1a';
     const callbacks = oid4vcCallbacks();
     expect(() => new Oauth2AuthorizationServer({ callbacks }).createAuthorizationServerMetadata(authorizationServerMetadata(issuer) as never)).not.toThrow();
     const lib = new Openid4vciIssuer({ callbacks });

@@ -122,7 +122,7 @@ describe('the notification endpoint', () => {
     const r = await redeemed();
     const issued = (await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })) as { notification_id: string };
     const notify = (ev: string, description?: string) =>
-      r.f.protocol.notification(scope, 'https://issuer.example.com', r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), { notification_id: issued.notification_id, event: ev as never, ...(description ? { event_description: description } : {}) });
+      r.f.protocol.notification(scope, ISSUER, r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), { notification_id: issued.notification_id, event: ev as never, ...(description ? { event_description: description } : {}) });
     await notify(event, 'storage full');
     expect(await r.f.exchange(r.exchangeId)).toMatchObject({ state, ...(reason ? { failure_reason: reason } : {}) });
     await notify(event); // the same again: nothing changes

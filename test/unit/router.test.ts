@@ -65,7 +65,7 @@ describe('group router', () => {
     const h = handlerWith({
       getOwnWallet: async ({ caller }) => {
         seen = caller.kind === 'wallet' ? caller.scope.walletId : undefined;
-        return { wallet_id: 7, wallet_name: 'w', label: 'w', created_at: new Date().toISOString() };
+        return { wallet_id: 7, wallet_name: 'w', label: 'w', public_ref: 'R7R7R7R7R7R7R7R7R7R7R7', created_at: new Date().toISOString() };
       },
     });
     await h(event('GET', '/api/v1/wallet', { auth: WALLET, body: '{"wallet_id":"8"}' }), context);

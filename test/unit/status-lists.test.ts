@@ -7,7 +7,7 @@ import { statusKeys } from '../../lib/status-lists/records';
 import { issuableConfiguration } from '../../lib/oid4vci/supported';
 import { StatusListService } from '../../lib/status-lists/service';
 import type { WriteOp } from '../../lib/store/port';
-import { BASE, ISSUER, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
+import { BASE, ISSUER, oid4vciFixture, REF, scope } from '../helpers/oid4vci-fixture';
 import { MemoryStore } from '../helpers/memory-store';
 import { SpecWallet } from '../helpers/spec-wallet';
 
@@ -15,7 +15,7 @@ import { SpecWallet } from '../helpers/spec-wallet';
 
 async function setup(store = new MemoryStore()) {
   const f = await oid4vciFixture({ store, status: true });
-  const publisher = new StatusListPublisher({ store, keyManager: f.keyManager, events: f.publisher });
+  const publisher = new StatusListPublisher({ store, keyManager: f.keyManager, events: f.publisher, refs: f.refs });
   const service = new StatusListService({ store, events: f.publisher, publisher });
   const def = await service.create(scope, { supported_cred_id: f.config.supported_cred_id, issuer_did: f.did.did }, BASE);
   /** Offer, token and one credential request with `batch` proofs; the credentials and the exchange id. */
@@ -55,7 +55,7 @@ describe('allocation', () => {
   test('a batch that crosses the end of a list continues in the next one; entries are staged with their events, not written', async () => {
     const { store, def, f } = await setup();
     await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 131071 } }]);
-    const allocator = new StatusAllocator({ store, events: f.publisher });
+    const allocator = new StatusAllocator({ store, events: f.publisher, refs: f.refs });
     const config = issuableConfiguration(f.config as never);
     const got = await allocator.allocate(scope, config, 'cx-1', 3, f.did.qualified);
     const uris = got.claims.map((c) => (c!.sdJwt as { status_list: { uri: string; idx: number } }).status_list);
@@ -75,7 +75,7 @@ describe('issuance with status entries', () => {
     const credentials = await r.issue();
     const refs = credentials.map((c) => getStatusListFromJWT(c.split('~')[0]!));
     expect(new Set(refs.map((x) => x.idx)).size).toBe(3);
-    expect(refs.every((x) => x.uri === `${BASE}/status-lists/7/${def.id}/0/ietf`)).toBe(true);
+    expect(refs.every((x) => x.uri === `${BASE}/status-lists/${REF}/${def.id}/0/ietf`)).toBe(true);
     const entry = await service.getEntry(scope, r.exchangeId);
     expect(entry.indexes.map((i) => i.index).sort()).toEqual(refs.map((x) => x.idx).sort());
     expect(f.events('status_list.entry.assigned').map((e) => e.data.credential_exchange_id)).toEqual([r.exchangeId]);
@@ -126,7 +126,7 @@ describe('issuance with status entries', () => {
     store.write = async (ops: readonly WriteOp[]) => {
       if (!raced && ops.some((op) => op.type === 'delete' && String(op.key.SK).startsWith('SLD#'))) {
         raced = true;
-        await new StatusAllocator({ store, events: f.publisher }).allocate(scope, issuableConfiguration(f.config as never), 'cx-race', 1, f.did.qualified);
+        await new StatusAllocator({ store, events: f.publisher, refs: f.refs }).allocate(scope, issuableConfiguration(f.config as never), 'cx-race', 1, f.did.qualified);
       }
       return original(ops);
     };

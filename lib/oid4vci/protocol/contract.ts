@@ -1,14 +1,14 @@
 import * as z from 'zod';
 import type { OperationContracts } from '../../http/contract';
-import { WALLET_ID } from '../../store/keys';
+import { PublicRefPath } from '../../tenancy/contract';
 
 /**
  * Schemas of the public OID4VCI endpoints. Protocol documents are kept loose (the libraries and the
  * specifications own their shapes); bodies are checked by the protocol code so that a bad one gets the
  * protocol's own error (`invalid_request`, …) rather than the service's {error, code}.
  */
-const WalletParam = z.strictObject({ wallet_id: z.string().regex(WALLET_ID).meta({ description: 'The wallet whose credential issuer this is' }) });
-const OfferParam = z.strictObject({ wallet_id: z.string().regex(WALLET_ID), offer_id: z.string().regex(/^[A-Za-z0-9_-]{43}$/) });
+const WalletParam = z.strictObject({ public_ref: PublicRefPath });
+const OfferParam = z.strictObject({ public_ref: PublicRefPath, offer_id: z.string().regex(/^[A-Za-z0-9_-]{43}$/) });
 
 /** OAuth 2.0 / OpenID4VCI error response (RFC 6749 §5.2). */
 export const OAuthError = z.object({ error: z.string(), error_description: z.string().optional() }).meta({ id: 'OAuthError' });
@@ -30,10 +30,11 @@ const oauthErrors = { 400: OAuthError, 401: OAuthError, 413: OAuthError } as con
 const Body = z.record(z.string(), z.unknown());
 
 export const issuerProtocolContracts = {
-  getCredentialIssuerMetadata: { params: WalletParam, response: IssuerMetadata, errors: [400, 404] },
-  getCredentialIssuerMetadataAppended: { params: WalletParam, response: IssuerMetadata, errors: [400, 404] },
-  getAuthorizationServerMetadata: { params: WalletParam, response: AsMetadata, errors: [400, 404] },
-  getAuthorizationServerMetadataAppended: { params: WalletParam, response: AsMetadata, errors: [400, 404] },
+  // No input to get wrong: any reference that names no issuer is a 404.
+  getCredentialIssuerMetadata: { params: WalletParam, response: IssuerMetadata, errors: [404] },
+  getCredentialIssuerMetadataAppended: { params: WalletParam, response: IssuerMetadata, errors: [404] },
+  getAuthorizationServerMetadata: { params: WalletParam, response: AsMetadata, errors: [404] },
+  getAuthorizationServerMetadataAppended: { params: WalletParam, response: AsMetadata, errors: [404] },
   getCredentialOffer: { params: OfferParam, response: Offer, errors: [400, 404] },
   token: { params: WalletParam, body: z.record(z.string(), z.string()), response: TokenResponse, errors: [400, 401, 404], errorBodies: oauthErrors },
   nonce: { params: WalletParam, body: Body, bodyOptional: true, response: NonceResponse, errors: [400, 404], errorBodies: { 400: OAuthError, 413: OAuthError } },

@@ -1,33 +1,40 @@
 import { JsonReply, type OperationImpls } from '../../http/contract';
-import { ProtocolError } from '../../http/errors';
-import { tenantScope } from '../../store/keys';
+import { NotFoundError, ProtocolError } from '../../http/errors';
+import type { TenantScope } from '../../store/keys';
 import { inSession } from '../../store/session';
+import type { PublicRefs } from '../../tenancy/public-refs';
+import { issuerUrl } from '../records';
 import { NotificationRequest, type issuerProtocolContracts } from './contract';
 import type { IssuerProtocol } from './service';
 
-/** Public endpoints: the wallet comes from the path, and everything runs in that wallet's session. */
-export function issuerProtocolOperations(protocol: IssuerProtocol): OperationImpls<typeof issuerProtocolContracts> {
-  const asWallet = async <T>(walletId: string, fn: (scope: ReturnType<typeof tenantScope>) => Promise<T>) => {
-    const scope = tenantScope(walletId);
-    await protocol.knownWallet(walletId);
-    return inSession(scope, () => fn(scope));
+/**
+ * Public endpoints: the wallet is the one the path's public reference names (looked up with the
+ * function's own role), and everything runs in that wallet's session. A reference that names no wallet
+ * (an old sequential id included) is a 404 before any session.
+ */
+export function issuerProtocolOperations(protocol: IssuerProtocol, refs: PublicRefs): OperationImpls<typeof issuerProtocolContracts> {
+  type Call = { params: { public_ref: string }; baseUrl: string };
+  const asWallet = async <T>({ params, baseUrl }: Call, fn: (scope: TenantScope, issuer: string) => Promise<T>) => {
+    const scope = await refs.resolve(params.public_ref);
+    if (!scope) throw new NotFoundError('No such credential issuer', 'issuer_not_found');
+    return inSession(scope, () => fn(scope, issuerUrl(baseUrl, params.public_ref)));
   };
-  const metadata = ({ params, baseUrl }: { params: { wallet_id: string }; baseUrl: string }) => asWallet(params.wallet_id, (s) => protocol.issuerMetadata(s, baseUrl)) as never;
-  const asMetadata = ({ params, baseUrl }: { params: { wallet_id: string }; baseUrl: string }) => asWallet(params.wallet_id, (s) => protocol.authorizationServerMetadata(s, baseUrl)) as never;
+  const metadata = (c: Call) => asWallet(c, (s, issuer) => protocol.issuerMetadata(s, issuer)) as never;
+  const asMetadata = (c: Call) => asWallet(c, (s, issuer) => protocol.authorizationServerMetadata(s, issuer)) as never;
   return {
     getCredentialIssuerMetadata: metadata,
     getCredentialIssuerMetadataAppended: metadata,
     getAuthorizationServerMetadata: asMetadata,
     getAuthorizationServerMetadataAppended: asMetadata,
-    getCredentialOffer: ({ params }) => asWallet(params.wallet_id, (s) => protocol.offer(s, params.offer_id)) as never,
-    token: ({ params, baseUrl, request, body }) => asWallet(params.wallet_id, (s) => protocol.token(s, baseUrl, request, body)) as never,
-    nonce: ({ params }) => asWallet(params.wallet_id, async (s) => new JsonReply(await protocol.nonce(s))),
-    credential: ({ params, baseUrl, request, body }) => asWallet(params.wallet_id, (s) => protocol.credential(s, baseUrl, request, body)) as never,
-    notification: ({ params, baseUrl, request, body }) =>
-      asWallet(params.wallet_id, async (s) => {
-        const parsed = NotificationRequest.safeParse(body);
+    getCredentialOffer: (c) => asWallet(c, (s) => protocol.offer(s, c.params.offer_id)) as never,
+    token: (c) => asWallet(c, (s, issuer) => protocol.token(s, issuer, c.request, c.body)) as never,
+    nonce: (c) => asWallet(c, async (s) => new JsonReply(await protocol.nonce(s))),
+    credential: (c) => asWallet(c, (s, issuer) => protocol.credential(s, issuer, c.request, c.body)) as never,
+    notification: (c) =>
+      asWallet(c, async (s, issuer) => {
+        const parsed = NotificationRequest.safeParse(c.body);
         if (!parsed.success) throw new ProtocolError(400, 'invalid_notification_request', parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
-        await protocol.notification(s, baseUrl, request, parsed.data);
+        await protocol.notification(s, issuer, c.request, parsed.data);
         return new JsonReply(undefined, { status: 204 });
       }),
   };

@@ -24,10 +24,9 @@ import { headerJwk, privateJwkMembers } from '../../oid4vc/jwk';
 import { keys, type TenantScope } from '../../store/keys';
 import { memo } from '../../memo';
 import { retryingConflicts } from '../../store/retry';
-import { KnownWallets } from '../../tenancy/known-wallets';
 import { ConditionFailedError, WriteConflictError, type Item, type ItemKey, type ItemStore, type WriteOp } from '../../store/port';
 import { isSdJwt, issuableConfiguration, supportedFromItem } from '../supported';
-import { issuerUrl, lookupHash, oid4vciKeys, SK, type ExchangeRecord, type ExchangeTransitionState, type IssuableConfiguration, type SupportedFormat } from '../records';
+import { lookupHash, oid4vciKeys, SK, type ExchangeRecord, type ExchangeTransitionState, type IssuableConfiguration, type SupportedFormat } from '../records';
 import { exchangeFromItem, exchangeTransition, settleExpired } from '../exchanges';
 import { issueCredential, StatusDefinitionGoneError, StatusIssuerMismatchError, type HolderBinding, type StatusAllocation, type StatusEntrySource } from './formats';
 import { es256Sign, mintNonce, nonceExpiry, type IssuerSecretSource, type IssuerSecrets } from './issuer-secrets';
@@ -149,17 +148,17 @@ function unauthorized(scheme: string, error: string, description: string): Proto
  * The public side of a wallet's credential issuer (OpenID4VCI 1.0, pre-authorized code flow), built
  * on `@openid4vc/openid4vci` and `@openid4vc/oauth2` with crypto injected (lib/oid4vc/callbacks.ts).
  * Every call runs in the wallet's session: codes, tokens and exchanges are found only in its partition.
+ * `issuer` is the identifier the request was addressed to, `<base>/oid4vci/<public_ref>` (operations.ts
+ * builds it from the path's reference, which named this wallet).
  * One-time values are spent with conditional writes in the same transaction as the state they move.
  */
 export class IssuerProtocol {
   private readonly settings: IssuerProtocolSettings;
   private readonly now: () => Date;
-  private readonly wallets: KnownWallets;
 
   constructor(private readonly deps: IssuerProtocolDeps) {
     this.settings = deps.settings ?? DEFAULT_PROTOCOL_SETTINGS;
     this.now = deps.now ?? (() => new Date());
-    this.wallets = new KnownWallets(deps.store, () => new NotFoundError('No such credential issuer', 'issuer_not_found'), () => this.now());
   }
 
   private async callbacks(scope: TenantScope, issuer: string): Promise<{ callbacks: ReturnType<typeof oid4vcCallbacks>; secrets: IssuerSecrets }> {
@@ -180,9 +179,8 @@ export class IssuerProtocol {
     return items.map((i) => issuableConfiguration(supportedFromItem(i)));
   }
 
-  async issuerMetadata(scope: TenantScope, baseUrl: string): Promise<Record<string, unknown>> {
+  async issuerMetadata(scope: TenantScope, issuer: string): Promise<Record<string, unknown>> {
     const label = await this.walletLabel(scope);
-    const issuer = issuerUrl(baseUrl, scope.walletId);
     const lib = new Openid4vciIssuer({ callbacks: oid4vcCallbacks() });
     // A configuration the library (and so wallets) would reject is left out, not allowed to break the
     // whole document: every other configuration of the wallet stays offerable.
@@ -193,9 +191,9 @@ export class IssuerProtocol {
     return lib.getCredentialIssuerMetadataDraft11(metadata as unknown as IssuerMetadataResult['credentialIssuer']) as Record<string, unknown>;
   }
 
-  async authorizationServerMetadata(scope: TenantScope, baseUrl: string): Promise<Record<string, unknown>> {
+  async authorizationServerMetadata(scope: TenantScope, issuer: string): Promise<Record<string, unknown>> {
     await this.walletLabel(scope);
-    return authorizationServerMetadata(issuerUrl(baseUrl, scope.walletId));
+    return authorizationServerMetadata(issuer);
   }
 
   /** The offer by reference: served while its code can still be redeemed, unguessable (256-bit id). */
@@ -206,7 +204,7 @@ export class IssuerProtocol {
     return item.offer as Record<string, unknown>;
   }
 
-  /** No read: the wallet id passed {@link knownWallet}, and a nonce costs nothing to mint (no KMS call). */
+  /** No read: the path's reference named this wallet (lib/tenancy/public-refs.ts), and a nonce costs nothing to mint (no KMS call). */
   async nonce(scope: TenantScope): Promise<{ c_nonce: string; c_nonce_expires_in: number }> {
     const { nonceKey } = await this.deps.secrets.of(scope.walletId);
     return { c_nonce: mintNonce(nonceKey, epoch(this.now()) + this.settings.cNonceTtlSeconds), c_nonce_expires_in: this.settings.cNonceTtlSeconds };
@@ -221,16 +219,9 @@ export class IssuerProtocol {
     return exchangeTransition(this.deps.events, scope, ex, to, this.now(), set, extra);
   }
 
-
-  /** Refuses a wallet id above the service's counter before any session (lib/tenancy/known-wallets.ts). */
-  knownWallet(walletId: string): Promise<void> {
-    return this.wallets.check(walletId);
-  }
-
   /** Token endpoint (OpenID4VCI 1.0 §6): the pre-authorized code (and tx_code) for a short-lived, exchange-bound access token. */
-  async token(scope: TenantScope, baseUrl: string, request: ProtocolRequest, form: Record<string, string>): Promise<Record<string, unknown>> {
+  async token(scope: TenantScope, issuer: string, request: ProtocolRequest, form: Record<string, string>): Promise<Record<string, unknown>> {
     refusePrivateDpopKey(request, false);
-    const issuer = issuerUrl(baseUrl, scope.walletId);
     const { callbacks, secrets } = await this.callbacks(scope, issuer);
     const as = new Oauth2AuthorizationServer({ callbacks });
     // Our own document (metadata.ts, checked by the library's schema in tests): not parsed again per request.
@@ -412,8 +403,7 @@ export class IssuerProtocol {
   }
 
   /** Credential endpoint (1.0 §8, draft 13 `proof`, draft 11 `format` + `proof`): one credential per proof, each with its own salts. */
-  async credential(scope: TenantScope, baseUrl: string, request: ProtocolRequest, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const issuer = issuerUrl(baseUrl, scope.walletId);
+  async credential(scope: TenantScope, issuer: string, request: ProtocolRequest, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     // The nonces the proofs name, read (spent or not) with the exchange: a replay costs no signature.
     const jwts = proofJwts(body).filter((j): j is string => typeof j === 'string' && COMPACT_JWS.test(j));
     const claimedNonces = [...new Set(jwts.map((j) => proofClaims(j)?.nonce ?? null).filter((n): n is string => n !== null))].slice(0, BATCH_SIZE);
@@ -566,8 +556,7 @@ export class IssuerProtocol {
   }
 
   /** Notification endpoint (1.0 §11): the wallet tells what became of the credential. */
-  async notification(scope: TenantScope, baseUrl: string, request: ProtocolRequest, body: { notification_id: string; event: 'credential_accepted' | 'credential_deleted' | 'credential_failure'; event_description?: string | undefined }): Promise<void> {
-    const issuer = issuerUrl(baseUrl, scope.walletId);
+  async notification(scope: TenantScope, issuer: string, request: ProtocolRequest, body: { notification_id: string; event: 'credential_accepted' | 'credential_deleted' | 'credential_failure'; event_description?: string | undefined }): Promise<void> {
     const { ex, scheme, dpopOps } = await this.authorize(scope, issuer, request, false);
     if (!ex.notification_id || body.notification_id !== ex.notification_id) throw invalid('invalid_notification_id', 'Unknown notification_id');
     const to: ExchangeTransitionState = body.event === 'credential_accepted' ? 'accepted' : body.event === 'credential_deleted' ? 'deleted' : 'failed';

@@ -53,18 +53,21 @@ export class VerifierProtocol {
     return settled;
   }
 
-  /** The signed request object, in the form asked for; a request is handed out once (§5.10: its nonce is single use). */
-  async requestObject(scope: TenantScope, presentationId: string, profile: 'v1' | 'draft', baseUrl: string): Promise<string> {
+  /**
+   * The signed request object, in the form asked for; a request is handed out once (§5.10: its nonce is single use).
+   * `verifier` is the wallet's verifier address the request came to, `<base>/oid4vp/<public_ref>` (operations.ts).
+   */
+  async requestObject(scope: TenantScope, presentationId: string, profile: 'v1' | 'draft', verifier: string): Promise<string> {
     const r = await this.load(scope, presentationId);
     if (r.state === 'expired') throw invalidRequest('This presentation request has expired');
     if (r.state !== 'request-created') throw invalidRequest('This request object was already retrieved: ask the verifier for a new request');
     if (profile === 'draft' && r.query.kind !== 'pe') throw invalidRequest('This request is a DCQL query: it has no draft (Presentation Exchange) form');
     const did = await readDid(this.deps.store, scope, r.verifier_did).catch(() => null);
     if (!did || did.deactivated_at) throw invalidRequest("The verifier's DID is no longer active");
-    const payload = authorizationRequestPayload(r, profile, responseUrl(baseUrl, scope.walletId, presentationId));
+    const payload = authorizationRequestPayload(r, profile, responseUrl(verifier, presentationId));
     const now = this.now();
     const signer = issuerSigner(this.deps.keyManager, scope, { ref: did.key_ref, alg: did.alg }, r.verification_method);
-    const jws = await signRequestObject(payload, requestObjectUrl(baseUrl, scope.walletId, presentationId), signer, did.public_jwk, now);
+    const jws = await signRequestObject(payload, requestObjectUrl(verifier, presentationId), signer, did.public_jwk, now);
     const { ops } = presentationTransition(this.deps.events, scope, r, 'request-retrieved', now, { retrieved_as: profile });
     try {
       await this.deps.store.write(ops);
@@ -80,7 +83,7 @@ export class VerifierProtocol {
    * unretrieved, answered, expired, another `state`) is refused and changes nothing; any other is
    * verified and ends the presentation as `presentation-valid` or `presentation-invalid`.
    */
-  async response(scope: TenantScope, presentationId: string, form: Form, baseUrl: string): Promise<Record<string, never>> {
+  async response(scope: TenantScope, presentationId: string, form: Form, verifier: string): Promise<Record<string, never>> {
     const r = await this.load(scope, presentationId);
     if (r.state === 'expired') throw invalidRequest('This presentation request has expired');
     if (r.state === 'request-created') throw invalidRequest('The request object of this request was never retrieved');
@@ -95,7 +98,7 @@ export class VerifierProtocol {
     }
     if (form.vp_token === undefined) throw invalidRequest('vp_token is missing');
 
-    const outcome = await this.verify(r, retrievedAs, form, baseUrl).catch((err: unknown) => {
+    const outcome = await this.verify(r, retrievedAs, form, verifier).catch((err: unknown) => {
       if (err instanceof PresentationInvalidError) return { ok: false as const, errors: [{ code: err.reason, detail: err.detail.slice(0, 500), ...(err.credentialId ? { credential_id: err.credentialId } : {}) }] };
       throw err;
     });
@@ -118,8 +121,8 @@ export class VerifierProtocol {
     }
   }
 
-  private async verify(r: PresentationRecord, form: 'v1' | 'draft', body: Form, baseUrl: string): Promise<{ ok: true; matched: MatchedCredentials }> {
-    const requestPayload = authorizationRequestPayload(r, form, responseUrl(baseUrl, r.wallet_id, r.presentation_id));
+  private async verify(r: PresentationRecord, form: 'v1' | 'draft', body: Form, verifier: string): Promise<{ ok: true; matched: MatchedCredentials }> {
+    const requestPayload = authorizationRequestPayload(r, form, responseUrl(verifier, r.presentation_id));
     let parsed: Awaited<ReturnType<typeof parseOpenid4vpAuthorizationResponse>>;
     try {
       parsed = await parseOpenid4vpAuthorizationResponse({

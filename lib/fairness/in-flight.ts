@@ -31,12 +31,15 @@ const IDLE_TTL_SECONDS = 86400;
  * update (count below the cap: add 1, name the holder); giving it back is another (the holder still
  * named: remove it, subtract 1), so the count is always the number of holders. A holder that died
  * without giving back keeps its place only until its lease ends: a job refused at the cap removes
- * the expired holders and asks once more. Single-item updates only, never transactions: many
- * instances update the same counter at once, and transactions on one item conflict.
+ * the expired holders and asks once more (each instance looks at a counter at most every quarter
+ * lease, so that a refusal usually costs one write). Single-item updates only, never transactions:
+ * many instances update the same counter at once, and transactions on one item conflict.
  */
 export class InFlightLimiter {
   private readonly now: () => number;
   private readonly newToken: () => string;
+  /** When this instance last looked at a counter for expired holders (bounded: cleared when full). */
+  private readonly looked = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -51,11 +54,12 @@ export class InFlightLimiter {
   }
 
   /**
-   * Takes a place in each slot, in order; when one is full, gives back those taken and says which
-   * (its index). Put the slot most likely full first: a refusal then touches fewer counters.
+   * Takes a place in each slot, in order (for `into`: further places of that lease); when one is
+   * full, gives back those this call took and says which (its index). Put the slot most likely full
+   * first: a refusal then touches fewer counters.
    */
-  async acquire(slots: readonly Slot[]): Promise<{ readonly lease: Lease } | { readonly full: number }> {
-    const token = this.newToken();
+  async acquire(slots: readonly Slot[], into?: Lease): Promise<{ readonly lease: Lease } | { readonly full: number }> {
+    const token = into?.token ?? this.newToken();
     const held: ItemKey[] = [];
     for (const [i, slot] of slots.entries()) {
       if (await this.take(slot, token)) {
@@ -65,7 +69,7 @@ export class InFlightLimiter {
       await this.release({ token, keys: held });
       return { full: i };
     }
-    return { lease: { token, keys: held } };
+    return { lease: { token, keys: [...(into?.keys ?? []), ...held] } };
   }
 
   /** Gives the lease's places back, writing each note on its counter (also when the place had expired). */
@@ -115,10 +119,20 @@ export class InFlightLimiter {
         return true;
       } catch (err) {
         if (!(err instanceof ConditionFailedError)) throw err;
-        if (round > 0 || !(await this.removeExpired(slot.key))) return false;
+        if (round > 0 || !this.mayLook(slot.key) || !(await this.removeExpired(slot.key))) return false;
       }
     }
     return false;
+  }
+
+  private mayLook(key: ItemKey): boolean {
+    const id = `${key.PK}\u0000${key.SK}`;
+    const now = this.now();
+    const last = this.looked.get(id);
+    if (last !== undefined && now - last < this.deps.leaseMs / 4) return false;
+    if (this.looked.size >= 1000) this.looked.clear();
+    this.looked.set(id, now);
+    return true;
   }
 
   /** Removes holders whose lease ended; true when there were any (then the caller asks again). */

@@ -82,24 +82,36 @@ export class FairShare {
   }
 
   /**
-   * A place for a job to one of the wallet's endpoints: under the target's cap (1 while it is slow),
-   * the cap of the wallet's slow targets together (when it is slow), and the wallet's cap. A target
-   * turning slow between the read and the update can let one job more in: the circuit is a bound on
-   * what slow targets hold, not an exact count.
+   * A place for a job to one of the wallet's endpoints: under the wallet's cap, then the target's cap
+   * (1 while it is slow) and, when it is slow, the cap of the wallet's slow targets together. The
+   * wallet's cap comes first: it is the one full when a wallet floods the worker, and a job refused
+   * by it costs one write. A target turning slow between the read and the update can let one job more
+   * in: the circuit bounds what slow targets hold, it is not an exact count.
    */
   async admitTo(scope: TenantScope, target: string): Promise<Admission> {
     const limits = this.deps.fairness.targets;
     if (!limits) throw new Error(`the ${this.deps.name} worker declares no per-target limits`);
+    const tenant = await this.limiter.acquire([this.tenantSlot(scope)]);
+    if ('full' in tenant) return { refused: 'tenant' };
     const targetKey = keys.inFlight(scope, `${this.deps.name}#t#${createHash('sha256').update(target).digest('hex').slice(0, 32)}`);
-    const state = await this.deps.store.get(targetKey, { consistent: false });
-    const slow = typeof state?.[SLOW_UNTIL] === 'number' && (state[SLOW_UNTIL] as number) > this.now();
-    // The narrowest cap first: a refusal then touches the fewest counters.
-    const slots: Slot[] = slow
-      ? [{ key: targetKey, cap: limits.slow.perTarget }, { key: keys.inFlight(scope, `${this.deps.name}#slow`), cap: limits.slow.perTenant }, this.tenantSlot(scope)]
-      : [{ key: targetKey, cap: limits.perTarget }, this.tenantSlot(scope)];
-    const reasons: Refusal[] = slow ? ['slow_target', 'slow_targets', 'tenant'] : ['target', 'tenant'];
-    const out = await this.limiter.acquire(slots);
-    return 'lease' in out ? { pass: { lease: out.lease, targetKey, slow } } : { refused: reasons[out.full]! };
+    let rest: Awaited<ReturnType<InFlightLimiter['acquire']>>;
+    let slow: boolean;
+    try {
+      const state = await this.deps.store.get(targetKey, { consistent: false });
+      slow = typeof state?.[SLOW_UNTIL] === 'number' && (state[SLOW_UNTIL] as number) > this.now();
+      rest = await this.limiter.acquire(
+        slow ? [{ key: targetKey, cap: limits.slow.perTarget }, { key: keys.inFlight(scope, `${this.deps.name}#slow`), cap: limits.slow.perTenant }] : [{ key: targetKey, cap: limits.perTarget }],
+        tenant.lease,
+      );
+    } catch (err) {
+      await this.limiter.release(tenant.lease).catch(() => undefined);
+      throw err;
+    }
+    if ('full' in rest) {
+      await this.limiter.release(tenant.lease);
+      return { refused: slow ? (rest.full === 0 ? 'slow_target' : 'slow_targets') : 'target' };
+    }
+    return { pass: { lease: rest.lease, targetKey, slow } };
   }
 
   /**

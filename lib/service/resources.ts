@@ -130,7 +130,7 @@ export const QUEUES: readonly QueueDefinition[] = [
     fairness: {
       perTenant: 5,
       leaseSeconds: 60,
-      defer: { firstSeconds: 2, maxSeconds: 60 },
+      defer: { firstSeconds: 5, maxSeconds: 60 },
       targets: { perTarget: 3, slow: { afterMs: 5000, forSeconds: 60, perTarget: 1, perTenant: 2 } },
     },
   },

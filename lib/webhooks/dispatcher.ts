@@ -1,5 +1,5 @@
 import { serializeEvent, type EventEnvelope } from '../events/envelope';
-import { tenantMessageGroup, type FairShare, type Refusal } from '../fairness/share';
+import { tenantMessageGroup, type Answer, type FairShare, type Refusal } from '../fairness/share';
 import { eventFromItem } from '../events/publisher';
 import type { SecretDeriver } from '../secrets/port';
 import { keys, tenantScope, type TenantScope } from '../store/keys';
@@ -20,7 +20,7 @@ import {
 } from './records';
 import { MAX_SQS_DELAY_SECONDS, retryDelaySeconds, verdictOf, type AttemptOutcome, type Verdict } from './retry-policy';
 import { signatureHeader, signingKey } from './signing';
-import type { WebhookResult, WebhookTransport } from './transport';
+import type { WebhookTransport } from './transport';
 
 export interface DispatcherDeps {
   readonly store: ItemStore;
@@ -169,7 +169,28 @@ export class WebhookDispatcher {
       return;
     }
     if (delivery.attempt_count !== job.attempt - 1 || (delivery.status !== 'pending' && delivery.status !== 'retrying')) return;
+    if (!this.deps.transport) throw new Error('this dispatcher has no transport: only the delivery worker runs jobs');
 
+    // A place under the wallet's and the target's caps first (a refused job costs nothing more), or the
+    // job goes back to the queue: a deferral, not an attempt.
+    const admission = this.deps.fairness ? await this.deps.fairness.admitTo(scope, delivery.url) : undefined;
+    if (admission && 'refused' in admission) {
+      await this.defer(job, admission.refused);
+      return;
+    }
+    let answer: Answer | undefined;
+    try {
+      await this.attempt(scope, job, delivery, now, this.deps.transport, (a) => (answer = a));
+    } finally {
+      // A failed give-back only keeps the places taken until their lease ends: not worth failing the job.
+      if (admission) {
+        await this.deps.fairness!.release(admission.pass, answer).catch((e) => this.log('in-flight places not given back', { delivery_id: delivery.delivery_id, error: String(e) }));
+      }
+    }
+  }
+
+  /** The attempt itself, once the job holds its places: checks, the request, and its record. */
+  private async attempt(scope: TenantScope, job: DeliveryJob, delivery: DeliveryRecord, now: Date, transport: WebhookTransport, onAnswer: (a: Answer) => void): Promise<void> {
     const [settings, eventItem] = await Promise.all([this.settings.load(scope), this.deps.store.get(keys.event(scope, delivery.event_id))]);
     const target = settings.targets.find((t) => t.url === delivery.url);
     if (!target || target.state !== 'active') {
@@ -181,36 +202,16 @@ export class WebhookDispatcher {
       return;
     }
     const event = eventFromItem(eventItem);
-    if (!this.deps.transport) throw new Error('this dispatcher has no transport: only the delivery worker runs jobs');
-
-    // A place under the wallet's and the target's caps, or the job waits on the queue (not an attempt).
-    const admission = this.deps.fairness ? await this.deps.fairness.admitTo(scope, delivery.url) : undefined;
-    if (admission && 'refused' in admission) {
-      await this.defer(job, admission.refused);
-      return;
-    }
-    const pass = admission?.pass;
-    let result: WebhookResult;
-    try {
-      const body = serializeEvent(event);
-      const timestamp = Math.floor(now.getTime() / 1000);
-      const signature = signatureHeader(await signingKeys(this.deps.secrets, scope.walletId, settings, now), event.id, timestamp, body);
-      result = await this.deps.transport.post({
-        url: delivery.url,
-        body,
-        timeoutMs: this.deps.timeoutMs,
-        headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature },
-      });
-    } catch (err) {
-      if (pass) await this.deps.fairness!.release(pass).catch((e) => this.log('in-flight places not given back', { error: String(e) }));
-      throw err;
-    }
-    // Free the places before recording: a failed give-back only delays others until the lease ends.
-    if (pass) {
-      await this.deps.fairness!.release(pass, { durationMs: result.durationMs, timedOut: result.outcome.kind === 'timeout' }).catch((e) =>
-        this.log('in-flight places not given back', { delivery_id: delivery.delivery_id, error: String(e) }),
-      );
-    }
+    const body = serializeEvent(event);
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const signature = signatureHeader(await signingKeys(this.deps.secrets, scope.walletId, settings, now), event.id, timestamp, body);
+    const result = await transport.post({
+      url: delivery.url,
+      body,
+      timeoutMs: this.deps.timeoutMs,
+      headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature },
+    });
+    onAnswer({ durationMs: result.durationMs, timedOut: result.outcome.kind === 'timeout' });
 
     const attempt: AttemptRecord = {
       attempt: job.attempt,

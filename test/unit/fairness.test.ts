@@ -38,6 +38,22 @@ describe('InFlightLimiter', () => {
     expect(await limiter.acquire([slot])).toEqual({ full: 0 });
   });
 
+  test('a lease can take further places; refused, it keeps those it had', async () => {
+    const store = new MemoryStore();
+    const limiter = new InFlightLimiter({ store, leaseMs: 60_000 });
+    const one = { key: keys.inFlight(A, 'one'), cap: 1 };
+    const two = { key: keys.inFlight(A, 'two'), cap: 1 };
+    const first = await limiter.acquire([one]);
+    if (!('lease' in first)) throw new Error('expected a place');
+    const more = await limiter.acquire([two], first.lease);
+    expect(more).toEqual({ lease: { token: first.lease.token, keys: [one.key, two.key] } });
+    expect(await limiter.acquire([two], first.lease)).toEqual({ full: 0 });
+    expect(await store.get(one.key)).toMatchObject({ n: 1 });
+    if (!('lease' in more)) throw new Error('expected places');
+    await limiter.release(more.lease);
+    expect([(await store.get(one.key))!.n, (await store.get(two.key))!.n]).toEqual([0, 0]);
+  });
+
   test('when a later slot is full, the places taken before it are given back', async () => {
     const store = new MemoryStore();
     const limiter = new InFlightLimiter({ store, leaseMs: 60_000 });
@@ -48,7 +64,7 @@ describe('InFlightLimiter', () => {
     expect(await store.get(wide.key)).toMatchObject({ n: 0 });
   });
 
-  test("a holder that died keeps its place only until its lease ends; its late give-back does not free another's", async () => {
+  test("a holder that died keeps its place only until its lease ends (and a quarter lease at most); its late give-back does not free another's", async () => {
     const store = new MemoryStore();
     const c = clock();
     const limiter = new InFlightLimiter({ store, leaseMs: 60_000, now: c.now });
@@ -56,7 +72,14 @@ describe('InFlightLimiter', () => {
     const dead = await limiter.acquire([slot]);
     c.advance(59_000);
     expect(await limiter.acquire([slot])).toEqual({ full: 0 });
+    // Expired now, but this instance looked a moment ago: a refusal costs one write until a quarter lease has passed.
     c.advance(2_000);
+    let reads = 0;
+    const get = store.get.bind(store);
+    store.get = async (...args) => (reads++, get(...args));
+    expect(await limiter.acquire([slot])).toEqual({ full: 0 });
+    expect(reads).toBe(0);
+    c.advance(13_000);
     const next = await limiter.acquire([slot]);
     expect('lease' in next).toBe(true);
     if (!('lease' in dead)) throw new Error('expected a place');

@@ -40,6 +40,7 @@ export interface Answer {
 }
 
 const SLOW_UNTIL = 'slow_until';
+/** SQS's longest message delay. */
 const MAX_SQS_DELAY_SECONDS = 900;
 
 export class FairShare {
@@ -65,10 +66,6 @@ export class FairShare {
       now: this.now,
       ...(deps.newToken ? { newToken: deps.newToken } : {}),
     });
-  }
-
-  get fairness(): QueueFairness {
-    return this.deps.fairness;
   }
 
   private tenantSlot(scope: TenantScope): Slot {

@@ -41,7 +41,7 @@ function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: 
 export type SqsWorker = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
 /**
- * Lambda's SQS event source on one machine: long-polls the queue for batches of up to `batchSize`,
+ * Lambda's SQS event source on one machine: polls the queue for batches of up to `batchSize`,
  * hands each to the worker as an SQS event with up to `concurrency` invocations running at once (the
  * deployed `maxConcurrency`: one slow batch does not hold the others), and deletes the messages the
  * worker did not report as failed (those come back after the visibility timeout and, after

@@ -1,14 +1,16 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { webhookAttemptMetrics } from '../../lib/adapters/emf-metrics';
+import { deferralMetric, webhookAttemptMetrics } from '../../lib/adapters/emf-metrics';
+import { FairShare } from '../../lib/fairness/share';
+import { queueDefinition } from '../../lib/service/resources';
 import { guardSqs } from '../../lib/adapters/access-guard';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue';
 import { WebhookDispatcher } from '../../lib/webhooks/dispatcher';
 import type { WebhookTransport } from '../../lib/webhooks/transport';
 import type { Deps } from './deps';
 
-/** The relay/worker engine: the webhook queue, the retry schedule, and (worker) the transport and metrics. */
+/** The relay/worker engine: the webhook queue, the retry schedule, and (worker) the transport, the share rule and metrics. */
 export function buildDispatcher(
   deps: Deps,
   logger: Logger,
@@ -23,7 +25,14 @@ export function buildDispatcher(
     store: deps.store,
     secrets: deps.secrets,
     queue: new SqsJobQueue(sqs, queueUrl),
-    ...(worker ? { transport: worker.transport, onAttempt: webhookAttemptMetrics(worker.metrics) } : {}),
+    ...(worker
+      ? {
+          transport: worker.transport,
+          onAttempt: webhookAttemptMetrics(worker.metrics),
+          fairness: new FairShare({ store: deps.store, name: 'webhook', fairness: queueDefinition('webhook').fairness }),
+          onDeferral: deferralMetric(worker.metrics, 'webhook'),
+        }
+      : {}),
     retryDelaysSeconds: config.webhookRetryDelaysSeconds,
     timeoutMs: config.webhookTimeoutMs,
     log: (message, extra) => logger.info(message, extra),

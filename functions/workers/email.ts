@@ -1,25 +1,31 @@
 import { SESClient } from '@aws-sdk/client-ses';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { guardSes } from '../../lib/adapters/access-guard';
+import { deferralMetric, serviceMetrics } from '../../lib/adapters/emf-metrics';
 import { SesMailer } from '../../lib/adapters/ses-mailer';
 import type { EmailJob } from '../../lib/email/bulk';
 import type { Mailer } from '../../lib/email/mailer';
 import { OfferMailer } from '../../lib/email/sender';
+import { FairShare, runBatchFairly, tenantMessageGroup } from '../../lib/fairness/share';
 import { ExchangeService } from '../../lib/oid4vci/exchanges';
-import { QUEUES } from '../../lib/service/resources';
+import { queueDefinition } from '../../lib/service/resources';
 import { StatusAllocator } from '../../lib/status-lists/allocation';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
+import { buildJobQueue } from '../shared/job-queue';
 import { walletSessions } from '../shared/sessions';
 
-const MAX_RECEIVES = QUEUES.find((q) => q.id === 'email')!.maxReceiveCount;
+const QUEUE = queueDefinition('email');
 
 /**
  * The email worker: each message is one recipient (lib/email/sender.ts), run in its wallet's session.
  * A message fails (and comes back) only when the mail could not be sent for a passing reason; the last
- * receive records the failure before the message goes to the DLQ.
+ * receive records the failure before the message goes to the DLQ. A batch's recipients are mailed one
+ * wallet after another, each wallet's holding one place under its cap (lib/fairness/share.ts); those
+ * of a wallet at its cap go back to the queue with a delay, so one wallet's bulk request never takes
+ * every instance.
  */
 export function createHandler(overrides: { mailer?: Mailer } = {}) {
   const deps = buildDeps('email-worker', { sessions: walletSessions });
@@ -36,30 +42,55 @@ export function createHandler(overrides: { mailer?: Mailer } = {}) {
     exchanges: new ExchangeService({ store: deps.store, events: deps.events, refs, status }),
     mailer,
     from: deps.config.emailSender,
-    maxReceives: MAX_RECEIVES,
+    maxReceives: QUEUE.maxReceiveCount,
   });
+  const queue = buildJobQueue(deps, 'email');
+  const share = new FairShare({
+    store: deps.store,
+    name: QUEUE.id,
+    fairness: QUEUE.fairness,
+    onReleaseError: (err) => logger.warn('in-flight place not given back; it frees when its lease ends', { error: err as Error }),
+  });
+  const deferred = deferralMetric(serviceMetrics(deps.config.serviceName), QUEUE.id);
+
+  type Work = { readonly record: SQSRecord; readonly job: EmailJob };
 
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     logger.addContext(context);
-    const failed: string[] = [];
-    for (const r of event.Records) {
-      let job: EmailJob;
+    const work: Work[] = [];
+    for (const record of event.Records) {
       try {
-        job = JSON.parse(r.body) as EmailJob;
+        const job = JSON.parse(record.body) as EmailJob;
         tenantScope(job.wallet_id);
+        work.push({ record, job });
       } catch (err) {
-        logger.error('not an email job; dropped', { message_id: r.messageId, error: err as Error });
-        continue;
-      }
-      try {
-        const outcome = await inSession(tenantScope(job.wallet_id), () => sender.run(job, Number(r.attributes?.ApproximateReceiveCount ?? 1)));
-        logger.info('email job done', { wallet_id: job.wallet_id, request_id: job.request_id, index: job.index, outcome });
-      } catch (err) {
-        logger.warn('email not sent; SQS tries again', { wallet_id: job.wallet_id, request_id: job.request_id, index: job.index, error: err as Error });
-        failed.push(r.messageId);
+        logger.error('not an email job; dropped', { message_id: record.messageId, error: err as Error });
       }
     }
-    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+    const { failed } = await runBatchFairly(share, work, {
+      walletOf: (w) => w.job.wallet_id,
+      run: async ({ record, job }) => {
+        try {
+          const outcome = await sender.run(job, Number(record.attributes?.ApproximateReceiveCount ?? 1));
+          logger.info('email job done', { wallet_id: job.wallet_id, request_id: job.request_id, index: job.index, outcome });
+        } catch (err) {
+          logger.warn('email not sent; SQS tries again', { wallet_id: job.wallet_id, request_id: job.request_id, index: job.index, error: err as Error });
+          throw err;
+        }
+      },
+      defer: async (items, refusal) => {
+        await queue.send(
+          items.map(({ job }) => ({
+            body: JSON.stringify({ ...job, deferrals: (job.deferrals ?? 0) + 1 }),
+            delaySeconds: share.deferSeconds(job.deferrals ?? 0),
+            group: tenantMessageGroup(job.wallet_id),
+          })),
+        );
+        logger.info('email jobs deferred: wallet at its cap', { wallet_id: items[0]!.job.wallet_id, jobs: items.length, refusal });
+        deferred(refusal, items.length);
+      },
+    });
+    return { batchItemFailures: failed.map((w) => ({ itemIdentifier: w.record.messageId })) };
   };
 }
 

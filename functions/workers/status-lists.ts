@@ -1,5 +1,8 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { cleanupDefinition, enqueueJobs, jobKey, parseJob, republishCoalesced, type StatusJob } from '../../lib/status-lists/jobs';
+import { deferralMetric, serviceMetrics } from '../../lib/adapters/emf-metrics';
+import { FairShare, runBatchFairly } from '../../lib/fairness/share';
+import { queueDefinition } from '../../lib/service/resources';
+import { cleanupDefinition, deferJobs, enqueueJobs, jobKey, parseJob, republishCoalesced, type StatusJob } from '../../lib/status-lists/jobs';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
@@ -14,12 +17,23 @@ import { buildStatusQueue } from '../shared/job-queue';
  * wallet's session. A batch's jobs for the same list run once, and concurrent invocations coalesce on
  * the list's lease (one builder at a time: a revocation wave costs one signature per format); a failed
  * job fails every message that asked for it, and SQS redrives them (to the DLQ after 5 receives).
+ * A batch's jobs run one wallet after another, each wallet's holding one place under its cap
+ * (lib/fairness/share.ts); those of a wallet at its cap go back to the queue with a delay, so one
+ * wallet's revocation storm or huge deletion never takes every instance.
  */
 export function createHandler() {
   const deps = buildDeps('status-worker', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
   const publisher = new StatusListPublisher({ store: deps.store, keyManager: buildKeyManager(deps), events: deps.events, refs: new PublicRefs(deps.store) });
   const queue = buildStatusQueue(deps);
+  const QUEUE = queueDefinition('status');
+  const share = new FairShare({
+    store: deps.store,
+    name: QUEUE.id,
+    fairness: QUEUE.fairness,
+    onReleaseError: (err) => logger.warn('in-flight place not given back; it frees when its lease ends', { error: err as Error }),
+  });
+  const deferred = deferralMetric(serviceMetrics(deps.config.serviceName), QUEUE.id);
 
   const run = async (job: StatusJob) => {
     const scope = tenantScope(job.wallet_id);
@@ -63,16 +77,23 @@ export function createHandler() {
       entry.ids.push(p.id);
       byJob.set(k, entry);
     }
-    const failed: string[] = [];
-    for (const { job, ids } of byJob.values()) {
-      try {
-        await run(job);
-      } catch (err) {
-        logger.error('status-list job failed; SQS retries it', { job, error: err as Error });
-        failed.push(...ids);
-      }
-    }
-    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+    const { failed } = await runBatchFairly(share, [...byJob.values()], {
+      walletOf: (e) => e.job.wallet_id,
+      run: async ({ job }) => {
+        try {
+          await run(job);
+        } catch (err) {
+          logger.error('status-list job failed; SQS retries it', { job, error: err as Error });
+          throw err;
+        }
+      },
+      defer: async (entries, refusal) => {
+        await deferJobs(queue, entries.map((e) => ({ job: e.job, delaySeconds: share.deferSeconds(e.job.deferrals ?? 0) })));
+        logger.info('status-list jobs deferred: wallet at its cap', { wallet_id: entries[0]!.job.wallet_id, jobs: entries.length, refusal });
+        deferred(refusal, entries.length);
+      },
+    });
+    return { batchItemFailures: failed.flatMap((e) => e.ids).map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }
 

@@ -1,6 +1,6 @@
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { matchesOutboxFilter } from '../../lib/service/resources';
 import { lambdaContext } from './lambda-context';
@@ -10,9 +10,14 @@ export interface Poller {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Pause of a queue poller after an empty receive. */
+const IDLE_POLL_MS = 100;
 
-/** Runs `step` until stopped; a failing step is reported and retried after a pause, as Lambda's pollers do. */
-function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: unknown) => void): Poller {
+/**
+ * Runs `step` until stopped; a failing step is reported and retried after a pause, as Lambda's pollers
+ * do. Stopping waits for the step under way and then for `drain` (work the steps left running).
+ */
+function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: unknown) => void, drain: () => Promise<void> = async () => undefined): Poller {
   let stopped = false;
   const running = (async () => {
     while (!stopped) {
@@ -28,6 +33,7 @@ function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: 
     async stop() {
       stopped = true;
       await running;
+      await drain();
     },
   };
 }
@@ -35,17 +41,25 @@ function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: 
 export type SqsWorker = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
 /**
- * Lambda's SQS event source on one machine: long-polls the queue, hands batches of up to 10 to the
- * worker as an SQS event, and deletes the messages the worker did not report as failed (those come
- * back after the visibility timeout and, after maxReceiveCount, go to the DLQ).
+ * Lambda's SQS event source on one machine: polls the queue for batches of up to `batchSize`,
+ * hands each to the worker as an SQS event with up to `concurrency` invocations running at once (the
+ * deployed `maxConcurrency`: one slow batch does not hold the others), and deletes the messages the
+ * worker did not report as failed (those come back after the visibility timeout and, after
+ * maxReceiveCount, go to the DLQ). It receives only when an invocation is free, as Lambda does.
  */
-export function pollQueue(opts: { sqs: SQSClient; queueUrl: string; queueArn: string; functionName: string; worker: SqsWorker; onError: (err: unknown) => void }): Poller {
-  return loop(async (isStopped) => {
-    const out = await opts.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: opts.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'] }),
-    );
-    const messages = out.Messages ?? [];
-    if (messages.length === 0 || isStopped()) return;
+export function pollQueue(opts: {
+  sqs: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  functionName: string;
+  worker: SqsWorker;
+  batchSize: number;
+  concurrency: number;
+  onError: (err: unknown) => void;
+}): Poller {
+  const running = new Set<Promise<void>>();
+
+  const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
       Records: messages.map((m) => ({
         messageId: m.MessageId!,
@@ -73,7 +87,37 @@ export function pollQueue(opts: { sqs: SQSClient; queueUrl: string; queueArn: st
         new DeleteMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
       );
     }
-  }, opts.onError);
+  };
+
+  return loop(
+    async (isStopped) => {
+      while (running.size >= opts.concurrency) await Promise.race(running);
+      const out = await opts.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: opts.queueUrl,
+          MaxNumberOfMessages: opts.batchSize,
+          // SQS's long poll answers as soon as a message is there; the emulator's waits out the whole
+          // wait unless the batch fills. Short polls with a pause when empty come closer to SQS.
+          WaitTimeSeconds: 0,
+          MessageSystemAttributeNames: ['All'],
+          // The emulator reads only the older name; Lambda's event carries these attributes either way
+          // (ApproximateReceiveCount, MessageGroupId).
+          AttributeNames: ['All'],
+        }),
+      );
+      const messages = out.Messages ?? [];
+      if (messages.length === 0) await sleep(IDLE_POLL_MS);
+      if (messages.length === 0 || isStopped()) return;
+      const invocation: Promise<void> = invoke(messages)
+        .catch(opts.onError)
+        .finally(() => running.delete(invocation));
+      running.add(invocation);
+    },
+    opts.onError,
+    async () => {
+      await Promise.all(running);
+    },
+  );
 }
 
 export type StreamWorker = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse>;

@@ -22,7 +22,7 @@ import { localUsageKeys } from '../../lib/adapters/local-usage-keys';
 import { API_DEFAULTS, RESERVED_CONCURRENCY, SOURCE_LIMITS } from '../../lib/service/api-settings';
 import { docsRendererDir } from '../../lib/service/docs-assets';
 import { ENV } from '../../lib/service/env-names';
-import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
+import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName, type QueueId } from '../../lib/service/resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../../lib/service/routes';
 import { gsi1, keys } from '../../lib/store/keys';
 import { newPublicRef } from '../../lib/tenancy/public-refs';
@@ -68,6 +68,11 @@ export interface LocalRuntimeOptions {
   readonly maxDidCreationsPerMinute?: number;
   /** Stands in for SES in the email worker (tests: an injected failing mailer). */
   readonly mailer?: import('../../lib/email/mailer').Mailer;
+  /**
+   * Invocations of each queue's worker running at once (default: the queue's `consumer.maxConcurrency`,
+   * as deployed). Tests shrink a pool so that a small backlog fills it as a large one fills the deployed one.
+   */
+  readonly workerConcurrency?: Partial<Record<QueueId, number>>;
 }
 
 /** The agreement `npm start` asks wallets to accept before they publish a DID (set TAA_* to change it). */
@@ -386,35 +391,28 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
     const repairClient = new DynamoDBClient({ endpoint: ddb.endpoint });
-    const webhookQueueArn = (
-      await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrls.webhook, AttributeNames: ['QueueArn'] }))
-    ).Attributes?.QueueArn;
+    const workers: Record<QueueId, { functionName: string; worker: SqsWorker }> = {
+      webhook: { functionName: 'webhook-delivery', worker: delivery },
+      status: { functionName: 'status-worker', worker: statusWorker },
+      email: { functionName: 'email-worker', worker: emailWorker },
+    };
+    const queueArns: Record<string, string | undefined> = {};
+    for (const q of QUEUES) {
+      queueArns[q.id] = (await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrls[q.id], AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+    }
     const pollers: Poller[] = [
       pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay'), table: { client: repairClient, name: LOCAL_TABLE_NAME } }),
-      pollQueue({
-        sqs: sqsClient,
-        queueUrl: queueUrls.webhook!,
-        queueArn: webhookQueueArn ?? 'arn:aws:sqs:local:000000000000:webhook',
-        functionName: 'webhook-delivery',
-        worker: delivery,
-        onError: report('webhook worker'),
-      }),
-      pollQueue({
-        sqs: sqsClient,
-        queueUrl: queueUrls.status!,
-        queueArn: 'arn:aws:sqs:local:000000000000:status',
-        functionName: 'status-worker',
-        worker: statusWorker,
-        onError: report('status worker'),
-      }),
-      pollQueue({
-        sqs: sqsClient,
-        queueUrl: queueUrls.email!,
-        queueArn: 'arn:aws:sqs:local:000000000000:email',
-        functionName: 'email-worker',
-        worker: emailWorker,
-        onError: report('email worker'),
-      }),
+      ...QUEUES.map((q) =>
+        pollQueue({
+          sqs: sqsClient,
+          queueUrl: queueUrls[q.id]!,
+          queueArn: queueArns[q.id] ?? `arn:aws:sqs:local:000000000000:${q.id}`,
+          ...workers[q.id],
+          batchSize: q.consumer.batchSize,
+          concurrency: opts.workerConcurrency?.[q.id] ?? q.consumer.maxConcurrency,
+          onError: report(workers[q.id].functionName),
+        }),
+      ),
     ];
     const stopPollers = async () => {
       await Promise.all(pollers.map((p) => p.stop()));

@@ -1,4 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Refusal } from '../fairness/share';
 import type { AttemptReport } from '../webhooks/dispatcher';
 
 /**
@@ -16,5 +17,12 @@ export function webhookAttemptMetrics(metrics: Metrics): (a: AttemptReport) => v
     // A single metric is flushed by its first addMetric: one per metric, each with the dimensions.
     metrics.singleMetric().addDimensions(dimensions).addMetric('WebhookAttempts', MetricUnit.Count, 1);
     metrics.singleMetric().addDimensions(dimensions).addMetric('WebhookAttemptDuration', MetricUnit.Milliseconds, a.durationMs);
+  };
+}
+
+/** Jobs a worker put back because a cap was full (lib/fairness/share.ts), by queue and by which cap. */
+export function deferralMetric(metrics: Metrics, queue: string): (refusal: Refusal, count?: number) => void {
+  return (refusal, count = 1) => {
+    metrics.singleMetric().addDimensions({ queue, cap: refusal }).addMetric('Deferrals', MetricUnit.Count, count);
   };
 }

@@ -8,6 +8,7 @@ import { SK as OID4VCI_SK } from '../oid4vci/records';
 import { keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
 import type { JobQueue } from '../webhooks/records';
+import { tenantMessageGroup } from '../fairness/share';
 import { planRecipients, supportedIndex, type EmailEntry, type PlannedFailure } from './recipients';
 
 /**
@@ -58,6 +59,8 @@ export interface EmailJob {
   readonly credential_subject: Record<string, unknown>;
   readonly expires_in: number;
   readonly base_url: string;
+  /** Times the job was put back because its wallet was at its cap (lib/fairness/share.ts). */
+  readonly deferrals?: number;
 }
 
 export interface BulkResult {
@@ -200,7 +203,9 @@ export class BulkEmailService {
   private async enqueue(jobs: readonly EmailJob[]): Promise<void> {
     const chunk = Math.max(10, Math.ceil(jobs.length / SEND_CONCURRENCY / 10) * 10);
     const sends: Promise<void>[] = [];
-    for (let i = 0; i < jobs.length; i += chunk) sends.push(this.deps.queue.send(jobs.slice(i, i + chunk).map((j) => ({ body: JSON.stringify(j), delaySeconds: 0 }))));
+    for (let i = 0; i < jobs.length; i += chunk) {
+      sends.push(this.deps.queue.send(jobs.slice(i, i + chunk).map((j) => ({ body: JSON.stringify(j), delaySeconds: 0, group: tenantMessageGroup(j.wallet_id) }))));
+    }
     await Promise.all(sends);
   }
 

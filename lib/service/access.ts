@@ -13,6 +13,10 @@ import type { RouteGroup } from './routes';
  * - a wallet's session (`tenant`): the function's tenant role assumed with the session tag
  *   `wallet_id`. Its data grants reach only partitions `W#<wallet>` and `W#<wallet>#…` (IAM
  *   `dynamodb:LeadingKeys`), its key grants only KMS keys tagged with that wallet.
+ *
+ * The queue workers (webhook-delivery, email-worker, status-worker) count their wallet's jobs in
+ * flight in `W#<wallet>#INFLIGHT` (lib/fairness/in-flight.ts: UpdateItem, and GetItem to find
+ * expired places), with their `tenant` grants on the wallet's own partitions.
  */
 export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker';
 
@@ -107,7 +111,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   'webhook-relay': { shared: { sendTo: ['webhook', 'status'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
   // One offer and one mail per recipient: the exchange as POST /api/v1/oid4vci/issue makes it, the recipient's record and events.
-  'email-worker': { shared: { mail: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] } },
+  // Recipients of a wallet at its cap go back on the email queue, delayed (lib/fairness/share.ts).
+  'email-worker': { shared: { mail: true, sendTo: ['email'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] } },
   // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items (queueing the rest of a large removal).
   'status-worker': { shared: { sendTo: ['status'] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };

@@ -3,6 +3,7 @@ import { tenantScope, type TenantScope } from '../store/keys';
 import { randomUUID } from 'node:crypto';
 import { ConditionFailedError, type ItemKey, type ItemStore, type WriteOp } from '../store/port';
 import type { JobQueue } from '../webhooks/records';
+import { tenantMessageGroup } from '../fairness/share';
 import { shardCount, SignerUnavailableError, type StatusListPublisher } from './publication';
 import { LIST_TYPES, statusKeys, type ListType } from './records';
 
@@ -15,7 +16,7 @@ import { LIST_TYPES, statusKeys, type ListType } from './records';
  */
 export const PUBLISH_DELAY_SECONDS = 1;
 
-export type StatusJob =
+export type StatusJob = (
   | { readonly kind: 'publish'; readonly wallet_id: string; readonly definition_id: string; readonly list: number }
   | {
       readonly kind: 'cleanup';
@@ -26,7 +27,11 @@ export type StatusJob =
       readonly lists: number;
       /** A continuation starts here: the lists before it are clean already. */
       readonly from_list?: number;
-    };
+    }
+) & {
+  /** Times the job was put back because its wallet was at its cap (lib/fairness/share.ts). */
+  readonly deferrals?: number;
+};
 
 export function jobsForEvent(event: EventEnvelope): StatusJob[] {
   const d = event.data as Record<string, unknown>;
@@ -42,12 +47,18 @@ export function jobsForEvent(event: EventEnvelope): StatusJob[] {
 
 export async function enqueueJobs(queue: JobQueue, jobs: readonly StatusJob[]): Promise<void> {
   if (jobs.length === 0) return;
-  await queue.send(jobs.map((j) => ({ body: JSON.stringify(j), delaySeconds: j.kind === 'publish' ? PUBLISH_DELAY_SECONDS : 0 })));
+  await queue.send(jobs.map((j) => ({ body: JSON.stringify(j), delaySeconds: j.kind === 'publish' ? PUBLISH_DELAY_SECONDS : 0, group: tenantMessageGroup(j.wallet_id) })));
+}
+
+/** Puts jobs over their wallet's cap back on the queue, each `delaySeconds` later, counting the deferral. */
+export async function deferJobs(queue: JobQueue, jobs: readonly { readonly job: StatusJob; readonly delaySeconds: number }[]): Promise<void> {
+  await queue.send(jobs.map(({ job, delaySeconds }) => ({ body: JSON.stringify({ ...job, deferrals: (job.deferrals ?? 0) + 1 }), delaySeconds, group: tenantMessageGroup(job.wallet_id) })));
 }
 
 export function parseJob(body: string): StatusJob {
   const j = JSON.parse(body) as StatusJob;
   if ((j.kind !== 'publish' && j.kind !== 'cleanup') || typeof j.wallet_id !== 'string' || typeof j.definition_id !== 'string') throw new Error('not a status-list job');
+  if (j.deferrals !== undefined && (!Number.isInteger(j.deferrals) || j.deferrals < 0)) throw new Error('not a status-list job');
   tenantScope(j.wallet_id);
   return j;
 }

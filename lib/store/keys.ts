@@ -50,6 +50,11 @@ export const keys = {
   /** Sealed private key of the local key manager (never used with KMS). */
   localKey: (s: TenantScope, ref: string): ItemKey => ({ PK: walletPk(s), SK: `LKEY#${ref}` }),
   walletPartition: walletPk,
+  /**
+   * A counter of the wallet's jobs in flight on a shared worker (lib/fairness/in-flight.ts), in a
+   * partition of its own so that busy counters never throttle the wallet's data.
+   */
+  inFlight: (s: TenantScope, slot: string): ItemKey => ({ PK: `${walletPk(s)}#INFLIGHT`, SK: slot }),
   // System items (not tenant data).
   walletName: (name: string): ItemKey => ({ PK: `${SYSTEM_PARTITIONS.walletNamePrefix}${name}`, SK: 'WNAME' }),
   /** The public reference's lookup item: reference → wallet id (lib/tenancy/public-refs.ts). */

@@ -1,4 +1,5 @@
 import { serializeEvent, type EventEnvelope } from '../events/envelope';
+import { tenantMessageGroup, type Answer, type FairShare, type Refusal } from '../fairness/share';
 import { eventFromItem } from '../events/publisher';
 import type { SecretDeriver } from '../secrets/port';
 import { keys, tenantScope, type TenantScope } from '../store/keys';
@@ -35,6 +36,13 @@ export interface DispatcherDeps {
   readonly log?: (message: string, extra: Record<string, unknown>) => void;
   /** Told the outcome of every attempt made (metrics). */
   readonly onAttempt?: (attempt: AttemptReport) => void;
+  /**
+   * The worker's share rule (lib/fairness/share.ts): an attempt runs only while holding a place under
+   * its wallet's and its target's caps; otherwise its job goes back to the queue with a delay.
+   */
+  readonly fairness?: FairShare;
+  /** Told of every job put back over a cap (metrics). */
+  readonly onDeferral?: (refusal: Refusal) => void;
 }
 
 /** One attempt as the metrics see it: what happened, and what the dispatcher decided from it. */
@@ -92,6 +100,7 @@ export class WebhookDispatcher {
       jobs.map((job) => ({
         body: JSON.stringify(job),
         delaySeconds: job.not_before ? Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil((job.not_before - now) / 1000))) : 0,
+        group: tenantMessageGroup(job.wallet_id),
       })),
     );
   }
@@ -101,8 +110,9 @@ export class WebhookDispatcher {
     const scope = tenantScope(event.wallet_id);
     const settings = await this.settings.load(scope);
     const at = this.now();
-    const jobs: DeliveryJob[] = [];
-    for (const target of activeTargets(settings, event.created_at)) {
+    // Targets are independent items: recorded in parallel, so a wallet with many targets holds the
+    // stream (every wallet's events behind it) for one round trip, not one per target.
+    const jobs = await Promise.all(activeTargets(settings, event.created_at).map(async (target): Promise<DeliveryJob | null> => {
       const delivery: DeliveryRecord = {
         delivery_id: deliveryIdFor(event.id, target.url),
         event_id: event.id,
@@ -120,12 +130,13 @@ export class WebhookDispatcher {
         if (!(err instanceof ConditionFailedError)) throw err;
         // Relayed before: only re-send the first job if no attempt ran yet.
         const existing = await this.deps.store.get(keys.webhookDelivery(scope, delivery.delivery_id));
-        if (!existing || existing.attempt_count !== 0 || existing.status !== 'pending') continue;
+        if (!existing || existing.attempt_count !== 0 || existing.status !== 'pending') return null;
       }
-      jobs.push({ v: 1, wallet_id: scope.walletId, delivery_id: delivery.delivery_id, attempt: 1 });
-    }
-    if (jobs.length) await this.enqueue(jobs);
-    return jobs.length;
+      return { v: 1, wallet_id: scope.walletId, delivery_id: delivery.delivery_id, attempt: 1 };
+    }));
+    const queued = jobs.filter((j): j is DeliveryJob => j !== null);
+    if (queued.length) await this.enqueue(queued);
+    return queued.length;
   }
 
   /** Relay: queues a job a use case staged in its transaction (records.ts `stagedJob`). */
@@ -158,7 +169,28 @@ export class WebhookDispatcher {
       return;
     }
     if (delivery.attempt_count !== job.attempt - 1 || (delivery.status !== 'pending' && delivery.status !== 'retrying')) return;
+    if (!this.deps.transport) throw new Error('this dispatcher has no transport: only the delivery worker runs jobs');
 
+    // A place under the wallet's and the target's caps first (a refused job costs nothing more), or the
+    // job goes back to the queue: a deferral, not an attempt.
+    const admission = this.deps.fairness ? await this.deps.fairness.admitTo(scope, delivery.url) : undefined;
+    if (admission && 'refused' in admission) {
+      await this.defer(job, admission.refused);
+      return;
+    }
+    let answer: Answer | undefined;
+    try {
+      await this.attempt(scope, job, delivery, now, this.deps.transport, (a) => (answer = a));
+    } finally {
+      // A failed give-back only keeps the places taken until their lease ends: not worth failing the job.
+      if (admission) {
+        await this.deps.fairness!.release(admission.pass, answer).catch((e) => this.log('in-flight places not given back', { delivery_id: delivery.delivery_id, error: String(e) }));
+      }
+    }
+  }
+
+  /** The attempt itself, once the job holds its places: checks, the request, and its record. */
+  private async attempt(scope: TenantScope, job: DeliveryJob, delivery: DeliveryRecord, now: Date, transport: WebhookTransport, onAnswer: (a: Answer) => void): Promise<void> {
     const [settings, eventItem] = await Promise.all([this.settings.load(scope), this.deps.store.get(keys.event(scope, delivery.event_id))]);
     const target = settings.targets.find((t) => t.url === delivery.url);
     if (!target || target.state !== 'active') {
@@ -170,17 +202,16 @@ export class WebhookDispatcher {
       return;
     }
     const event = eventFromItem(eventItem);
-
     const body = serializeEvent(event);
     const timestamp = Math.floor(now.getTime() / 1000);
     const signature = signatureHeader(await signingKeys(this.deps.secrets, scope.walletId, settings, now), event.id, timestamp, body);
-    if (!this.deps.transport) throw new Error('this dispatcher has no transport: only the delivery worker runs jobs');
-    const result = await this.deps.transport.post({
+    const result = await transport.post({
       url: delivery.url,
       body,
       timeoutMs: this.deps.timeoutMs,
       headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature },
     });
+    onAnswer({ durationMs: result.durationMs, timedOut: result.outcome.kind === 'timeout' });
 
     const attempt: AttemptRecord = {
       attempt: job.attempt,
@@ -207,6 +238,15 @@ export class WebhookDispatcher {
       const reason = verdict === 'retry' ? 'retries exhausted' : `final response ${attempt.status_code}`;
       await this.finish(scope, delivery, job, { status: 'failed', final_reason: reason }, attempt);
     }
+  }
+
+  /** Puts a job over its cap back on the queue, delayed; the delivery record is untouched (no attempt ran). */
+  private async defer(job: DeliveryJob, refusal: Refusal): Promise<void> {
+    const deferrals = job.deferrals ?? 0;
+    const delaySeconds = this.deps.fairness!.deferSeconds(deferrals, this.random);
+    await this.deps.queue.send([{ body: JSON.stringify({ ...job, deferrals: deferrals + 1 }), delaySeconds, group: tenantMessageGroup(job.wallet_id) }]);
+    this.log('webhook attempt deferred', { delivery_id: job.delivery_id, attempt: job.attempt, refusal, deferrals: deferrals + 1, delay_seconds: delaySeconds });
+    this.deps.onDeferral?.(refusal);
   }
 
   /** Queues the next attempt, then marks it queued (a copy of this job arriving later then does nothing). */

@@ -170,6 +170,8 @@ export interface DeliveryJob {
   readonly attempt: number;
   /** Epoch ms before which the attempt must not run (delays longer than SQS's 15 minutes are chained). */
   readonly not_before?: number;
+  /** Times this attempt was put back because its wallet or target was at its cap (none: absent). */
+  readonly deferrals?: number;
 }
 
 export function parseJob(body: string): DeliveryJob | null {
@@ -177,6 +179,7 @@ export function parseJob(body: string): DeliveryJob | null {
     const j = JSON.parse(body) as Partial<DeliveryJob>;
     if (j.v !== 1 || typeof j.wallet_id !== 'string' || typeof j.delivery_id !== 'string' || !Number.isInteger(j.attempt) || j.attempt! < 1) return null;
     if (j.not_before !== undefined && typeof j.not_before !== 'number') return null;
+    if (j.deferrals !== undefined && (!Number.isInteger(j.deferrals) || j.deferrals < 0)) return null;
     return j as DeliveryJob;
   } catch {
     return null;
@@ -203,7 +206,11 @@ export function jobFromOutboxItem(item: Item): DeliveryJob | null {
   return item.type === 'delivery_job' ? parseJob(JSON.stringify(item.job)) : null;
 }
 
-/** The webhook queue port (SQS in AWS and in the local runtime). */
+/**
+ * A work queue port (SQS in AWS and in the local runtime): the webhook, email and status queues.
+ * `group` is the message's tenant (lib/fairness/share.ts `tenantMessageGroup`), sent as SQS
+ * `MessageGroupId` so that fair queues keep one wallet's backlog from delaying the others'.
+ */
 export interface JobQueue {
-  send(messages: readonly { readonly body: string; readonly delaySeconds: number }[]): Promise<void>;
+  send(messages: readonly { readonly body: string; readonly delaySeconds: number; readonly group: string }[]): Promise<void>;
 }

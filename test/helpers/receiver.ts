@@ -6,10 +6,12 @@ export interface ReceivedRequest {
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
   readonly at: number;
+  /** When the exchange ended: the answer sent, or the sender gone (its timeout); unset while open. */
+  endedAt?: number;
 }
 
-/** Answers for a path: a fixed status, or a sequence (the last one repeats). */
-export type Behaviour = number | readonly number[];
+/** Answers for a path: a fixed status, or a sequence (the last one repeats), or a status after a delay. */
+export type Behaviour = number | readonly number[] | { readonly status: number; readonly delayMs: number };
 
 /** A webhook receiver on loopback that records every request and answers as told per path. */
 export interface Receiver {
@@ -25,18 +27,31 @@ export interface Receiver {
 export async function startReceiver(): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   const behaviours = new Map<string, Behaviour>();
+  const timers = new Set<NodeJS.Timeout>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = req.url ?? '/';
       const seen = requests.filter((r) => r.path === path).length;
-      requests.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      const record: ReceivedRequest = { path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      requests.push(record);
+      res.on('close', () => (record.endedAt = Date.now()));
       const b = behaviours.get(path) ?? 200;
-      const status = typeof b === 'number' ? b : (b[Math.min(seen, b.length - 1)] ?? 200);
-      if (status >= 300 && status < 400) res.setHeader('location', `${path}-moved`);
-      res.writeHead(status, { 'content-type': 'text/plain' });
-      res.end(`status ${status}`);
+      const status = typeof b === 'number' ? b : 'delayMs' in b ? b.status : (b[Math.min(seen, b.length - 1)] ?? 200);
+      const answer = () => {
+        if (res.destroyed) return;
+        if (status >= 300 && status < 400) res.setHeader('location', `${path}-moved`);
+        res.writeHead(status, { 'content-type': 'text/plain' });
+        res.end(`status ${status}`);
+      };
+      if (typeof b === 'object' && 'delayMs' in b) {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          answer();
+        }, b.delayMs);
+        timers.add(t);
+      } else answer();
     });
   });
   server.listen(0, '127.0.0.1');
@@ -57,6 +72,7 @@ export async function startReceiver(): Promise<Receiver> {
       return received(path);
     },
     async close() {
+      for (const t of timers) clearTimeout(t);
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },

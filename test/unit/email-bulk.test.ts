@@ -14,12 +14,14 @@ const BASE = 'https://api.example.com';
 class RecordingQueue implements JobQueue {
   readonly jobs: EmailJob[] = [];
   failNext = false;
-  async send(messages: readonly { body: string; delaySeconds: number }[]): Promise<void> {
+  readonly groups = new Set<string>();
+  async send(messages: readonly { body: string; delaySeconds: number; group: string }[]): Promise<void> {
     if (this.failNext) {
       this.failNext = false;
       throw new Error('SQS unavailable');
     }
     this.jobs.push(...messages.map((m) => JSON.parse(m.body) as EmailJob));
+    for (const m of messages) this.groups.add(m.group);
   }
 }
 
@@ -48,6 +50,8 @@ test('each recipient becomes one job; failures get a record and an email.failed 
     ['ada@example.org', 0, 7 * 86400, { given_name: 'Ada' }],
     ['grace@example.org', 3, 86400, { given_name: 'Grace' }],
   ]);
+  // Every message is in its wallet's group (SQS fair queues).
+  expect([...queue.groups]).toEqual(['wallet-5']);
   const requestId = queue.jobs[0]!.request_id;
   expect(await store.get(emailKeys.record(scope, requestId, 2))).toMatchObject({ email: 'nobody@example.org', state: 'failed', failure_reason: 'unknown_schema' });
   expect(eventsOf('email.failed')).toHaveLength(1);

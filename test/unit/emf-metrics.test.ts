@@ -1,4 +1,4 @@
-import { serviceMetrics, webhookAttemptMetrics } from '../../lib/adapters/emf-metrics';
+import { deferralMetric, serviceMetrics, webhookAttemptMetrics } from '../../lib/adapters/emf-metrics';
 import { AUTHORIZER_METRICS } from '../../lib/service/metrics';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 
@@ -36,4 +36,10 @@ test('the authorizer failure metric is what the stack alarms on: namespace = ser
   const [emf] = captured(() => serviceMetrics('svc').addMetric(AUTHORIZER_METRICS.failures, MetricUnit.Count, 1).publishStoredMetrics());
   expect(emf!._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'svc', Dimensions: [['service']], Metrics: [{ Name: 'AuthorizerFailures', Unit: 'Count' }] });
   expect(emf).toMatchObject({ service: 'svc', AuthorizerFailures: 1 });
+});
+
+test('jobs put back over a cap: counted by queue and by which cap was full', () => {
+  const [emf] = captured(() => deferralMetric(serviceMetrics('svc'), 'email')('tenant', 7));
+  expect(emf!._aws.CloudWatchMetrics[0]).toEqual({ Namespace: 'svc', Dimensions: [expect.arrayContaining(['service', 'queue', 'cap'])], Metrics: [{ Name: 'Deferrals', Unit: 'Count' }] });
+  expect(emf).toMatchObject({ service: 'svc', queue: 'email', cap: 'tenant', Deferrals: 7 });
 });

@@ -20,7 +20,12 @@ function setup(responses: WebhookResult['outcome'][] = []) {
   const sent: { job: DeliveryJob; delaySeconds: number }[] = [];
   const queue: JobQueue = {
     send: async (messages) => {
-      for (const m of messages) sent.push({ job: JSON.parse(m.body), delaySeconds: m.delaySeconds });
+      for (const m of messages) {
+        const job = JSON.parse(m.body) as DeliveryJob;
+        // Every message is in its wallet's group (SQS fair queues).
+        if (m.group !== `wallet-${job.wallet_id}`) throw new Error(`message of wallet ${job.wallet_id} in group ${m.group}`);
+        sent.push({ job, delaySeconds: m.delaySeconds });
+      }
     },
   };
   const requests: WebhookRequest[] = [];
@@ -281,18 +286,19 @@ describe('SqsJobQueue', () => {
   const sqs = mockClient(SQSClient);
   beforeEach(() => sqs.reset());
 
-  test('sends in batches of 10 with each message delay', async () => {
+  test('sends in batches of 10 with each message delay and group', async () => {
     sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
     const q = new SqsJobQueue(new SQSClient({ region: 'eu-west-1' }), 'https://sqs/q');
-    await q.send(Array.from({ length: 23 }, (_, i) => ({ body: `m${i}`, delaySeconds: i % 2 ? 900 : 0 })));
+    await q.send(Array.from({ length: 23 }, (_, i) => ({ body: `m${i}`, delaySeconds: i % 2 ? 900 : 0, group: `wallet-${i % 3}` })));
     const calls = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries!);
     expect(calls.map((e) => e.length)).toEqual([10, 10, 3]);
-    expect(calls[0]![1]).toEqual({ Id: '1', MessageBody: 'm1', DelaySeconds: 900 });
+    // The wallet is the message group: SQS fair queues balance tenants by it.
+    expect(calls[0]![1]).toEqual({ Id: '1', MessageBody: 'm1', DelaySeconds: 900, MessageGroupId: 'wallet-1' });
   });
 
   test('a partially refused batch is an error (the caller fails its message and it is retried)', async () => {
     sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [{ Id: '0', Code: 'InternalError', SenderFault: false }] });
     const q = new SqsJobQueue(new SQSClient({ region: 'eu-west-1' }), 'https://sqs/q');
-    await expect(q.send([{ body: 'x', delaySeconds: 0 }])).rejects.toThrow('InternalError');
+    await expect(q.send([{ body: 'x', delaySeconds: 0, group: 'wallet-1' }])).rejects.toThrow('InternalError');
   });
 });

@@ -9,22 +9,25 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTION_ACCESS, FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
-import { routeThrottle, type ThrottleLimits } from '../../lib/service/api-settings';
+import { routeThrottle, SOURCE_LIMITS, type ThrottleLimits } from '../../lib/service/api-settings';
 import { AREAS, FUNCTION_AREAS, ROOT_AREA, type Area } from '../../lib/service/areas';
 import { AUTHORIZER_METRICS } from '../../lib/service/metrics';
-import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
+import { GATEWAY_ERRORS, SOURCE_LIMITED } from '../../lib/service/gateway-responses';
 import { DLQ_RETENTION_DAYS, QUEUES, TABLE, type QueueId } from '../../lib/service/resources';
 import { ROUTES, type Route } from '../../lib/service/routes';
 import { platformUsageKey } from '../../lib/service/usage-keys';
 import { Alarms, AlarmTopic } from '../constructs/alarms';
 import { UsageKeysPolicy } from '../constructs/declared-access';
 import type { ServiceFunction } from '../constructs/service-function';
+import { SourceLimits } from '../constructs/source-limits';
 import { apiLayout } from './api-layout';
 import { AreaStack } from './area-stack';
 import { addAreaFunctions, addAreaRoutes, checkDeclarations, functionsOf, tenantPlanName, type ServiceConfig, type ServiceRefs } from './service-functions';
 
 /** The API's one stage: execute-api URLs start every path with it. */
 export const STAGE_NAME = 'prod';
+/** Request headers that carry credentials (API keys, subwallet tokens, OID4VCI access tokens and DPoP proofs). */
+const CREDENTIAL_HEADERS = ['x-api-key', 'authorization', 'dpop'];
 /** The authorizer: the header it reads, and the shape of a key worth invoking it for (the function checks the rest). */
 const AUTHORIZER = { identitySource: 'method.request.header.x-api-key', validationRegex: '^[!-~]{32,4096}$' } as const;
 
@@ -72,8 +75,8 @@ export const areaStackId = (area: Area) => area.split(/[^A-Za-z0-9]+/).filter(Bo
 
 /**
  * The service. The root stack holds what every area shares — the table, the HMAC key, the queues and
- * their dead-letter queues, the alarm topic, the REST API with its stage, gateway responses, usage plans
- * and authorizer, and the API resources routes of several areas pass through — and the `api`
+ * their dead-letter queues, the alarm topic, the REST API with its stage, gateway responses, usage plans,
+ * authorizer and WAF web ACL, and the API resources routes of several areas pass through — and the `api`
  * area (the authorizer and the API description). Every other area (lib/service/areas.ts) is a nested
  * stack with its functions and the methods of their routes, so that no template nears CloudFormation's
  * 500 resources. `cdk deploy` deploys them together.
@@ -313,10 +316,14 @@ export class ServiceStack extends Stack {
           integrationRequestId: apigw.AccessLogField.contextAwsEndpointRequestId(),
           integrationError: apigw.AccessLogField.contextIntegrationErrorMessage(),
           integrationStatus: apigw.AccessLogField.contextIntegrationStatus(),
+          wafStatus: apigw.AccessLogField.contextWafResponseCode(),
         }),
       ),
     });
     api.deploymentStage = stage;
+
+    // Per client address: WAF on the stage, with the route throttles above as the ceiling for all sources together.
+    new SourceLimits(this, 'SourceLimits', { stage, stageName: STAGE_NAME, routes, limits: SOURCE_LIMITS, refusal: SOURCE_LIMITED, redactHeaders: CREDENTIAL_HEADERS });
 
     // Usage plans: "tenants" holds one key per wallet (added at subwallet creation), "platform" the base key's.
     const stageRef = { api, stage };
@@ -350,7 +357,6 @@ export class ServiceStack extends Stack {
       reason: "API Gateway's account-level logging role: AWS's own policy made for exactly this, and needed for stage error logs (APIG6).",
     });
     Validations.of(api).acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG2', reason: 'Requests are validated in the functions against the same schemas that generate /openapi.json, so errors keep the service shape.' });
-    Validations.of(stage).acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG3', reason: 'WAF is an account-level choice (cost, rules); attach a web ACL to the stage where the platform wants one (README).' });
 
     if (props.customDomain) {
       const domain = api.addDomainName('CustomDomain', {

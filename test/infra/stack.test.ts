@@ -5,15 +5,16 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_DEFAULTS, RESERVED_CONCURRENCY } from '../../lib/service/api-settings';
+import { API_DEFAULTS, RESERVED_CONCURRENCY, SOURCE_LIMITS } from '../../lib/service/api-settings';
 import { FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
 import { FUNCTION_AREAS, ROOT_AREA } from '../../lib/service/areas';
 import { ENV } from '../../lib/service/env-names';
-import { GATEWAY_ERRORS } from '../../lib/service/gateway-responses';
+import { GATEWAY_ERRORS, SOURCE_LIMITED } from '../../lib/service/gateway-responses';
 import { OUTBOX_STREAM_FILTERS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
-import { ROUTES, type Route } from '../../lib/service/routes';
+import { DEFAULT_MAX_BODY_BYTES, ROUTES, type Route } from '../../lib/service/routes';
 import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
 import { BUNDLE_ALIASES, BUNDLE_BUDGET_BYTES, BUNDLE_BUDGET_OVERRIDES, ServiceFunction } from '../../infra/constructs/service-function';
+import { COMMON_RULES_COUNTED, publicPathPatterns } from '../../infra/constructs/source-limits';
 import { resourcePaths } from '../../infra/stacks/api-layout';
 import { areaStackId, STAGE_NAME } from '../../infra/stacks/service-stack';
 import { loadConfig } from '../../lib/config';
@@ -325,6 +326,114 @@ describe('API routes', () => {
     // A status on a DEFAULT_* response would rewrite every untyped 4xx/5xx (WAF 403, 415, 429, 502, 504).
     expect(responses.find((p) => p.ResponseType === 'DEFAULT_4XX')!.StatusCode).toBeUndefined();
     expect(responses.find((p) => p.ResponseType === 'DEFAULT_5XX')!.StatusCode).toBeUndefined();
+  });
+});
+
+describe('per-source limits (AWS WAF on the stage)', () => {
+  const webAcl = () => ofType('AWS::WAFv2::WebACL')[0]!;
+  const rule = (name: string) => (props(webAcl()).Rules as Record<string, any>[]).find((r) => r.Name === name)!;
+  /** The scope-down regular expressions of the public-route rule, as synthesized. */
+  const publicScope = (): RegExp[] => {
+    const scope = rule('per-source-public-routes').Statement.RateBasedStatement.ScopeDownStatement;
+    const statements = scope.OrStatement ? scope.OrStatement.Statements : [scope];
+    return statements.map((s: any) => {
+      expect(s.RegexMatchStatement.FieldToMatch).toEqual({ UriPath: {} });
+      return new RegExp(s.RegexMatchStatement.RegexString);
+    });
+  };
+  /** Request paths of a route: each parameter as values clients send (a DID, an opaque reference, a dotted name). */
+  const samplePaths = (path: string) =>
+    ['did:web:example.com:users:alice', 'w_3Fq9XzK1', 'swagger-ui.css', '42'].map((v) => path.replace(/\{[^}]+\}/g, v));
+
+  test('a web ACL on the stage counts each client address: every request, and tighter the public routes, over the declared window; over it, the service\'s 429', () => {
+    expect(ofType('AWS::WAFv2::WebACL')).toHaveLength(1);
+    expect(props(webAcl())).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+    const [association] = ofType('AWS::WAFv2::WebACLAssociation');
+    const stage = ofType('AWS::ApiGateway::Stage')[0]!;
+    expect(resolve(association!, props(association!).WebACLArn)).toBe(`${ref(webAcl())}.Arn`);
+    expect(resolve(association!, props(association!).ResourceArn)).toBe(`arn:aws:apigateway:${REGION}::/restapis/${ref(ofType('AWS::ApiGateway::RestApi')[0]!)}/stages/${ref(stage)}`);
+    const all = rule('per-source-all-requests');
+    const pub = rule('per-source-public-routes');
+    expect(all.Statement.RateBasedStatement).toEqual({ AggregateKeyType: 'IP', Limit: SOURCE_LIMITS.allRequests, EvaluationWindowSec: SOURCE_LIMITS.windowSeconds });
+    expect(pub.Statement.RateBasedStatement).toMatchObject({ AggregateKeyType: 'IP', Limit: SOURCE_LIMITS.publicRequests, EvaluationWindowSec: SOURCE_LIMITS.windowSeconds });
+    expect(SOURCE_LIMITS.publicRequests).toBeLessThan(SOURCE_LIMITS.allRequests);
+    // Every request counts towards its source's limits before any other rule decides.
+    expect(all.Priority).toBeLessThan(pub.Priority);
+    expect(Math.max(all.Priority, pub.Priority)).toBeLessThan(rule('aws-common-rule-set').Priority);
+    // The refusal: the status and body the local gateway answers with too.
+    for (const r of [all, pub]) {
+      expect(r.Action.Block.CustomResponse.ResponseCode).toBe(SOURCE_LIMITED.status);
+      const body = props(webAcl()).CustomResponseBodies[r.Action.Block.CustomResponse.CustomResponseBodyKey];
+      expect(body.ContentType).toBe('APPLICATION_JSON');
+      expect(JSON.parse(body.Content)).toEqual({ error: SOURCE_LIMITED.error, code: SOURCE_LIMITED.code });
+    }
+  });
+
+  test('the public-route rule holds every public route and no authenticated one, behind the stage prefix and on a custom domain', () => {
+    const scope = publicScope();
+    const matched = (path: string) => scope.some((re) => re.test(path));
+    for (const route of ROUTES) {
+      for (const path of samplePaths(route.path)) {
+        for (const url of [`/${STAGE_NAME}${path}`, path]) expect([route.auth, url, matched(url)]).toEqual([route.auth, url, route.auth === 'public']);
+      }
+    }
+    // Anonymous requests under a public prefix that name nothing (unknown DIDs, lists, offers) count as public too.
+    const unknownUnderPublic = ROUTES.filter((r) => r.auth === 'public' && r.path.split('/').length > 2).map((r) => `${r.path.replace(/\{[^}]+\}/g, 'nobody')}`);
+    for (const path of unknownUnderPublic) expect([path, matched(`/${STAGE_NAME}${path}`)]).toEqual([path, true]);
+  });
+
+  test('the public paths are derived from the route table: routes sharing a prefix are told apart, and a table whose paths cannot be is refused', () => {
+    const route = (method: Route['method'], path: string, auth: Route['auth']): Route => ({ method, path, auth, group: 'meta', operationId: `${method}${path}`, summary: '', tag: '' });
+    const table = [route('GET', '/x/{id}/doc', 'public'), route('GET', '/x/admin/list', 'wallet'), route('GET', '/x/{id}', 'superadmin'), route('GET', '/pub', 'public')];
+    const scope = publicPathPatterns(table, 'stage').map((s) => new RegExp(s));
+    const matched = (path: string) => scope.some((re) => re.test(path));
+    expect(matched('/stage/x/abc/doc')).toBe(true);
+    expect(matched('/x/abc/doc')).toBe(true);
+    expect(matched('/pub/anything')).toBe(true);
+    expect(matched('/x/admin/list')).toBe(false);
+    expect(matched('/stage/x/abc')).toBe(false);
+    expect(matched('/stage/xx/abc/doc')).toBe(false);
+    expect(() => publicPathPatterns([route('GET', '/y/{id}', 'public'), route('GET', '/y/me', 'wallet')], 'prod')).toThrow(/cannot be told from wallet route GET \/y\/me/);
+    expect(() => publicPathPatterns([route('GET', '/z', 'public'), route('PUT', '/z', 'wallet')], 'prod')).toThrow(/cannot be told from/);
+  });
+
+  test('the scope-down inspects the path as API Gateway routes it: percent-decoded, then normalized', () => {
+    const statements = (() => {
+      const scope = rule('per-source-public-routes').Statement.RateBasedStatement.ScopeDownStatement;
+      return scope.OrStatement ? scope.OrStatement.Statements : [scope];
+    })();
+    for (const s of statements) {
+      expect(s.RegexMatchStatement.TextTransformations).toEqual([
+        { Priority: 0, Type: 'URL_DECODE' },
+        { Priority: 1, Type: 'NORMALIZE_PATH' },
+      ]);
+    }
+  });
+
+  test("AWS's common rule set runs after the limits; the rules that would refuse legitimate requests of this API only count", () => {
+    const crs = rule('aws-common-rule-set');
+    expect(crs.OverrideAction).toEqual({ None: {} });
+    expect(crs.Statement.ManagedRuleGroupStatement).toMatchObject({ VendorName: 'AWS', Name: 'AWSManagedRulesCommonRuleSet' });
+    const overrides = crs.Statement.ManagedRuleGroupStatement.RuleActionOverrides as { Name: string; ActionToUse: unknown }[];
+    expect(overrides.map((o) => o.Name).sort()).toEqual(Object.keys(COMMON_RULES_COUNTED).sort());
+    for (const o of overrides) expect(o.ActionToUse).toEqual({ Count: {} });
+    // Why SizeRestrictions_BODY (8 KB) counts: routes accept larger bodies.
+    expect(Math.max(...ROUTES.map((r) => r.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES))).toBeGreaterThan(8 * 1024);
+  });
+
+  test('WAF logs what it blocks or counts, to a log group of this stack, never a credential header', () => {
+    const [logging] = ofType('AWS::WAFv2::LoggingConfiguration');
+    const p = props(logging!);
+    expect(resolve(logging!, p.ResourceArn)).toBe(`${ref(webAcl())}.Arn`);
+    expect(p.LoggingFilter).toEqual({
+      DefaultBehavior: 'DROP',
+      Filters: [{ Behavior: 'KEEP', Requirement: 'MEETS_ANY', Conditions: [{ ActionCondition: { Action: 'BLOCK' } }, { ActionCondition: { Action: 'COUNT' } }] }],
+    });
+    expect(p.RedactedFields.map((f: any) => f.SingleHeader.Name).sort()).toEqual(['authorization', 'dpop', 'x-api-key']);
+    const [destination] = p.LogDestinationConfigs.map((d: unknown) => resolve(logging!, d));
+    const groups = ofType('AWS::Logs::LogGroup').map((g) => props(g).LogGroupName).filter(Boolean);
+    expect(groups.map((name: string) => `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${name}`)).toContain(destination);
+    expect(destination).toMatch(/:log-group:aws-waf-logs-/);
   });
 });
 

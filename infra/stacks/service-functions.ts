@@ -55,7 +55,7 @@ export interface ServiceRefs {
 }
 
 /** Where each worker's code is; route groups are `functions/<group>/handler.ts`. */
-const WORKER_ENTRIES: Partial<Record<FunctionName, string>> = {
+export const WORKER_ENTRIES: Partial<Record<FunctionName, string>> = {
   'webhook-relay': 'functions/workers/webhook-relay.ts',
   'webhook-delivery': 'functions/workers/webhook-delivery.ts',
   'status-worker': 'functions/workers/status-lists.ts',

@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
 import { BUNDLE_ALIASES } from '../../infra/constructs/service-function';
+import { WORKER_ENTRIES } from '../../infra/stacks/service-functions';
+import type { FunctionName } from '../../lib/service/access';
 import { resourcesOf, stackTemplates, type StackTemplate } from '../helpers/assembly';
 
 const RUNS = Number(process.env.BENCH_BUNDLE_RUNS ?? '21');
@@ -143,7 +145,7 @@ function synthesize(outdir: string): Fn[] {
 
 /** The function's entry file, as ServiceFunction and the stack name them (for the analysis builds). */
 function entryOf(name: string): string {
-  const found = [join('functions', name, 'handler.ts'), join('functions', 'workers', `${name}.ts`)].find((c) => existsSync(join(REPO_ROOT, c)));
+  const found = [WORKER_ENTRIES[name as FunctionName], join('functions', name, 'handler.ts')].find((c) => c !== undefined && existsSync(join(REPO_ROOT, c)));
   if (!found) throw new Error(`no entry file found for function ${name}`);
   return found;
 }

@@ -3,6 +3,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { API_DEFAULTS } from '../lib/service/api-settings';
+import type { Route } from '../lib/service/routes';
 import { ServiceStack } from './stacks/service-stack';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -22,8 +23,11 @@ function taaContext(value: unknown, file: unknown) {
   return { taa: { text: taa.text, version: taa.version, aml: taa.aml, amlVersion: taa.amlVersion ?? '1.0' } };
 }
 
-/** The CDK app: the service stack, configured from CDK context, checked by cdk-nag's AwsSolutions pack. */
-export function createServiceApp(context: Record<string, unknown> = {}, outdir?: string, env: NodeJS.ProcessEnv = process.env) {
+/**
+ * The CDK app: the service stack (with its nested area stacks), configured from CDK context, checked by
+ * cdk-nag's AwsSolutions pack. `routes` replaces the route table (tests only).
+ */
+export function createServiceApp(context: Record<string, unknown> = {}, outdir?: string, env: NodeJS.ProcessEnv = process.env, routes?: readonly Route[]) {
   const app = new App({ context, ...(outdir ? { outdir } : {}) });
   const ctx = (key: string, fallback: number | string) => app.node.tryGetContext(key) ?? fallback;
   const serviceName = String(ctx('serviceName', 'credential-service'));
@@ -74,6 +78,7 @@ export function createServiceApp(context: Record<string, unknown> = {}, outdir?:
     ...(publicBaseUrl ? { publicBaseUrl } : {}),
     ...(customDomain ? { customDomain } : {}),
     ...taaContext(app.node.tryGetContext('taa'), app.node.tryGetContext('taaFile')),
+    ...(routes ? { routes } : {}),
     // What the CDK CLI sets (from the profile, or us-east-1 without one): the app must synthesize either way.
     env: { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION },
   });

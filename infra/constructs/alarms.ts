@@ -7,24 +7,21 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 
-export interface AlarmsProps {
+export interface AlarmTopicProps {
   readonly serviceName: string;
   /** Who hears the alarms (CDK context `alarmEmail`); without it the topic exists for other subscribers. */
   readonly email?: string;
 }
 
 /**
- * Every alarm of the service publishes to one SNS topic, which mails a person. The topic is encrypted
- * with a key of our own: CloudWatch cannot publish to a topic under the AWS-managed SNS key.
+ * The one SNS topic every alarm of the service publishes to, which mails a person. Encrypted with a key
+ * of our own: CloudWatch cannot publish to a topic under the AWS-managed SNS key.
  */
-export class Alarms extends Construct {
+export class AlarmTopic extends Construct {
   readonly topic: sns.Topic;
-  private readonly action: actions.SnsAction;
-  private readonly prefix: string;
 
-  constructor(scope: Construct, id: string, props: AlarmsProps) {
+  constructor(scope: Construct, id: string, props: AlarmTopicProps) {
     super(scope, id);
-    this.prefix = props.serviceName;
     const key = new kms.Key(this, 'TopicKey', {
       description: `${props.serviceName}: encrypts the alarm topic`,
       enableKeyRotation: true,
@@ -41,10 +38,26 @@ export class Alarms extends Construct {
     );
     this.topic = new sns.Topic(this, 'Topic', { displayName: `${props.serviceName} alarms`, masterKey: key, enforceSSL: true });
     if (props.email) this.topic.addSubscription(new subscriptions.EmailSubscription(props.email));
-    this.action = new actions.SnsAction(this.topic);
+  }
+}
+
+export interface AlarmsProps {
+  readonly serviceName: string;
+  /** The alarm topic (in a nested stack: imported by its ARN). */
+  readonly topic: sns.ITopic;
+}
+
+/** Alarms of one stack, each notifying the alarm topic when it fires and when it recovers. */
+export class Alarms extends Construct {
+  private readonly action: actions.SnsAction;
+  private readonly prefix: string;
+
+  constructor(scope: Construct, id: string, props: AlarmsProps) {
+    super(scope, id);
+    this.prefix = props.serviceName;
+    this.action = new actions.SnsAction(props.topic);
   }
 
-  /** An alarm that notifies the topic when it fires and when it recovers. */
   add(id: string, description: string, metric: cloudwatch.IMetric, threshold: number, evaluationPeriods = 1): cloudwatch.Alarm {
     const alarm = new cloudwatch.Alarm(this, id, {
       alarmDescription: `${this.prefix}: ${description}`,

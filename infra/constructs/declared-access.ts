@@ -1,7 +1,6 @@
 import { Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { KMS_KEY_SPECS } from '../../lib/keys/port';
@@ -19,12 +18,11 @@ export interface DeclaredAccessProps {
   /** The function's execution role: its own (shared) grants go here. */
   readonly role: iam.Role;
   readonly table: dynamodb.ITable;
-  readonly macKey: kms.IKey;
-  readonly queues: Readonly<Record<QueueId, sqs.IQueue>>;
-  /** Value of the `service` tag on this stack's issuer keys. */
+  /** The service's HMAC key (GenerateMac). */
+  readonly macKeyArn: string;
+  readonly queue: (id: QueueId) => sqs.IQueue;
+  /** Value of the `service` tag on this service's issuer keys. */
   readonly issuerKeyTag: string;
-  /** The usage plan wallets' throttling keys join. */
-  readonly tenantUsagePlanId: string;
   /** What mail may be sent as: the sender address, and the SES configuration set if one is used. */
   readonly mail: { readonly sender: string; readonly configurationSet?: string | undefined };
 }
@@ -42,7 +40,9 @@ function dataStatement(table: dynamodb.ITable, grant: DataGrant): iam.PolicyStat
  * A function's permissions, built from its declaration in lib/service/access.ts and nothing else: the
  * shared grants on its execution role, and — when it acts for wallets — a tenant role that only this
  * execution role may assume, only with a `wallet_id` session tag, whose grants reach only that
- * wallet's partitions and issuer keys.
+ * wallet's partitions and issuer keys. The one grant not made here is `usageKeys`: it names the
+ * tenants' usage plan, which exists only once the API is deployed, so the root stack attaches it
+ * ({@link UsageKeysPolicy}).
  */
 export class DeclaredAccess extends Construct {
   readonly tenantRole?: iam.Role;
@@ -53,9 +53,9 @@ export class DeclaredAccess extends Construct {
     const { role, table } = props;
 
     for (const grant of access.shared?.data ?? []) role.addToPolicy(dataStatement(table, grant));
-    if (access.shared?.mac) role.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [props.macKey.keyArn] }));
+    if (access.shared?.mac) role.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [props.macKeyArn] }));
     for (const q of access.shared?.sendTo ?? []) {
-      role.addToPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.queues[q].queueArn] }));
+      role.addToPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.queue(q).queueArn] }));
     }
     if (access.shared?.mail) {
       const stack = Stack.of(this);
@@ -72,22 +72,6 @@ export class DeclaredAccess extends Construct {
         }),
       );
     }
-    if (access.shared?.usageKeys) {
-      const stack = Stack.of(this);
-      const arn = (resource: string) => stack.formatArn({ service: 'apigateway', account: '', resource });
-      // A policy of its own, not the role's default one: the plan depends on the API's deployment, which
-      // depends on this function, which depends on its default policy — a reference there is a cycle.
-      new iam.Policy(this, 'UsageKeys', {
-        roles: [role],
-        statements: [
-          // Find the tenants' plan by its name; create or find a wallet's key; add it to that plan only.
-          new iam.PolicyStatement({ actions: ['apigateway:GET'], resources: [arn('/usageplans')] }),
-          new iam.PolicyStatement({ actions: ['apigateway:POST', 'apigateway:GET'], resources: [arn('/apikeys')] }),
-          new iam.PolicyStatement({ actions: ['apigateway:POST'], resources: [arn(`/usageplans/${props.tenantUsagePlanId}/keys`)] }),
-        ],
-      });
-    }
-
     const tenant = access.tenant;
     if (!tenant) return;
     const tenantRole = new iam.Role(this, 'TenantRole', {
@@ -163,5 +147,34 @@ export class DeclaredAccess extends Construct {
     ]) {
       Validations.of(tenantRole).acknowledge(f);
     }
+  }
+}
+
+export interface UsageKeysPolicyProps {
+  /** The execution role of a function whose declaration has `shared.usageKeys`. */
+  readonly role: iam.IRole;
+  /** The usage plan wallets' throttling keys join. */
+  readonly tenantUsagePlanId: string;
+}
+
+/**
+ * The declared `usageKeys` grant: find the tenants' plan by its name, create or find a wallet's key, add
+ * it to that plan only. A policy of its own in the root stack: the plan depends on the API's stage,
+ * which depends on the deployment, which depends on every area's methods — a reference to the plan
+ * from inside an area would close that circle.
+ */
+export class UsageKeysPolicy extends Construct {
+  constructor(scope: Construct, id: string, props: UsageKeysPolicyProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const arn = (resource: string) => stack.formatArn({ service: 'apigateway', account: '', resource });
+    new iam.Policy(this, 'Policy', {
+      roles: [props.role],
+      statements: [
+        new iam.PolicyStatement({ actions: ['apigateway:GET'], resources: [arn('/usageplans')] }),
+        new iam.PolicyStatement({ actions: ['apigateway:POST', 'apigateway:GET'], resources: [arn('/apikeys')] }),
+        new iam.PolicyStatement({ actions: ['apigateway:POST'], resources: [arn(`/usageplans/${props.tenantUsagePlanId}/keys`)] }),
+      ],
+    });
   }
 }

@@ -44,6 +44,8 @@ export interface ServiceFunctionProps {
   readonly environment: Record<string, string>;
   readonly memorySize?: number;
   readonly timeout?: Duration;
+  /** Instances reserved for (and the most allowed to) this function: lib/service/api-settings.ts RESERVED_CONCURRENCY. */
+  readonly reservedConcurrency?: number;
   /**
    * Files shipped next to the handler (name -> content, or a file to copy): configuration too large for
    * Lambda's 4 KB of environment, such as the publication agreement's text, and static files read at
@@ -78,6 +80,7 @@ export class ServiceFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 1024,
       timeout: props.timeout ?? Duration.seconds(10),
+      ...(props.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
       description: props.description,
       role: this.role,
       logGroup,

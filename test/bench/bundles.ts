@@ -13,6 +13,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
 import { BUNDLE_ALIASES } from '../../infra/constructs/service-function';
+import { WORKER_ENTRIES } from '../../infra/stacks/service-functions';
+import type { FunctionName } from '../../lib/service/access';
+import { resourcesOf, stackTemplates, type StackTemplate } from '../helpers/assembly';
 
 const RUNS = Number(process.env.BENCH_BUNDLE_RUNS ?? '21');
 const NODE = join(REPO_ROOT, 'node_modules', '.bin', 'node');
@@ -39,9 +42,16 @@ const median = (xs: number[]) => {
 };
 const fmt = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(1));
 
-/** Plausible values for the CloudFormation tokens of a function's environment (nothing is contacted at import). */
-function resolveToken(v: Json, resources: Record<string, Json>): string {
+/**
+ * Plausible values for the CloudFormation tokens of a function's environment (nothing is contacted at
+ * import). A nested stack's parameter is the value its parent passes, resolved in the parent.
+ */
+function resolveToken(v: Json, stack: StackTemplate): string {
   if (typeof v === 'string') return v;
+  const resources = stack.template.Resources as Record<string, Json>;
+  if (v.Ref !== undefined && stack.template.Parameters?.[v.Ref] !== undefined && stack.parent) {
+    return resolveToken(stack.parent.stack.template.Resources[stack.parent.resourceId].Properties.Parameters[v.Ref], stack.parent.stack);
+  }
   const typeOf = (id: string) => resources[id]?.Type as string | undefined;
   const physical = (id: string) => `${STACK}-${id}-1A2B3C4D5E6F`.slice(0, 80);
   if (v.Ref !== undefined) {
@@ -72,7 +82,7 @@ function resolveToken(v: Json, resources: Record<string, Json>): string {
   }
   if (v['Fn::Join']) {
     const [sep, parts] = v['Fn::Join'] as [string, Json[]];
-    return parts.map((p) => resolveToken(p, resources)).join(sep);
+    return parts.map((p) => resolveToken(p, stack)).join(sep);
   }
   throw new Error(`no dummy value for ${JSON.stringify(v)}: teach resolveToken`);
 }
@@ -80,30 +90,29 @@ function resolveToken(v: Json, resources: Record<string, Json>): string {
 function synthesize(outdir: string): Fn[] {
   const context = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')).context as Record<string, unknown>;
   // The metadata `cdk synth` turns on (asset paths, construct paths), and esbuild's metafile per bundle.
-  const { app } = createServiceApp({ ...context, 'aws:cdk:enable-path-metadata': true, 'aws:cdk:enable-asset-metadata': true, bundleMetafile: true }, outdir);
+  const { app, stack } = createServiceApp({ ...context, 'aws:cdk:enable-path-metadata': true, 'aws:cdk:enable-asset-metadata': true, bundleMetafile: true }, outdir);
   app.synth();
-  const template = JSON.parse(readFileSync(join(outdir, `${STACK}.template.json`), 'utf8'));
-  const resources = template.Resources as Record<string, Json>;
-  const actionsOfRole = (roleId: string) =>
+  // The root stack's template and every area's nested one.
+  const stacks = stackTemplates(stack, outdir);
+  const actionsOfRole = (template: StackTemplate, roleId: string) =>
     new Set(
-      Object.values(resources)
+      Object.values(template.template.Resources as Record<string, Json>)
         .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: Json) => x.Ref === roleId))
         .flatMap((r) => r.Properties.PolicyDocument.Statement.flatMap((s: Json) => [s.Action].flat())),
     );
   const fns: Fn[] = [];
-  for (const [id, r] of Object.entries(resources)) {
-    if (r.Type !== 'AWS::Lambda::Function') continue;
-    const cdkPath = r.Metadata['aws:cdk:path'] as string; // CredentialService/<name>-function/Fn/Resource
-    const name = /^[^/]+\/(.+)-function\/Fn\/Resource$/.exec(cdkPath)?.[1] ?? id;
+  for (const { stack: template, id, resource: r } of resourcesOf(stacks, 'AWS::Lambda::Function')) {
+    const cdkPath = r.Metadata['aws:cdk:path'] as string; // CredentialService[/<Area>]/<name>-function/Fn/Resource
+    const name = /([^/]+)-function\/Fn\/Resource$/.exec(cdkPath)?.[1] ?? id;
     const dir = join(outdir, r.Metadata['aws:asset:path']);
     const p = r.Properties;
-    const variables = Object.fromEntries(Object.entries<Json>(p.Environment?.Variables ?? {}).map(([k, v]) => [k, resolveToken(v, resources)]));
+    const variables = Object.fromEntries(Object.entries<Json>(p.Environment?.Variables ?? {}).map(([k, v]) => [k, resolveToken(v, template)]));
     const functionName = `${STACK}-${id}-AbCdEfGhIjKl`;
     fns.push({
       name,
       dir,
-      // Its own role's grants and its tenant role's (the wallet sessions').
-      actions: new Set([...actionsOfRole(p.Role['Fn::GetAtt'][0]), ...(p.Environment?.Variables?.TENANT_ROLE_ARN ? actionsOfRole(p.Environment.Variables.TENANT_ROLE_ARN['Fn::GetAtt'][0]) : [])]),
+      // Its own role's grants and its tenant role's (the wallet sessions'), in its area's template.
+      actions: new Set([...actionsOfRole(template, p.Role['Fn::GetAtt'][0]), ...(p.Environment?.Variables?.TENANT_ROLE_ARN ? actionsOfRole(template, p.Environment.Variables.TENANT_ROLE_ARN['Fn::GetAtt'][0]) : [])]),
       entry: entryOf(name),
       // What Lambda itself sets (docs: "Defined runtime environment variables"), then the function's own.
       env: {
@@ -136,7 +145,7 @@ function synthesize(outdir: string): Fn[] {
 
 /** The function's entry file, as ServiceFunction and the stack name them (for the analysis builds). */
 function entryOf(name: string): string {
-  const found = [join('functions', name, 'handler.ts'), join('functions', 'workers', `${name}.ts`)].find((c) => existsSync(join(REPO_ROOT, c)));
+  const found = [WORKER_ENTRIES[name as FunctionName], join('functions', name, 'handler.ts')].find((c) => c !== undefined && existsSync(join(REPO_ROOT, c)));
   if (!found) throw new Error(`no entry file found for function ${name}`);
   return found;
 }

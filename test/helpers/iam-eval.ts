@@ -1,10 +1,16 @@
+import type { StackTemplate } from './assembly';
+
 /**
- * A small evaluator of the identity policies in a synthesized template, for the subset of IAM this
- * stack uses: Allow statements, `*` wildcards in actions and resources, the operators StringEquals,
- * StringLike, ForAllValues:StringEquals/StringLike and Null, and the policy variable
- * `${aws:PrincipalTag/…}`. Resources are resolved to concrete ARNs in a fixed partition, region and
- * account. Written from the IAM documentation ("Policy evaluation logic", "Condition operators"),
- * independently of the code under test, so that the declaration and the stack can be compared.
+ * A small evaluator of the identity policies in a synthesized assembly (the root template and its
+ * nested stacks' templates), for the subset of IAM this service uses: Allow statements, `*` wildcards
+ * in actions and resources, the operators StringEquals, StringLike, ForAllValues:StringEquals/StringLike
+ * and Null, and the policy variable `${aws:PrincipalTag/…}`. Values are resolved across templates as
+ * CloudFormation does: a nested stack's parameter is what its parent passes, a parent's
+ * `Fn::GetAtt [NestedStack, Outputs.X]` is the nested template's output. Resources are resolved to
+ * concrete ARNs in a fixed partition, region and account, named by their template and logical id.
+ * Written from the IAM and CloudFormation documentation ("Policy evaluation logic", "Condition
+ * operators", "AWS::CloudFormation::Stack"), independently of the code under test, so that the
+ * declaration and the stacks can be compared.
  */
 export const PARTITION = 'aws';
 export const REGION = 'eu-central-1';
@@ -20,79 +26,116 @@ export interface RequestContext {
   readonly principalTags?: Readonly<Record<string, string>>;
 }
 
-export class TemplateIam {
-  private readonly resources: Record<string, Json>;
+/** A role: its template and logical id. */
+export interface RoleRef {
+  readonly stack: StackTemplate;
+  readonly id: string;
+}
 
-  constructor(template: Json) {
-    this.resources = template.Resources;
+export class AssemblyIam {
+  constructor(private readonly stacks: readonly StackTemplate[]) {}
+
+  /** What `Ref` of a resource gives: a name unique in the assembly (its template's path and its logical id). */
+  refOf(stack: StackTemplate, id: string): string {
+    if (!(id in stack.template.Resources)) throw new Error(`no resource ${id} in ${stack.path}`);
+    return `${stack.path.replace(/\//g, '.')}.${id}`;
   }
 
-  /** A concrete value for an intrinsic: `Fn::GetAtt [X, Arn]` becomes an ARN naming X by its logical id. */
-  resolve(v: Json): string {
-    if (typeof v === 'string') return v;
-    if (v?.Ref) {
-      const pseudo: Record<string, string> = { 'AWS::Partition': PARTITION, 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::URLSuffix': 'amazonaws.com' };
-      return pseudo[v.Ref] ?? v.Ref;
+  /** What `Fn::GetAtt [id, Arn]` gives. */
+  arnOf(stack: StackTemplate, id: string): string {
+    const name = this.refOf(stack, id);
+    const type = stack.template.Resources[id].Type as string;
+    switch (type) {
+      case 'AWS::DynamoDB::Table':
+        return `arn:${PARTITION}:dynamodb:${REGION}:${ACCOUNT}:table/${name}`;
+      case 'AWS::KMS::Key':
+        return `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/${name}`;
+      case 'AWS::SQS::Queue':
+        return `arn:${PARTITION}:sqs:${REGION}:${ACCOUNT}:${name}`;
+      case 'AWS::IAM::Role':
+        return `arn:${PARTITION}:iam::${ACCOUNT}:role/${name}`;
+      case 'AWS::Lambda::Function':
+        return `arn:${PARTITION}:lambda:${REGION}:${ACCOUNT}:function:${name}`;
+      default:
+        return `${name}.Arn`; // no policy of this service names it: any unique value will do
     }
-    if (v?.['Fn::Join']) return (v['Fn::Join'][1] as Json[]).map((p) => this.resolve(p)).join(v['Fn::Join'][0]);
+  }
+
+  /** A concrete value for an intrinsic, as CloudFormation would resolve it in `stack`. */
+  resolve(stack: StackTemplate, v: Json): string {
+    if (typeof v === 'string') return v;
+    if (v?.Ref !== undefined) {
+      const pseudo: Record<string, string> = { 'AWS::Partition': PARTITION, 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::URLSuffix': 'amazonaws.com' };
+      if (pseudo[v.Ref]) return pseudo[v.Ref]!;
+      if (stack.template.Parameters?.[v.Ref] !== undefined) {
+        if (!stack.parent) throw new Error(`parameter ${v.Ref} of the root template has no value here`);
+        const passed = stack.parent.stack.template.Resources[stack.parent.resourceId].Properties.Parameters?.[v.Ref];
+        if (passed === undefined) throw new Error(`${stack.parent.stack.path} passes no ${v.Ref} to ${stack.path}`);
+        return this.resolve(stack.parent.stack, passed);
+      }
+      return this.refOf(stack, v.Ref);
+    }
+    if (v?.['Fn::Join']) return (v['Fn::Join'][1] as Json[]).map((p) => this.resolve(stack, p)).join(v['Fn::Join'][0]);
     if (v?.['Fn::GetAtt']) {
       const [id, attr] = v['Fn::GetAtt'] as [string, string];
-      const type = this.resources[id]?.Type as string;
-      if (attr === 'Arn') {
-        if (type === 'AWS::DynamoDB::Table') return `arn:${PARTITION}:dynamodb:${REGION}:${ACCOUNT}:table/${id}`;
-        if (type === 'AWS::KMS::Key') return `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/${id}`;
-        if (type === 'AWS::SQS::Queue') return `arn:${PARTITION}:sqs:${REGION}:${ACCOUNT}:${id}`;
-        if (type === 'AWS::IAM::Role') return `arn:${PARTITION}:iam::${ACCOUNT}:role/${id}`;
-        if (type === 'AWS::Lambda::Function') return `arn:${PARTITION}:lambda:${REGION}:${ACCOUNT}:function:${id}`;
+      const resource = stack.template.Resources[id];
+      if (resource?.Type === 'AWS::CloudFormation::Stack' && attr.startsWith('Outputs.')) {
+        const child = this.stacks.find((s) => s.parent?.stack === stack && s.parent.resourceId === id);
+        const output = child?.template.Outputs?.[attr.slice('Outputs.'.length)];
+        if (!child || !output) throw new Error(`${stack.path}: no output ${attr} of ${id}`);
+        return this.resolve(child, output.Value);
       }
-      if (attr === 'StreamArn') return `arn:${PARTITION}:dynamodb:${REGION}:${ACCOUNT}:table/${id}/stream/x`;
-      return `${id}.${attr}`;
+      if (attr === 'Arn') return this.arnOf(stack, id);
+      if (attr === 'StreamArn') return `${this.arnOf(stack, id)}/stream/x`;
+      return `${this.refOf(stack, id)}.${attr}`;
     }
     throw new Error(`cannot resolve ${JSON.stringify(v)}`);
   }
 
-  /** Identity-policy statements attached to a role (by its logical id). */
-  statementsOf(roleId: string): Json[] {
+  /** Identity-policy statements attached to a role, from any template of the assembly. */
+  statementsOf(role: RoleRef): Json[] {
+    const name = this.refOf(role.stack, role.id);
     const out: Json[] = [];
-    for (const r of Object.values(this.resources)) {
-      if (r.Type !== 'AWS::IAM::Policy') continue;
-      if (!(r.Properties.Roles as Json[]).some((x) => x.Ref === roleId)) continue;
-      out.push(...r.Properties.PolicyDocument.Statement);
+    for (const stack of this.stacks) {
+      for (const r of Object.values(stack.template.Resources as Record<string, Json>)) {
+        if (r.Type !== 'AWS::IAM::Policy') continue;
+        if (!(r.Properties.Roles as Json[]).some((x) => this.resolve(stack, x) === name)) continue;
+        out.push(...r.Properties.PolicyDocument.Statement.map((s: Json) => ({ stack, statement: s })));
+      }
     }
-    const role = this.resources[roleId];
-    for (const p of role?.Properties?.Policies ?? []) out.push(...p.PolicyDocument.Statement);
+    for (const p of role.stack.template.Resources[role.id]?.Properties?.Policies ?? []) out.push(...p.PolicyDocument.Statement.map((s: Json) => ({ stack: role.stack, statement: s })));
     return out;
   }
 
   /** Whether a role's trust policy lets `principalArn` make `action` with these request tags. */
-  trusts(roleId: string, principalArn: string, action: string, requestTags: Readonly<Record<string, string>>): boolean {
-    const doc = this.resources[roleId].Properties.AssumeRolePolicyDocument;
+  trusts(role: RoleRef, principalArn: string, action: string, requestTags: Readonly<Record<string, string>>): boolean {
+    const doc = role.stack.template.Resources[role.id].Properties.AssumeRolePolicyDocument;
     const keys: Record<string, string | readonly string[]> = { 'aws:TagKeys': Object.keys(requestTags) };
     for (const [k, v] of Object.entries(requestTags)) keys[`aws:RequestTag/${k}`] = v;
     return (doc.Statement as Json[]).some((s) => {
       if (s.Effect !== 'Allow') return false;
       if (![s.Action].flat().includes(action)) return false;
-      if (![s.Principal?.AWS].flat().some((p: Json) => p !== undefined && this.resolve(p) === principalArn)) return false;
+      if (![s.Principal?.AWS].flat().some((p: Json) => p !== undefined && this.resolve(role.stack, p) === principalArn)) return false;
       return Object.entries((s.Condition ?? {}) as Record<string, Record<string, Json>>).every(([op, block]) =>
         Object.entries(block).every(([key, expected]) => conditionHolds(op, keys[key], [expected].flat().map(String), {})),
       );
     });
   }
 
-  /** Whether the role's identity policies allow the request (no Deny is used by this stack: asserted). */
-  allows(roleId: string, req: RequestContext): boolean {
-    const statements = this.statementsOf(roleId);
-    if (statements.some((s) => s.Effect !== 'Allow')) throw new Error(`role ${roleId} has a non-Allow statement; extend the evaluator`);
-    return statements.some((s) => this.statementMatches(s, req));
+  /** Whether the role's identity policies allow the request (no Deny is used by this service: asserted). */
+  allows(role: RoleRef, req: RequestContext): boolean {
+    const statements = this.statementsOf(role);
+    if (statements.some(({ statement }) => statement.Effect !== 'Allow')) throw new Error(`role ${role.id} has a non-Allow statement; extend the evaluator`);
+    return statements.some(({ stack, statement }) => this.statementMatches(stack, statement, req));
   }
 
-  private statementMatches(s: Json, req: RequestContext): boolean {
+  private statementMatches(stack: StackTemplate, s: Json, req: RequestContext): boolean {
     const actions = [s.Action].flat() as string[];
     if (!actions.some((a) => like(a.toLowerCase(), req.action.toLowerCase()))) return false;
-    const resources = [s.Resource].flat().map((r: Json) => this.resolve(r));
+    const resources = [s.Resource].flat().map((r: Json) => this.resolve(stack, r));
     if (!resources.some((r) => like(r, req.resource))) return false;
     return Object.entries((s.Condition ?? {}) as Record<string, Record<string, Json>>).every(([op, block]) =>
-      Object.entries(block).every(([key, expected]) => conditionHolds(op, req.keys[key], [expected].flat().map(String), req.principalTags ?? {})),
+      Object.entries(block).every(([key, expected]) => conditionHolds(op, req.keys[key], [expected].flat().map((e) => (typeof e === 'object' ? this.resolve(stack, e) : String(e))), req.principalTags ?? {})),
     );
   }
 }

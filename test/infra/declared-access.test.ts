@@ -12,49 +12,47 @@ import {
   type Principal,
 } from '../../lib/service/access';
 import { QUEUES, TABLE } from '../../lib/service/resources';
-import { ACCOUNT, PARTITION, REGION, TemplateIam, type RequestContext } from '../helpers/iam-eval';
+import { resourcesOf, stackTemplates, type StackTemplate } from '../helpers/assembly';
+import { ACCOUNT, AssemblyIam, PARTITION, REGION, type RequestContext, type RoleRef } from '../helpers/iam-eval';
 
 /**
- * The roles the stack builds and the local runtime's access guard decide alike: every probe below is
+ * The roles the stacks build and the local runtime's access guard decide alike: every probe below is
  * put both to `allows()` (what the guard enforces in `npm test` and `npm start`) and to the IAM
- * policies of the synthesized template (what AWS enforces), and the answers must agree. Synthesized
- * with a concrete account and region, as the CDK CLI does.
+ * policies of the synthesized templates — the root's and every area's nested stack, with the values
+ * the root passes into them — (what AWS enforces), and the answers must agree. Synthesized with a
+ * concrete account and region, as the CDK CLI does.
  */
 const outdir = mkdtempSync(join(tmpdir(), 'cdk-access-'));
-let iam: TemplateIam;
-let template: any;
+let iam: AssemblyIam;
+let stacks: StackTemplate[];
 const STACK = 'CredentialService';
 
 beforeAll(() => {
-  const { app, stack } = createServiceApp({}, outdir, { CDK_DEFAULT_ACCOUNT: ACCOUNT, CDK_DEFAULT_REGION: REGION });
+  // No bundling: roles do not depend on the code (test/infra/stack.test.ts synthesizes the bundles).
+  const { app, stack } = createServiceApp({ 'aws:cdk:bundling-stacks': [] }, outdir, { CDK_DEFAULT_ACCOUNT: ACCOUNT, CDK_DEFAULT_REGION: REGION });
   const assembly = app.synth(); // cdk-nag throws on any unacknowledged finding
-  template = assembly.getStackByName(stack.stackName).template;
-  iam = new TemplateIam(template);
+  stacks = stackTemplates(stack, assembly.directory);
+  iam = new AssemblyIam(stacks);
 });
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-const logicalIds = (type: string) => Object.entries(template.Resources as Record<string, any>).filter(([, r]) => r.Type === type);
+const root = () => stacks[0]!;
+const ofType = (type: string, stack?: StackTemplate) => resourcesOf(stack ? [stack] : stacks, type);
 
-function roles(fn: FunctionName): { execution: string; tenant: string | null } {
+function roles(fn: FunctionName): { execution: RoleRef; tenant: RoleRef | null } {
   const prefix = `${fn.replace(/-/g, '')}functionFn`;
-  const found = logicalIds('AWS::Lambda::Function').find(([id]) => id.startsWith(prefix));
-  if (!found) throw new Error(`no function ${fn}`);
-  const props = found[1].Properties;
-  const tenant = props.Environment.Variables.TENANT_ROLE_ARN;
-  return { execution: props.Role['Fn::GetAtt'][0], tenant: tenant ? tenant['Fn::GetAtt'][0] : null };
+  const found = ofType('AWS::Lambda::Function').filter(({ id }) => id.startsWith(prefix));
+  if (found.length !== 1) throw new Error(`${found.length} functions ${fn}`);
+  const { stack, resource } = found[0]!;
+  const tenant = resource.Properties.Environment.Variables.TENANT_ROLE_ARN;
+  return { execution: { stack, id: resource.Properties.Role['Fn::GetAtt'][0] }, tenant: tenant ? { stack, id: tenant['Fn::GetAtt'][0] } : null };
 }
 
-const tableId = () => logicalIds('AWS::DynamoDB::Table')[0]![0];
-const tableArn = () => `arn:${PARTITION}:dynamodb:${REGION}:${ACCOUNT}:table/${tableId()}`;
-const macKeyArn = () => {
-  const [id] = logicalIds('AWS::KMS::Key').find(([, r]) => r.Properties.KeySpec === 'HMAC_256')!;
-  return `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/${id}`;
-};
-const queueArn = (q: string) => {
-  const [id] = logicalIds('AWS::SQS::Queue').find(([id]) => id.startsWith(`${q}queue`))!;
-  return `arn:${PARTITION}:sqs:${REGION}:${ACCOUNT}:${id}`;
-};
-const tenantPlanId = () => logicalIds('AWS::ApiGateway::UsagePlan').find(([, r]) => r.Properties.UsagePlanName.endsWith('-tenants'))![0];
+const roleArn = (role: RoleRef) => iam.arnOf(role.stack, role.id);
+const tableArn = () => iam.arnOf(root(), ofType('AWS::DynamoDB::Table', root())[0]!.id);
+const macKeyArn = () => iam.arnOf(root(), ofType('AWS::KMS::Key', root()).find(({ resource }) => resource.Properties.KeySpec === 'HMAC_256')!.id);
+const queueArn = (q: string) => iam.arnOf(root(), ofType('AWS::SQS::Queue', root()).find(({ id }) => id.startsWith(`${q}queue`))!.id);
+const tenantPlanId = () => iam.refOf(root(), ofType('AWS::ApiGateway::UsagePlan', root()).find(({ resource }) => resource.Properties.UsagePlanName.endsWith('-tenants'))!.id);
 
 /** The IAM request (or requests: CreateKey with tags also needs TagResource) AWS would authorize. */
 function iamRequests(r: AccessRequest): RequestContext[] {
@@ -131,9 +129,9 @@ describe('every role is what its declaration says (lib/service/access.ts)', () =
     for (const fn of FUNCTION_NAMES) {
       const { execution, tenant } = roles(fn);
       if (!tenant) continue;
-      const own = `arn:${PARTITION}:iam::${ACCOUNT}:role/${execution}`;
-      const other = `arn:${PARTITION}:iam::${ACCOUNT}:role/${roles(fn === 'dids' ? 'webhooks' : 'dids').execution}`;
-      const tenantArn = `arn:${PARTITION}:iam::${ACCOUNT}:role/${tenant}`;
+      const own = roleArn(execution);
+      const other = roleArn(roles(fn === 'dids' ? 'webhooks' : 'dids').execution);
+      const tenantArn = roleArn(tenant);
       expect(iam.allows(execution, { action: 'sts:AssumeRole', resource: tenantArn, keys: {} })).toBe(true);
       expect(iam.allows(execution, { action: 'sts:TagSession', resource: tenantArn, keys: {} })).toBe(true);
       expect(iam.trusts(tenant, own, 'sts:AssumeRole', { wallet_id: '42' })).toBe(true);

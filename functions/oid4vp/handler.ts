@@ -10,7 +10,7 @@ const deps = buildDeps('oid4vp', { sessions: walletSessions });
 export const handler = createGroupHandler({
   group: 'oid4vp',
   contracts: oid4vpAdminContracts,
-  impls: oid4vpAdminOperations(new VerifierService({ store: deps.store, events: deps.events })),
+  impls: oid4vpAdminOperations(new VerifierService({ store: deps.store, events: deps.events, allowLoopbackIssuers: deps.config.webhookAllowLoopback })),
   logger: createLogger(deps.config.serviceName),
   publicBaseUrl: deps.config.publicBaseUrl,
 });

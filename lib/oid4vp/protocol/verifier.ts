@@ -30,8 +30,6 @@ export interface VerifierProtocolDeps {
   /** How far a KB-JWT or VP `iat` may be from now. */
   readonly maxIatSkewSeconds?: number;
   readonly now?: () => Date;
-  /** Tests only: a shorter or longer deadline than {@link VERIFICATION_LIMITS}. */
-  readonly deadlineMs?: number;
 }
 
 /**
@@ -165,7 +163,7 @@ export class VerifierProtocol {
    * also covers work that cannot be cancelled (store reads): the answer never waits past the deadline.
    */
   private async verify(r: PresentationRecord, form: 'v1' | 'draft', body: Form, baseUrl: string, policy: TrustPolicy): Promise<{ ok: true; matched: MatchedCredentials }> {
-    const ms = this.deps.deadlineMs ?? VERIFICATION_LIMITS.deadlineMs;
+    const ms = VERIFICATION_LIMITS.deadlineMs;
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {

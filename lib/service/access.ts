@@ -91,10 +91,11 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   'status-lists': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
   // Published lists: read, and signed on the first fetch or when half their validity is gone. Wallet ids above the counter get no session.
   'status-lists-public': { shared: { data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
-  // Definitions, requests and presentations of the wallet: records and events only (nothing is signed when a request is made).
+  // Definitions, requests and presentations of the wallet, and its trusted-issuers setting: records and events only (nothing is signed when a request is made).
   oid4vp: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },
   // Public verifier: request objects signed with the verifier DID's key; responses verified (issuer DIDs this
-  // service publishes are read through the PublicDids index, others fetched over HTTPS). Wallet ids above the counter get no session.
+  // service publishes are read through the PublicDids index, others fetched over HTTPS; the wallet's trusted-issuers
+  // setting and its own DID records read to decide trust). Wallet ids above the counter get no session.
   'oid4vp-verifier': {
     shared: { data: [{ actions: ['GetItem'], on: 'table', partitions: [SYSTEM_PARTITIONS.walletCounter] }, { actions: ['Query'], on: TABLE.publicDids.name }] },
     tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'] },

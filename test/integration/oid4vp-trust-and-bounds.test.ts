@@ -170,6 +170,10 @@ describe('trust: who a presentation-valid vouches for', () => {
       expect((await presentation(created.presentation.presentation_id)).matched_credentials.identity.issuer_trust).toBe('pinned_by_request');
     }
 
+    // An issuer no DID of the wallet can be (over 1,000 characters) is refused as untrusted, not looked up.
+    const long = { ...anyone, did: `did:example:${'a'.repeat(1500)}`, kid: `did:example:${'a'.repeat(1500)}#0` };
+    expectRefused(await present(DCQL, { identity: await credentialFrom(long) }), 'untrusted_issuer');
+
     // (c) "*": any issuer
     await trustIssuers(['*']);
     const any = await present(DCQL, { identity: credential });

@@ -1,5 +1,5 @@
 import { parseOpenid4vpAuthorizationResponse } from '@openid4vc/openid4vp';
-import { readDid } from '../../dids/records';
+import { isDidSyntax, readDid } from '../../dids/records';
 import { keys } from '../../store/keys';
 import type { EventPublisher } from '../../events/publisher';
 import { NotFoundError, ProtocolError } from '../../http/errors';
@@ -131,8 +131,10 @@ export class VerifierProtocol {
     if (form.vp_token === undefined) throw invalidRequest('vp_token is missing');
 
     const policy = trustPolicy(trusted, async (did) => {
+      // The issuer is the wallet's input: what cannot be a DID here (or a sort key) is no DID of the wallet.
+      if (!isDidSyntax(did)) return false;
       const item = await this.deps.store.get(keys.did(scope, did));
-      return item !== undefined && item !== null && !item.deactivated_at;
+      return item !== undefined && !item.deactivated_at;
     });
     const outcome = await this.verify(r, retrievedAs, form, baseUrl, policy).catch((err: unknown) => {
       if (err instanceof PresentationInvalidError) return { ok: false as const, errors: [{ code: err.reason, detail: err.detail.slice(0, 500), ...(err.credentialId ? { credential_id: err.credentialId } : {}) }] };

@@ -12,7 +12,7 @@ export const handler = createGroupHandler({
   group: 'oid4vp',
   contracts: oid4vpAdminContracts,
   // The wallet's public reference names it in its request URIs (read from its record once, then cached).
-  impls: oid4vpAdminOperations(new VerifierService({ store: deps.store, events: deps.events, refs: new PublicRefs(deps.store) })),
+  impls: oid4vpAdminOperations(new VerifierService({ store: deps.store, events: deps.events, refs: new PublicRefs(deps.store), allowLoopbackIssuers: deps.config.webhookAllowLoopback })),
   logger: createLogger(deps.config.serviceName),
   publicBaseUrl: deps.config.publicBaseUrl,
 });

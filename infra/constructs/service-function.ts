@@ -30,9 +30,11 @@ export const BUNDLE_BUDGET_BYTES = 600_000;
  * OID4VP admin group checks definitions against the DIF Presentation Exchange v2 schema (pex's compiled
  * validator, not its 2 MB entry point), compiles their filters with ajv and parses DCQL. The verifier
  * carries the OpenID libraries' whole zod namespace like the issuer, plus ajv (definition filters are
- * re-checked on what wallets disclose), DCQL matching and the KMS client.
+ * re-checked on what wallets disclose), DCQL matching and the KMS client. Both OID4VP groups compile
+ * patterns with RE2 (re2js, ~160 KB minified, most of it Unicode tables): a tenant's pattern runs on
+ * wallet input, and V8's backtracking engine would let one value block the function (README "OID4VP").
  */
-export const BUNDLE_BUDGET_OVERRIDES: Readonly<Record<string, number>> = { 'oid4vci-issuer': 760_000, 'email-worker': 720_000, oid4vp: 760_000, 'oid4vp-verifier': 900_000 };
+export const BUNDLE_BUDGET_OVERRIDES: Readonly<Record<string, number>> = { 'oid4vci-issuer': 760_000, 'email-worker': 720_000, oid4vp: 920_000, 'oid4vp-verifier': 1_080_000 };
 
 export interface ServiceFunctionProps {
   /** Repository root; the entry is `functions/<name>/handler.ts` unless `entry` says otherwise. */

@@ -41,6 +41,8 @@ export interface GuardedRequest<T> {
   readonly body?: string;
   readonly timeoutMs: number;
   readonly read: ResponseReader<T>;
+  /** The caller's own deadline (e.g. the verifier's, over several requests): aborting ends the exchange as a timeout. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -54,10 +56,11 @@ export async function guardedRequest<T>(policy: GuardPolicy, req: GuardedRequest
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const { url } = req;
+  if (req.signal?.aborted) return { kind: 'timeout' };
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: readonly { address: string }[];
   try {
-    addresses = isIP(host) ? [{ address: host }] : await withTimeout((policy.resolver ?? defaultResolver)(host), req.timeoutMs);
+    addresses = isIP(host) ? [{ address: host }] : await withTimeout((policy.resolver ?? defaultResolver)(host), req.timeoutMs, req.signal);
     if (addresses.length === 0) return { kind: 'network', detail: 'host has no address' };
     const refused = addresses.find((a) => !addressAllowed(a.address, policy) || (policy.loopbackOnly && classifyAddress(a.address) !== 'loopback'));
     if (refused) return { kind: 'refused_address', detail: `${host} resolves to a non-public address` };
@@ -71,7 +74,7 @@ export async function guardedRequest<T>(policy: GuardPolicy, req: GuardedRequest
   let last: GuardedOutcome<T> = { kind: 'network', detail: 'no address tried' };
   for (const { address } of addresses) {
     const remaining = req.timeoutMs - elapsed();
-    if (remaining <= 0) return { kind: 'timeout' };
+    if (remaining <= 0 || req.signal?.aborted) return { kind: 'timeout' };
     const attempt = await exchange(policy.request ?? defaultRequest, host, address, req, remaining);
     last = attempt.outcome;
     if (!attempt.connectFailed) break;
@@ -87,9 +90,11 @@ function exchange<T>(request: RequestFn, host: string, address: string, req: Gua
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
       resolve({ outcome, connectFailed });
       client.destroy();
     };
+    const onAbort = () => finish({ kind: 'timeout' });
     const { url } = req;
     const protocol = url.protocol as 'http:' | 'https:';
     const client = request(protocol, {
@@ -104,6 +109,7 @@ function exchange<T>(request: RequestFn, host: string, address: string, req: Gua
     });
     let atDeadline: (() => GuardedOutcome<T>) | undefined;
     const timer = setTimeout(() => finish(atDeadline ? atDeadline() : { kind: 'timeout' }), timeoutMs);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
     client.on('socket', (socket) => socket.once('connect', () => (connected = true)));
     client.on('error', (err: NodeJS.ErrnoException) => finish({ kind: 'network', detail: err.code ?? err.message }, !connected));
     client.on('response', (res: IncomingMessage) => {
@@ -116,12 +122,21 @@ function exchange<T>(request: RequestFn, host: string, address: string, req: Gua
 
 class DeadlineError extends Error {}
 
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+async function withTimeout<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DeadlineError('deadline')), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new DeadlineError('deadline')), ms);
+        onAbort = () => reject(new DeadlineError('aborted'));
+        signal?.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 }
 
@@ -145,6 +160,8 @@ export interface GuardedGetOptions {
   readonly resolver?: Resolver;
   readonly request?: RequestFn;
   readonly userAgent?: string;
+  /** Ends the GET early (as a `timeout`): the caller's deadline. */
+  readonly signal?: AbortSignal;
 }
 
 export type GuardedFetchFailure = Exclude<GuardedOutcome<unknown>['kind'], 'response'> | 'bad_url';
@@ -179,6 +196,7 @@ export async function guardedGet(rawUrl: string, opts: GuardedGetOptions): Promi
       method: 'GET',
       headers: { accept: opts.accept, 'user-agent': opts.userAgent ?? 'credential-service-verifier/1' },
       timeoutMs: opts.timeoutMs,
+      ...(opts.signal ? { signal: opts.signal } : {}),
       read: (res, done) => {
         const tooLarge = () => done({ kind: 'too_large', detail: `body over ${opts.maxBytes} bytes` });
         const declared = Number(res.headers['content-length']);
@@ -200,8 +218,9 @@ export async function guardedGet(rawUrl: string, opts: GuardedGetOptions): Promi
 }
 
 /** What the verifier's resolvers receive: a GET with the policy (loopback, timeout, limits) bound. */
-export type GuardedFetch = (url: string, opts: { readonly accept: string; readonly maxBytes?: number }) => Promise<GuardedResponse>;
+export type GuardedFetch = (url: string, opts: { readonly accept: string; readonly maxBytes?: number; readonly signal?: AbortSignal }) => Promise<GuardedResponse>;
 
-export function guardedFetcher(defaults: Omit<GuardedGetOptions, 'accept'>): GuardedFetch {
-  return (url, opts) => guardedGet(url, { ...defaults, accept: opts.accept, maxBytes: Math.min(opts.maxBytes ?? defaults.maxBytes, defaults.maxBytes) });
+export function guardedFetcher(defaults: Omit<GuardedGetOptions, 'accept' | 'signal'>): GuardedFetch {
+  return (url, opts) =>
+    guardedGet(url, { ...defaults, accept: opts.accept, maxBytes: Math.min(opts.maxBytes ?? defaults.maxBytes, defaults.maxBytes), ...(opts.signal ? { signal: opts.signal } : {}) });
 }

@@ -4,7 +4,8 @@ import { PAGING_QUERY } from '../http/paging';
 import { OAuthError } from '../oid4vci/protocol/contract';
 import { PublicRefPath, Timestamp } from '../tenancy/contract';
 import { PRESENTATION_STATES, REQUEST_LIFETIME } from './records';
-import { INVALID_REASONS } from './verification/types';
+import { INVALID_REASONS, TRUST_REASONS } from './verification/types';
+import { MAX_TRUSTED_ISSUER_LENGTH, MAX_TRUSTED_ISSUERS } from './verification/trust';
 
 /**
  * Schemas of the OID4VP routes (contract 4.5) and the public verifier endpoints. Definitions and
@@ -32,6 +33,10 @@ const Matched = z
     types: z.array(z.string()).readonly().optional(),
     claims: JsonObject.meta({ description: 'The credential’s claims as verified (disclosed ones in place)' }),
     disclosed: z.array(z.string()).readonly().meta({ description: 'JSON pointers of the selectively disclosable claims the holder disclosed' }),
+    issuer_trust: z.enum(TRUST_REASONS).meta({
+      description:
+        'Why the issuer is trusted: own_did (a DID of this wallet), trusted_issuers_setting (listed in /api/v1/settings/trusted-issuers), pinned_by_request (an iss filter of the definition or DCQL values), any_issuer (the setting is ["*"]) — not in the contract',
+    }),
   })
   .meta({ title: 'MatchedCredential' });
 
@@ -66,7 +71,22 @@ const RequestView = z
   })
   .meta({ title: 'PresentationRequest' });
 
+const TrustedIssuers = z.array(z.string()).meta({ description: 'Issuers whose credentials the verifier accepts (DIDs, https issuer URLs), or ["*"] for any issuer' });
+
 export const oid4vpAdminContracts = {
+  getTrustedIssuers: { response: TrustedIssuers, errors: [401, 403] },
+  putTrustedIssuers: {
+    body: z.strictObject({
+      issuers: z
+        .array(z.string().max(MAX_TRUSTED_ISSUER_LENGTH))
+        .max(MAX_TRUSTED_ISSUERS)
+        .meta({
+          description: `Replaces the list: DIDs or https issuer URLs (at most ${MAX_TRUSTED_ISSUERS}, each at most ${MAX_TRUSTED_ISSUER_LENGTH} characters), compared exactly; ["*"] accepts any issuer (dangerous) — not in the contract`,
+        }),
+    }),
+    response: TrustedIssuers,
+    errors: [400, 401, 403],
+  },
   listPresentationDefinitions: { query: z.object({ ...PAGING_QUERY }), paged: true, response: z.array(DefinitionView), errors: [400, 401, 403] },
   createPresentationDefinition: { body: z.strictObject({ pres_def: JsonObject }), response: DefinitionView, errors: [400, 401, 403] },
   getPresentationDefinition: { params: z.strictObject({ pres_def_id: RecordId }), response: DefinitionView, errors: [400, 401, 403, 404] },

@@ -12,6 +12,8 @@ import type { VerifierService } from './service';
 
 export function oid4vpAdminOperations(service: VerifierService): OperationImpls<typeof oid4vpAdminContracts> {
   return {
+    getTrustedIssuers: ({ caller }) => service.getTrustedIssuers(walletScope(caller)),
+    putTrustedIssuers: ({ caller, body }) => service.putTrustedIssuers(walletScope(caller), body.issuers),
     listPresentationDefinitions: ({ caller, query }) =>
       listOrPage(
         query,

@@ -96,6 +96,8 @@ const pk = (s: TenantScope) => walletPartitionKey(s.walletId);
 export const oid4vpKeys = {
   definition: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${VP_SK.definition}${id}` }),
   presentation: (s: TenantScope, id: string): ItemKey => ({ PK: pk(s), SK: `${VP_SK.presentation}${id}` }),
+  /** The wallet's trusted-issuers setting (lib/oid4vp/trusted-issuers.ts). */
+  trustedIssuers: (s: TenantScope): ItemKey => ({ PK: pk(s), SK: 'SETTINGS#TRUSTED_ISSUERS' }),
 };
 
 export function definitionFromItem(item: Item): PresentationDefinitionRecord {

@@ -25,6 +25,7 @@ import {
   type VpFormats,
 } from './records';
 import { clientIdOf, formatFamily, presentationView, requestView, settleExpiredPresentation } from './presentations';
+import { loadTrustedIssuers, saveTrustedIssuers } from './trusted-issuers';
 
 /** DID methods holder wallets resolve (Credo's holder, checked): did:sov / did:indy have no ledger here. */
 export const RESOLVABLE_VERIFIER_METHODS = ['key', 'jwk', 'web'] as const;
@@ -85,6 +86,8 @@ export interface VerifierServiceDeps {
   /** The wallet's public reference: the request URI names the wallet by it. */
   readonly refs: WalletRefs;
   readonly now?: () => Date;
+  /** The local runtime: trusted issuer URLs on loopback hosts may use plain http. */
+  readonly allowLoopbackIssuers?: boolean;
 }
 
 export class VerifierService {
@@ -92,6 +95,16 @@ export class VerifierService {
 
   constructor(private readonly deps: VerifierServiceDeps) {
     this.now = deps.now ?? (() => new Date());
+  }
+
+  // ---- the trusted-issuers setting (not in the contract) ----
+
+  getTrustedIssuers(scope: TenantScope): Promise<string[]> {
+    return loadTrustedIssuers(this.deps.store, scope);
+  }
+
+  putTrustedIssuers(scope: TenantScope, issuers: readonly string[]): Promise<string[]> {
+    return saveTrustedIssuers(this.deps.store, scope, issuers, { allowLoopbackHttp: this.deps.allowLoopbackIssuers === true, at: this.now() });
   }
 
   // ---- presentation definitions (contract 4.5) ----

@@ -99,10 +99,11 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   'status-lists': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
   // Published lists: read, and signed on the first fetch or when half their validity is gone. A reference that names no wallet gets no session.
   'status-lists-public': { shared: { data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
-  // Definitions, requests and presentations of the wallet: records and events only (nothing is signed when a request is made).
+  // Definitions, requests and presentations of the wallet, and its trusted-issuers setting: records and events only (nothing is signed when a request is made).
   oid4vp: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },
   // Public verifier: request objects signed with the verifier DID's key; responses verified (issuer DIDs this
-  // service publishes are read through the PublicDids index, others fetched over HTTPS). A reference that names no wallet gets no session.
+  // service publishes are read through the PublicDids index, others fetched over HTTPS; the wallet's trusted-issuers
+  // setting and its own DID records read to decide trust). A reference that names no wallet gets no session.
   'oid4vp-verifier': {
     shared: { data: [READ_PUBLIC_REFS, { actions: ['Query'], on: TABLE.publicDids.name }] },
     tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'] },

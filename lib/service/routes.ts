@@ -85,6 +85,8 @@ export const ROUTES: readonly Route[] = [
   { method: 'DELETE', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'deleteExchange', tag: 'OID4VCI', summary: 'Delete an exchange: its offer and code stop working' },
   { method: 'POST', path: '/api/v1/oid4vci/issue', group: 'oid4vci', auth: 'wallet', operationId: 'issueCredentialOffer', tag: 'OID4VCI', summary: 'Create an exchange and its credential offer (pre-authorized code)' },
   // Contract 4.5: OID4VP presentation definitions, requests and presentations (README "OID4VP: verifying presentations").
+  { method: 'GET', path: '/api/v1/settings/trusted-issuers', group: 'oid4vp', auth: 'wallet', operationId: 'getTrustedIssuers', tag: 'OID4VP', summary: 'Issuers whose credentials this verifier accepts (besides its own DIDs and issuers a request pins)' },
+  { method: 'PUT', path: '/api/v1/settings/trusted-issuers', group: 'oid4vp', auth: 'wallet', operationId: 'putTrustedIssuers', tag: 'OID4VP', summary: 'Replace the trusted issuers (DIDs, https issuer URLs; ["*"]: any issuer)' },
   { method: 'GET', path: '/api/v1/oid4vp/presentation-definitions', group: 'oid4vp', auth: 'wallet', operationId: 'listPresentationDefinitions', tag: 'OID4VP', summary: 'Presentation definitions' },
   { method: 'POST', path: '/api/v1/oid4vp/presentation-definitions', group: 'oid4vp', auth: 'wallet', operationId: 'createPresentationDefinition', tag: 'OID4VP', summary: 'Store a presentation definition (DIF Presentation Exchange v2, validated)' },
   { method: 'GET', path: '/api/v1/oid4vp/presentation-definitions/{pres_def_id}', group: 'oid4vp', auth: 'wallet', operationId: 'getPresentationDefinition', tag: 'OID4VP', summary: 'One presentation definition' },

@@ -53,13 +53,14 @@ export class StatusAllocator implements StatusEntrySource {
   }
 
   /**
-   * SD-JWT VC verifiers (@sd-jwt/sd-jwt-vc, Credo) check the Token Status List with the credential
-   * issuer's key, so an IETF list must be signed by the DID that issues the credential.
+   * Verifiers check a status list with the credential issuer's key (SD-JWT VC libraries such as
+   * @sd-jwt/sd-jwt-vc and Credo for Token Status Lists; this service's verifier for Bitstring lists
+   * too), so a list must be signed by the DID that issues the credential.
    */
   private conflict(defs: readonly DefinitionRecord[], issuerDid: string): string | null {
-    const other = defs.find((d) => d.list_type === 'ietf' && d.issuer_did !== issuerDid);
+    const other = defs.find((d) => d.issuer_did !== issuerDid);
     return other
-      ? `Credentials of this configuration point to status list definition ${other.id}, signed by ${other.issuer_did}; SD-JWT VC verifiers check the list with the credential issuer's key, so issue them from ${other.issuer_did}`
+      ? `Credentials of this configuration point to status list definition ${other.id}, signed by ${other.issuer_did}; verifiers check the list with the credential issuer's key, so issue them from ${other.issuer_did}`
       : null;
   }
 

@@ -338,8 +338,8 @@ export class StatusListService {
     let def = await this.definition(scope, id);
     if (input.did !== undefined || input.verification_method !== undefined) {
       const { did, verificationMethod } = await signingIdentity(this.deps.store, scope, { did: input.did ?? def.issuer_did, verificationMethod: input.verification_method }, { did: 'did', verificationMethod: 'verification_method' });
-      if (did.qualified !== def.issuer_did && def.list_type === 'ietf' && def.supported_cred_id) {
-        // Its SD-JWT VCs name their issuer, and verifiers check the list with that issuer's key.
+      if (did.qualified !== def.issuer_did && def.supported_cred_id) {
+        // Its credentials name their issuer, and verifiers check the list with that issuer's key.
         throw bad(`The lists of definition ${id} are checked with the key of the credentials' issuer ${def.issuer_did}: they cannot be signed by another DID`, 'status_list_issuer_fixed', 'did');
       }
       if (did.qualified !== def.issuer_did || verificationMethod !== def.verification_method) {

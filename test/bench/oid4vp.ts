@@ -14,6 +14,9 @@
 import { createHash, createPublicKey, randomUUID, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import type { JWK } from 'jose';
 import { SDJwtInstance } from '@sd-jwt/core';
 import { parseOpenid4vpAuthorizationResponse } from '@openid4vc/openid4vp';
@@ -21,7 +24,10 @@ import { lambdaContext } from '../../infra/local/lambda-context';
 import { IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration } from '../helpers/identity-credential';
 import { runBench, startBenchRuntime } from './harness';
 import { oid4vcCallbacks } from '../../lib/oid4vc/callbacks';
+import { VERIFICATION_LIMITS } from '../../lib/oid4vp/protocol/verifier';
+import { outlineToken } from '../../lib/oid4vp/verification/outline';
 import { verifySdJwtPresentation } from '../../lib/oid4vp/verification/sd-jwt';
+import { trustOf, trustPolicy } from '../../lib/oid4vp/verification/trust';
 import type { StatusChecker, VerificationContext } from '../../lib/oid4vp/verification/types';
 import { SpecWallet, jwkOfDidKey, type HolderKey } from '../helpers/spec-wallet';
 import { answerDcql, postDirectPost, resolveAuthorizationRequest, type DcqlQuery, type RequestObject } from '../helpers/spec-vp-wallet';
@@ -85,6 +91,8 @@ async function main() {
   }
 
   const verifier = await walletWithPublicDid('bench-vp-verifier', { method: 'key', options: { key_type: 'ed25519' } });
+  // The issuer is another tenant: the verifier lists it, as any relying party must (README "OID4VP: which issuers are trusted").
+  await call('PUT', '/api/v1/settings/trusted-issuers', verifier.key, { issuers: [issuer.did] });
 
   /** n requests created, their request objects fetched (and verified by the wallet), answers signed: all untimed. */
   const prepare = async (n: number, vct: string, cred: { credential: string; holderKey: HolderKey }): Promise<Prepared[]> => {
@@ -240,18 +248,51 @@ async function main() {
     }
     return summary(times);
   };
+  // What the response endpoint added before verifying: the token's outline, the trust decision (the setting already read,
+  // alongside the record) and the deadline's timer and signal. The setting's read itself is in the handler's figure.
+  const policy = trustPolicy([issuer.did], async () => false);
+  const checks = async (p: Prepared) => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), VERIFICATION_LIMITS.deadlineMs);
+    const [c] = outlineToken(p.presentation, 'sd-jwt');
+    if ((await trustOf(c!.issuer, undefined, policy)) !== 'trusted_issuers_setting') throw new Error('checks: not trusted');
+    clearTimeout(timer);
+  };
+
+  // The one read trust adds to the path: the setting, read beside the presentation's own (consistent) read.
+  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: rt.endpoints.dynamodb }));
+  const get = (SK: string, consistent: boolean) => ddb.send(new GetCommand({ TableName: LOCAL_TABLE_NAME, Key: { PK: `W#${verifier.walletId}`, SK }, ConsistentRead: consistent }));
+  const recordAlone = async (p: Prepared) => void (await get(`VPX#${p.presentationId}`, true));
+  const recordAndSetting = async (p: Prepared) => void (await Promise.all([get(`VPX#${p.presentationId}`, true), get('SETTINGS#TRUSTED_ISSUERS', false)]));
+  const reads: Record<'alone' | 'beside', number[]> = { alone: [], beside: [] };
+  for (const half of ['alone', 'beside', 'beside', 'alone'] as const) {
+    const f = half === 'alone' ? recordAlone : recordAndSetting;
+    for (let i = 0; i < 500; i++) {
+      const p = handlerSet[i % handlerSet.length]!;
+      const t = performance.now();
+      await f(p);
+      if (i >= 50) reads[half].push(performance.now() - t);
+    }
+  }
+  const aloneS = summary(reads.alone);
+  const besideS = summary(reads.beside);
+
   const rawS = await timeEach(raw);
   const oursS = await timeEach(ours);
   const parseS = await timeEach(parse);
+  const checksS = await timeEach(checks);
   const h = summary(handlerTimes);
   const e = endpointP50['no status']!;
   console.log('\n### OID4VP: the response handler vs. the raw SD-JWT verification, same run\n');
-  console.log(`Same presentation shape (plain credential). Handler: the Lambda handler the runtime serves, called in-process with the gateway's event (no HTTP), ${HANDLER_RUNS} answers. Ours: \`verifySdJwtPresentation\` with the issuer key handed in and a stub status checker (no store, no parsing of the form, no DCQL matching). Raw: \`SDJwtInstance.verify(presentation, { keyBindingNonce, requiredClaimKeys })\` of \`@sd-jwt/core\` with node:crypto ES256, ${RAW_RUNS} iterations.\n`);
+  console.log(`Same presentation shape (plain credential). Handler: the Lambda handler the runtime serves, called in-process with the gateway's event (no HTTP), ${HANDLER_RUNS} answers. Ours: \`verifySdJwtPresentation\` with the issuer key handed in and a stub status checker (no store, no parsing of the form, no DCQL matching). Trust and bounds: what the endpoint does before verifying (the token's outline, the trust decision from the loaded setting, the deadline's timer). Store: the presentation's strongly consistent GetItem alone, and with the setting's GetItem beside it (as the endpoint reads them), 900 each in ABBA halves. Raw: \`SDJwtInstance.verify(presentation, { keyBindingNonce, requiredClaimKeys })\` of \`@sd-jwt/core\` with node:crypto ES256, ${RAW_RUNS} iterations.\n`);
   console.log('| | p50 ms | p95 ms | p99 ms | mean ms | p50 / raw p50 |');
   console.log('|---|---|---|---|---|---|');
   console.log(`| response endpoint over HTTP, 1 wallet (above) | ${f2(e)} | | | | ${(e / rawS.p50).toFixed(2)}× |`);
   console.log(`| response handler, in-process | ${f2(h.p50)} | ${f2(h.p95)} | ${f2(h.p99)} | ${f2(h.mean)} | ${(h.p50 / rawS.p50).toFixed(2)}× |`);
   console.log(`| ours: \`verifySdJwtPresentation\` alone | ${f2(oursS.p50)} | ${f2(oursS.p95)} | ${f2(oursS.p99)} | ${f2(oursS.mean)} | ${(oursS.p50 / rawS.p50).toFixed(2)}× |`);
+  console.log(`| trust and bounds: outline, trust decision, deadline timer | ${f2(checksS.p50)} | ${f2(checksS.p95)} | ${f2(checksS.p99)} | ${f2(checksS.mean)} | ${(checksS.p50 / rawS.p50).toFixed(2)}× |`);
+  console.log(`| store: the presentation's read alone (DynamoDB Local) | ${f2(aloneS.p50)} | ${f2(aloneS.p95)} | ${f2(aloneS.p99)} | ${f2(aloneS.mean)} | |`);
+  console.log(`| store: the same read with the trusted-issuers setting read beside it | ${f2(besideS.p50)} | ${f2(besideS.p95)} | ${f2(besideS.p99)} | ${f2(besideS.mean)} | |`);
   console.log(`| library: \`parseOpenid4vpAuthorizationResponse\` of the form | ${f2(parseS.p50)} | ${f2(parseS.p95)} | ${f2(parseS.p99)} | ${f2(parseS.mean)} | ${(parseS.p50 / rawS.p50).toFixed(2)}× |`);
   console.log(`| raw: \`@sd-jwt/core\` verify | ${f2(rawS.p50)} | ${f2(rawS.p95)} | ${f2(rawS.p99)} | ${f2(rawS.mean)} | 1.00× |`);
   await rt.stop();

@@ -26,15 +26,21 @@ export interface DocumentServer {
   serve(path: string, route: Route): void;
   hits(path: string): number;
   readonly requests: { path: string; headers: IncomingHttpHeaders }[];
+  /** Paths of requests the client gave up on (closed the connection) before they were answered. */
+  readonly abandoned: string[];
   close(): Promise<void>;
 }
 
 export async function startDocumentServer(): Promise<DocumentServer> {
   const routes = new Map<string, Route>();
   const requests: { path: string; headers: IncomingHttpHeaders }[] = [];
+  const abandoned: string[] = [];
   const server: Server = createServer((req, res) => {
     const path = req.url ?? '/';
     requests.push({ path, headers: req.headers });
+    res.on('close', () => {
+      if (!res.headersSent) abandoned.push(path);
+    });
     const route = routes.get(path);
     if (!route) {
       res.writeHead(404).end('not found');
@@ -42,6 +48,7 @@ export async function startDocumentServer(): Promise<DocumentServer> {
     }
     if (route.hang) return;
     const send = () => {
+      if (res.destroyed) return;
       res.writeHead(route.status ?? 200, route.headers ?? {});
       const body = Buffer.from(route.body ?? '');
       if (route.trickle) return void res.write(body);
@@ -59,6 +66,7 @@ export async function startDocumentServer(): Promise<DocumentServer> {
     origin: `http://127.0.0.1:${port}`,
     port,
     requests,
+    abandoned,
     serve: (path, route) => void routes.set(path, route),
     hits: (path) => requests.filter((r) => r.path === path).length,
     close: async () => {

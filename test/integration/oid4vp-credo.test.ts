@@ -32,6 +32,8 @@ beforeAll(async () => {
   const offer = await ok(api.call('POST', '/api/v1/oid4vci/issue', { key: issuer.key, body: { supported_cred_id: issuer.sd, credential_subject: SUBJECT } }), 'issue');
   await holder.receiveOffer(offer.credential_offer, { binding: 'jwk' });
   verifier = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'ed25519' } });
+  // The issuer is another tenant: the verifier lists it among the issuers it accepts.
+  await ok(api.call('PUT', '/api/v1/settings/trusted-issuers', { key: verifier.key, body: { issuers: [issuer.did] } }), 'trusted issuers');
 }, 120_000);
 
 afterAll(async () => {
@@ -57,7 +59,7 @@ describe('Credo 0.6.3 answers the service’s requests', () => {
     const p = await presentation(created.presentation.presentation_id);
     expect(p).toMatchObject({ state: 'presentation-valid', verified: true, errors: null });
     const m = p.matched_credentials.identity;
-    expect(m).toMatchObject({ issuer: issuer.did, vct: VCT });
+    expect(m).toMatchObject({ issuer: issuer.did, vct: VCT, issuer_trust: 'trusted_issuers_setting' });
     expect(m.claims.given_name).toBe('Erika');
     expect(m.claims.address).toEqual({ locality: 'Köln' });
     expect(m.claims.family_name).toBeUndefined();

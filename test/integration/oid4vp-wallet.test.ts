@@ -96,6 +96,11 @@ async function issueTo(from: Issuer): Promise<Held> {
   return { credential: received.credentials[0]!, key: received.holderKeys[0]!, exchangeId: offer.exchange.exchange_id };
 }
 
+/** The verifier's trusted-issuers setting, replaced: credentials from other issuers are refused (untrusted_issuer). */
+async function trustIssuers(...issuers: string[]): Promise<void> {
+  await ok(api.call('PUT', '/api/v1/settings/trusted-issuers', { key: verifier.key, body: { issuers } }), 'trusted issuers');
+}
+
 async function createRequest(body: Record<string, unknown>, key = verifier.key): Promise<Created> {
   return ok(api.call('POST', '/api/v1/oid4vp/request', { key, body: { vp_formats: SD_JWT_FORMATS, ...body } }), 'request');
 }
@@ -153,6 +158,8 @@ beforeAll(async () => {
   held = await issueTo(issuer);
   verifier = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'ed25519' } });
   other = await walletWithPublicDid(api, { method: 'key', options: { key_type: 'ed25519' } });
+  // The issuer is another tenant: the verifier lists it, as a relying party lists the issuers it accepts.
+  await trustIssuers(issuer.did);
   await ok(api.call('PUT', '/api/v1/settings/webhook-target-urls', { key: verifier.key, body: { urls: [`${rx.url}/verifier`] } }), 'webhook targets');
   defId = (await ok(api.call('POST', '/api/v1/oid4vp/presentation-definitions', { key: verifier.key, body: { pres_def: PRES_DEF } }), 'definition')).pres_def_id;
 }, 120_000);
@@ -193,7 +200,7 @@ describe('OID4VP interop (spec wallet): presentations that verify', () => {
     expect(record).toMatchObject({ state: 'presentation-valid', verified: true, errors: null, pres_def_id: null });
     expect(Object.keys(record.matched_credentials)).toEqual(['identity']);
     const m = record.matched_credentials.identity;
-    expect(m).toMatchObject({ format: 'dc+sd-jwt', issuer: issuer.did, vct: VCT });
+    expect(m).toMatchObject({ format: 'dc+sd-jwt', issuer: issuer.did, vct: VCT, issuer_trust: 'trusted_issuers_setting' });
     expect(m.claims.given_name).toBe('Erika');
     expect(m.claims.address).toEqual({ locality: 'Köln' });
     for (const hidden of ['family_name', 'birthdate']) expect(m.claims[hidden]).toBeUndefined();
@@ -332,6 +339,8 @@ describe('OID4VP interop (spec wallet): refusals, each recorded with exactly its
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const { kty, crv, x, y } = publicKey.export({ format: 'jwk' });
     const did = `did:jwk:${Buffer.from(JSON.stringify({ kty, crv, x, y })).toString('base64url')}`;
+    // Trusted, so that what is refused is the expiry.
+    await trustIssuers(issuer.did, did);
     const sdjwt = new SDJwtInstance({ signer: await ES256.getSigner(privateKey.export({ format: 'jwk' })), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
     const now = Math.floor(Date.now() / 1000);
     const credential = await sdjwt.issue(
@@ -345,6 +354,7 @@ describe('OID4VP interop (spec wallet): refusals, each recorded with exactly its
   test('a credential revoked through the status-list API → credential_revoked', async () => {
     // Its own issuer and list: the verifier caches a fetched list, and this one is first fetched revoked.
     const revIssuer = await newIssuer(true);
+    await trustIssuers(issuer.did, revIssuer.did);
     const revoked = await issueTo(revIssuer);
     const ref = getStatusListFromJWT(revoked.credential.split('~')[0]!);
     expect(ref.uri).toMatch(/\/status-lists\//);

@@ -556,6 +556,13 @@ describe('OID4VP', () => {
     const offered = (await hit('issueCredentialOffer', '/api/v1/oid4vci/issue', 200, { key, body: { supported_cred_id: sd.supported_cred_id, credential_subject: { given_name: 'E' }, did } })).body;
     const received = await new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' }).receive(offered.credential_offer_uri);
 
+    const T = '/api/v1/settings/trusted-issuers';
+    expect((await hit('getTrustedIssuers', T, 200, { key })).body).toEqual([]);
+    await hit('putTrustedIssuers', T, 400, { key, body: { issuers: ['http://issuer.example', '*'] } });
+    await hit('putTrustedIssuers', T, 400, { key, body: {} });
+    expect((await hit('putTrustedIssuers', T, 200, { key, body: { issuers: ['did:web:issuer.example', 'https://issuer.example'] } })).body).toEqual(['did:web:issuer.example', 'https://issuer.example']);
+    expect((await hit('getTrustedIssuers', T, 200, { key })).body).toEqual(['did:web:issuer.example', 'https://issuer.example']);
+
     const P = '/api/v1/oid4vp/presentation-definitions';
     const pres_def = { id: 'pid', input_descriptors: [{ id: 'pid', format: { 'dc+sd-jwt': {} }, constraints: { fields: [{ path: ['$.vct'], filter: { type: 'string', const: 'urn:pid' } }, { path: ['$.given_name'] }] } }] };
     await hit('createPresentationDefinition', P, 400, { key, body: { pres_def: { id: 'x' } } });
@@ -593,7 +600,8 @@ describe('OID4VP', () => {
     await hit('listPresentations', V, 200, { key });
     await hit('listPresentations', `${V}?state=presentation-valid&pres_def_id=${def.pres_def_id}&limit=1`, 200, { key });
     await hit('listPresentations', `${V}?state=nope`, 400, { key });
-    expect((await hit('getPresentation', `${V}/${id}`, 200, { key })).body.state).toBe('presentation-valid');
+    // Issued from a DID of the verifier's own wallet: trusted with no setting naming it.
+    expect((await hit('getPresentation', `${V}/${id}`, 200, { key })).body).toMatchObject({ state: 'presentation-valid', matched_credentials: { pid: { issuer: did, issuer_trust: 'own_did' } } });
     await hit('getPresentation', `${V}/no-such-presentation`, 404, { key });
     await hit('deletePresentation', `${V}/${id}`, 200, { key });
     await hit('deletePresentation', `${V}/${id}`, 404, { key });

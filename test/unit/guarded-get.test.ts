@@ -66,3 +66,19 @@ test('the body limit holds with and without a content-length; the deadline cover
   server.serve('/trickle', { body: 'x', trickle: true });
   expect((await failure(guardedGet(`${server.origin}/trickle`, base({ timeoutMs: 200 })))).kind).toBe('timeout');
 });
+
+test("the caller's signal ends a GET in flight at once (a timeout), and the connection is closed", async () => {
+  server.serve('/slow-signal', { body: '{}', delayMs: 3000 });
+  const controller = new AbortController();
+  const started = performance.now();
+  setTimeout(() => controller.abort(), 100);
+  const err = await failure(guardedGet(`${server.origin}/slow-signal`, base({ timeoutMs: 5000, signal: controller.signal })));
+  expect(err.kind).toBe('timeout');
+  expect(performance.now() - started).toBeLessThan(1000);
+  await new Promise((r) => setTimeout(r, 50));
+  expect(server.abandoned).toContain('/slow-signal');
+  // Already aborted: nothing is sent.
+  const before = server.requests.length;
+  expect((await failure(guardedGet(`${server.origin}/slow-signal`, base({ signal: controller.signal })))).kind).toBe('timeout');
+  expect(server.requests.length).toBe(before);
+});

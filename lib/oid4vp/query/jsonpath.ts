@@ -60,7 +60,9 @@ export function parseJsonPath(path: string): ParsedPath {
       if (rest.startsWith('[?')) return unsupported('a filter expression (`[?(...)]`)');
       if (rest.startsWith('[(')) return unsupported('a script expression (`[(...)]`)');
       if (/^\[\s*-\d/.test(rest)) return unsupported('a negative index');
-      if (/^\[[^\]]*[:,][^\]]*\]/.test(rest)) return unsupported('a slice or union (`[a:b]`, `[a,b]`)');
+      // One bracket, then its content: a single expression with two unbounded runs would be quadratic.
+      const bracket = /^\[[^\]]*\]/.exec(rest);
+      if (bracket && /[:,]/.test(bracket[0])) return unsupported('a slice or union (`[a:b]`, `[a,b]`)');
       return { ok: false, message: `is not a valid JSONPath: bad bracket expression at offset ${i}` };
     }
     return { ok: false, message: `is not a valid JSONPath: unexpected '${path[i]}' at offset ${i}` };

@@ -1,5 +1,5 @@
 import { DcqlPresentationResult, type DcqlCredentialPresentation, type DcqlQuery } from 'dcql';
-import { PresentationInvalidError, type PresentedFormat, type VerifiedCredential } from '../verification/types';
+import { PresentationInvalidError, type PresentedFormat, type TrustReason, type VerifiedCredential } from '../verification/types';
 import type { InputDescriptor, PresentationDefinition } from './definition';
 import { filterFailure } from './filter';
 import { allowedFamilies, familyOfPresented, formatSource, isPeFormat, familyOf } from './formats';
@@ -14,6 +14,8 @@ export interface MatchedCredential {
   readonly claims: Readonly<Record<string, unknown>>;
   /** JSON pointers (RFC 6901) of the selectively disclosable claims the holder disclosed. */
   readonly disclosed: readonly string[];
+  /** Why its issuer is trusted (README "OID4VP: which issuers are trusted"). */
+  readonly issuer_trust: TrustReason;
 }
 
 /** Keyed by DCQL credential query id or input descriptor id. */
@@ -24,7 +26,9 @@ type ClaimPath = readonly (string | number | null)[];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** What the record keeps; a credential whose issuer no trust decision covers is never accepted. */
 function matched(credential: VerifiedCredential): MatchedCredential {
+  if (!credential.issuerTrust) throw new PresentationInvalidError('untrusted_issuer', `${credential.issuer} was not checked for trust`);
   return {
     format: credential.format,
     issuer: credential.issuer,
@@ -32,6 +36,7 @@ function matched(credential: VerifiedCredential): MatchedCredential {
     ...(credential.types !== undefined ? { types: credential.types } : {}),
     claims: credential.claims,
     disclosed: credential.disclosedPaths.map(toPointer),
+    issuer_trust: credential.issuerTrust,
   };
 }
 

@@ -32,52 +32,56 @@ export function createIssuerKeyResolver(deps: IssuerKeyResolverDeps): IssuerKeyR
   const cache = deps.cache ?? new FetchCache({ maxEntries: 200 });
   const maxCacheMs = (deps.cacheSeconds ?? 300) * 1000;
 
-  async function fetchJson(url: string, accept: string): Promise<Record<string, unknown>> {
-    return cache.get(`json ${url}`, async () => {
-      let res;
-      try {
-        res = await deps.fetch(url, { accept, maxBytes: MAX_DOCUMENT_BYTES });
-      } catch (err) {
-        throw unresolvable(err instanceof GuardedFetchError ? err.message : `GET ${url} failed`);
-      }
-      if (res.status !== 200) throw unresolvable(`GET ${url} answered ${res.status}`);
-      let value: unknown;
-      try {
-        value = JSON.parse(res.body.toString('utf8'));
-      } catch {
-        throw unresolvable(`GET ${url}: not JSON`);
-      }
-      if (!isObject(value)) throw unresolvable(`GET ${url}: not a JSON object`);
-      const maxAge = cacheControlMaxAge(res.headers['cache-control']);
-      return { value, ttlMs: Math.min(maxCacheMs, maxAge === undefined ? Infinity : maxAge * 1000) };
-    });
+  async function fetchJson(url: string, accept: string, signal: AbortSignal | undefined): Promise<Record<string, unknown>> {
+    return cache.get(
+      `json ${url}`,
+      async (loadSignal) => {
+        let res;
+        try {
+          res = await deps.fetch(url, { accept, maxBytes: MAX_DOCUMENT_BYTES, signal: loadSignal });
+        } catch (err) {
+          throw unresolvable(err instanceof GuardedFetchError ? err.message : `GET ${url} failed`);
+        }
+        if (res.status !== 200) throw unresolvable(`GET ${url} answered ${res.status}`);
+        let value: unknown;
+        try {
+          value = JSON.parse(res.body.toString('utf8'));
+        } catch {
+          throw unresolvable(`GET ${url}: not JSON`);
+        }
+        if (!isObject(value)) throw unresolvable(`GET ${url}: not a JSON object`);
+        const maxAge = cacheControlMaxAge(res.headers['cache-control']);
+        return { value, ttlMs: Math.min(maxCacheMs, maxAge === undefined ? Infinity : maxAge * 1000) };
+      },
+      signal,
+    );
   }
 
   const httpAllowed = (host: string) => deps.httpForLoopbackHosts === true && isLoopbackHost(host);
 
-  async function didKey(did: string, kid: string | undefined): Promise<JWK> {
+  async function didKey(did: string, kid: string | undefined, signal: AbortSignal | undefined): Promise<JWK> {
     let document: Record<string, unknown> | null = null;
     const published = await deps.didResolver.resolve(did);
     if (published?.deactivatedAt) throw unresolvable(`${did} was deactivated`);
     if (published) document = published.document;
     else document = selfResolve(did);
-    if (!document && did.startsWith('did:web:')) document = await fetchJson(didWebUrl(did, httpAllowed), 'application/did+json, application/json');
+    if (!document && did.startsWith('did:web:')) document = await fetchJson(didWebUrl(did, httpAllowed), 'application/did+json, application/json', signal);
     if (!document) throw unresolvable(`${did} cannot be resolved`);
     if (document.deactivated === true) throw unresolvable(`${did} was deactivated`);
     if (typeof document.id !== 'string' || comparableDid(document.id) !== comparableDid(did)) throw unresolvable(`the document of ${did} names another DID`);
     return assertionKey(did, document, kid);
   }
 
-  async function metadataKey(iss: string, kid: string | undefined): Promise<JWK> {
+  async function metadataKey(iss: string, kid: string | undefined, signal: AbortSignal | undefined): Promise<JWK> {
     const url = new URL(iss);
     if (url.search || url.hash || url.username || url.password) throw unresolvable(`issuer ${iss} has a query, fragment or credentials`);
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && httpAllowed(url.hostname))) throw unresolvable(`issuer ${iss} is not an https URL`);
     const path = url.pathname.replace(/\/+$/, '');
-    const metadata = await fetchJson(`${url.origin}/.well-known/jwt-vc-issuer${path}`, 'application/json');
+    const metadata = await fetchJson(`${url.origin}/.well-known/jwt-vc-issuer${path}`, 'application/json', signal);
     if (metadata.issuer !== iss) throw unresolvable(`the JWT VC issuer metadata names ${String(metadata.issuer)}, not ${iss}`);
     if (metadata.jwks !== undefined && metadata.jwks_uri !== undefined) throw unresolvable('the JWT VC issuer metadata has both jwks and jwks_uri');
     let jwks: unknown = metadata.jwks;
-    if (typeof metadata.jwks_uri === 'string') jwks = await fetchJson(metadata.jwks_uri, 'application/jwk-set+json, application/json');
+    if (typeof metadata.jwks_uri === 'string') jwks = await fetchJson(metadata.jwks_uri, 'application/jwk-set+json, application/json', signal);
     const keys = isObject(jwks) && Array.isArray(jwks.keys) ? jwks.keys.filter(isObject) : null;
     if (!keys) throw unresolvable(`the JWT VC issuer metadata of ${iss} has no JWK set`);
     const candidates = kid === undefined ? keys : keys.filter((k) => k.kid === kid);
@@ -85,17 +89,17 @@ export function createIssuerKeyResolver(deps: IssuerKeyResolverDeps): IssuerKeyR
     return publicJwk(candidates[0]!, `${iss} key ${kid ?? ''}`);
   }
 
-  return async ({ iss, header }) => {
+  return async ({ iss, header, signal }) => {
     const kid = typeof header.kid === 'string' && header.kid ? header.kid : undefined;
     if (iss !== undefined && typeof iss !== 'string') throw unresolvable('iss is not a string');
     if (iss?.startsWith('did:') || (iss === undefined && kid?.startsWith('did:'))) {
       const ref = didUrl(iss, kid);
       if (!ref) throw unresolvable(`kid ${String(kid)} is not a DID URL of ${iss ?? 'a DID'}`);
-      return didKey(ref.did, ref.kid);
+      return didKey(ref.did, ref.kid, signal);
     }
     if (iss && /^https?:\/\//.test(iss)) {
       if (kid?.startsWith('did:')) throw unresolvable(`kid ${kid} is a DID URL but iss ${iss} is not a DID`);
-      return metadataKey(iss, kid);
+      return metadataKey(iss, kid, signal);
     }
     if (header.jwk !== undefined || header.x5c !== undefined) throw unresolvable('only a self-asserted key (jwk / x5c) names the issuer');
     throw unresolvable(`neither a DID nor an https issuer: iss ${String(iss)}, kid ${String(kid)}`);

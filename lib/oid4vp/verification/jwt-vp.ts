@@ -52,8 +52,8 @@ interface CheckedVc {
 
 /**
  * Verifies a `jwt_vp_json` presentation (OpenID4VP B.1, VC-JWT): the VP signed by its holder DID,
- * addressed to us with our nonce, then each VC-JWT's issuer signature, validity and subject. Status
- * lists are read last, once everything that needs no network has passed.
+ * addressed to us with our nonce, then each VC-JWT's issuer signature, validity and subject (the VCs
+ * side by side). Status lists are read last, once each VC's signature has verified.
  */
 export async function verifyJwtVpPresentation(vpJwt: string, ctx: VerificationContext): Promise<{ holder: string; credentials: VerifiedCredential[] }> {
   const vpToken = decodeJwt(vpJwt, 'VP');
@@ -83,21 +83,17 @@ export async function verifyJwtVpPresentation(vpJwt: string, ctx: VerificationCo
   if (exp !== undefined && (typeof exp !== 'number' || now >= exp)) fail('credential_expired', `the VP expired at ${String(exp)}`);
 
   if (vp.verifiableCredential === undefined) fail('malformed_presentation', 'the VP has no verifiableCredential');
-  const checked: CheckedVc[] = [];
-  for (const [i, entry] of asArray(vp.verifiableCredential).entries()) {
+  const entries = asArray(vp.verifiableCredential);
+  entries.forEach((entry, i) => {
     if (typeof entry !== 'string') fail('unsupported_format', `credential ${i} is embedded as an object, not a VC-JWT`);
-    checked.push(await verifyVcJwt(entry as string, i, holder, holderKey, ctx, now));
-  }
+  });
+  // The VCs side by side (their issuers' keys are fetched in parallel), then their lists likewise.
+  const checked = await Promise.all(entries.map((entry, i) => verifyVcJwt(entry as string, i, holder, holderKey, ctx, now)));
+  const statuses = await Promise.all(checked.map(({ vc, issuer }, i) => vcStatus(vc, issuer, i, ctx)));
 
   const credentials: VerifiedCredential[] = [];
   for (const [i, { jwt, vc, issuer }] of checked.entries()) {
-    let status: StatusResult | undefined;
-    for (const entry of asArray(vc.credentialStatus)) {
-      if (!isObject(entry)) fail('malformed_presentation', `credential ${i} credentialStatus is not an object`);
-      if ((entry as Json).type !== 'BitstringStatusListEntry') continue; // other list kinds: not readable here
-      const result = await checkStatus(() => ctx.status.w3c(entry as Json), `credential ${i}`);
-      if (!status || status.meaning === 'valid') status = result;
-    }
+    const status = statuses[i];
     const types = asArray(vc.type).filter((t): t is string => typeof t === 'string');
     credentials.push({
       format: 'jwt_vc_json',
@@ -113,12 +109,30 @@ export async function verifyJwtVpPresentation(vpJwt: string, ctx: VerificationCo
   return { holder, credentials };
 }
 
+/** A VC's `BitstringStatusListEntry`s, read in turn (other list kinds are not readable here); the first that is not valid wins. */
+async function vcStatus(vc: Json, issuer: string, i: number, ctx: VerificationContext): Promise<StatusResult | undefined> {
+  let status: StatusResult | undefined;
+  for (const entry of asArray(vc.credentialStatus)) {
+    if (!isObject(entry)) fail('malformed_presentation', `credential ${i} credentialStatus is not an object`);
+    if ((entry as Json).type !== 'BitstringStatusListEntry') continue;
+    const result = await checkStatus(() => ctx.status.w3c(entry as Json, { issuer, signal: ctx.signal }), `credential ${i}`);
+    if (!status || status.meaning === 'valid') status = result;
+  }
+  return status;
+}
+
+/** A VC-JWT's issuer: `iss`, else `vc.issuer` (its id); the key that signed it must be this issuer's. */
+export function vcIssuer(payload: Json): string | undefined {
+  const vc = payload.vc;
+  return typeof payload.iss === 'string' ? payload.iss : isObject(vc) ? idOf(vc.issuer) : undefined;
+}
+
 async function verifyVcJwt(compact: string, i: number, holder: string, holderKey: JWK, ctx: VerificationContext, now: number): Promise<CheckedVc> {
   const jwt = decodeJwt(compact, `credential ${i}`);
   const { header, payload } = jwt;
   const vc = payload.vc;
   if (!isObject(vc)) return fail('unsupported_format', `credential ${i} is not a VC-JWT (no vc claim)`);
-  const issuer = typeof payload.iss === 'string' ? payload.iss : idOf(vc.issuer);
+  const issuer = vcIssuer(payload);
   if (!issuer) return fail('malformed_presentation', `credential ${i} has no issuer`);
 
   const alg = header.alg;

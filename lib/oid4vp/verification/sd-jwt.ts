@@ -82,7 +82,7 @@ export async function verifySignature(compact: string, jwk: JWK, alg: string): P
 /** The issuer's key via the context: its own refusals pass through, anything else is issuer_unresolvable. */
 export async function resolveIssuerKey(ctx: VerificationContext, iss: string | undefined, header: Json): Promise<JWK> {
   try {
-    return await ctx.resolveIssuerKey({ iss, header });
+    return await ctx.resolveIssuerKey({ iss, header, signal: ctx.signal });
   } catch (e) {
     if (e instanceof PresentationInvalidError) throw e;
     return fail('issuer_unresolvable', `no key for ${String(header.kid ?? iss)}: ${(e as Error).message}`);
@@ -104,7 +104,7 @@ export async function resolveHolderKey(didUrl: string, ctx: VerificationContext)
     return jwk ?? fail('invalid_key_binding', `holder key ${didUrl} does not resolve`);
   }
   try {
-    return await ctx.resolveIssuerKey({ iss: undefined, header: { kid: didUrl } });
+    return await ctx.resolveIssuerKey({ iss: undefined, header: { kid: didUrl }, signal: ctx.signal });
   } catch (e) {
     return fail('invalid_key_binding', `holder key ${didUrl} does not resolve: ${(e as Error).message}`);
   }
@@ -316,7 +316,7 @@ export async function verifySdJwtPresentation(
       fail('malformed_presentation', 'status.status_list is not {idx, uri}');
     }
     const ref = { uri: (statusList as Json).uri as string, idx: (statusList as Json).idx as number };
-    status = await checkStatus(() => ctx.status.ietf(ref), 'the credential');
+    status = await checkStatus(() => ctx.status.ietf(ref, { issuer: iss as string, signal: ctx.signal }), 'the credential');
   }
 
   return {

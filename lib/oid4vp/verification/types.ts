@@ -31,6 +31,10 @@ export const INVALID_REASONS = {
   credential_revoked: 'The status list marks the credential as revoked',
   credential_suspended: 'The status list marks the credential as suspended',
   status_unavailable: "The credential's status list could not be fetched or verified",
+  status_signer_mismatch: "The status list is signed by another issuer than the credential's",
+  untrusted_issuer: 'The issuer is not trusted: not a DID of this wallet, not in its trusted-issuers setting, not pinned by the request',
+  limits_exceeded: 'The response holds more credentials, issuers or status lists than one response may (README "OID4VP")',
+  verification_timeout: 'Fetching issuer keys and status lists did not finish within the verification deadline',
   holder_mismatch: 'The VP holder is not the subject the credentials were issued to',
   constraints_not_met: 'The disclosed claims do not satisfy the requested constraints (a field missing or failing its filter)',
   extra_disclosure: 'More claims were disclosed than requested under limit_disclosure: required',
@@ -52,8 +56,15 @@ export class PresentationInvalidError extends Error {
   }
 }
 
-/** Resolves the issuer's public key for a credential's JWS (kid a DID URL, or iss a URL for JWT VC issuer metadata). */
-export type IssuerKeyResolver = (input: { readonly iss: string | undefined; readonly header: Readonly<Record<string, unknown>> }) => Promise<JWK>;
+/**
+ * Resolves the issuer's public key for a credential's JWS (kid a DID URL, or iss a URL for JWT VC
+ * issuer metadata). `signal`: the verification's deadline, which cancels fetches in flight.
+ */
+export type IssuerKeyResolver = (input: { readonly iss: string | undefined; readonly header: Readonly<Record<string, unknown>>; readonly signal?: AbortSignal | undefined }) => Promise<JWK>;
+
+/** Why a credential's issuer was trusted (README "OID4VP: which issuers are trusted"). */
+export const TRUST_REASONS = ['own_did', 'trusted_issuers_setting', 'pinned_by_request', 'any_issuer'] as const;
+export type TrustReason = (typeof TRUST_REASONS)[number];
 
 /** The status a credential's status list entry holds: the value (0 = valid) and what that value means. */
 export interface StatusResult {
@@ -62,14 +73,22 @@ export interface StatusResult {
   readonly meaning: 'valid' | 'revoked' | 'suspended' | 'other';
 }
 
+/** What a status lookup needs besides the entry: whose list it must be, and the verification's deadline. */
+export interface StatusLookup {
+  /** The credential's issuer: the list must be signed by it (`status_signer_mismatch` otherwise). */
+  readonly issuer: string;
+  readonly signal?: AbortSignal | undefined;
+}
+
 /**
  * Reads a credential's status entry: the IETF `status.status_list {idx, uri}` or a W3C
  * `BitstringStatusListEntry`. Fetches through the SSRF guard with a timeout and a cache; throws
- * PresentationInvalidError('status_unavailable') when the list cannot be fetched or verified.
+ * PresentationInvalidError('status_unavailable') when the list cannot be fetched or verified, and
+ * 'status_signer_mismatch' when another issuer than the credential's signed it.
  */
 export interface StatusChecker {
-  ietf(ref: { readonly uri: string; readonly idx: number }): Promise<StatusResult>;
-  w3c(entry: Readonly<Record<string, unknown>>): Promise<StatusResult>;
+  ietf(ref: { readonly uri: string; readonly idx: number }, lookup: StatusLookup): Promise<StatusResult>;
+  w3c(entry: Readonly<Record<string, unknown>>, lookup: StatusLookup): Promise<StatusResult>;
 }
 
 /** A credential whose signatures, binding and status all verified: what the query matching reads. */
@@ -91,6 +110,8 @@ export interface VerifiedCredential {
   /** The holder key binding was proven (KB-JWT or VP signature). */
   readonly holderBound: boolean;
   readonly status?: StatusResult;
+  /** Why its issuer is trusted: set by the response endpoint, which checks trust before verifying. */
+  readonly issuerTrust?: TrustReason;
 }
 
 export interface VerificationContext {
@@ -102,4 +123,6 @@ export interface VerificationContext {
   readonly maxIatSkewSeconds: number;
   readonly resolveIssuerKey: IssuerKeyResolver;
   readonly status: StatusChecker;
+  /** The verification's deadline: aborted, it cancels the fetches in flight. */
+  readonly signal?: AbortSignal | undefined;
 }

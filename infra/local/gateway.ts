@@ -18,6 +18,7 @@ import {
   SOURCE_LIMITED,
   type GatewayError,
 } from '../../lib/service/gateway-responses';
+import { publicPathPatterns } from '../../lib/service/public-paths';
 import { ROUTES, type Route, type RouteGroup } from '../../lib/service/routes';
 import { lambdaContext, LOCAL_ACCOUNT } from './lambda-context';
 
@@ -236,6 +237,17 @@ export function createGateway(opts: GatewayOptions): Server {
     return false;
   };
   const sources = new SourceLimiter(opts.sourceLimits ?? SOURCE_LIMITS);
+  // The WAF rule's own scope-down: a request counts as public by its path (an unknown DID's 404 too).
+  const publicPaths = publicPathPatterns(ROUTES, stage).map((p) => new RegExp(p));
+  const isPublicPath = (pathname: string) => {
+    let path = pathname;
+    try {
+      path = decodeURIComponent(pathname); // WAF matches after URL_DECODE
+    } catch {
+      // not valid percent-encoding: matched as sent
+    }
+    return publicPaths.some((re) => re.test(path));
+  };
   const reserved = opts.reservedConcurrency ?? RESERVED_CONCURRENCY;
   const inFlight = new Map<string, number>();
   const ttlMs = opts.authorizerCacheTtlSeconds * 1000;
@@ -264,7 +276,7 @@ export function createGateway(opts: GatewayOptions): Server {
       }
     }
     // The web ACL comes before API Gateway: a refused request takes no throttle token and runs no authorizer.
-    if (!sources.admit(sourceAddress(req), match?.c.route.auth === 'public')) {
+    if (!sources.admit(sourceAddress(req), isPublicPath(url.pathname))) {
       req.resume();
       return send(res, SOURCE_LIMITED.status, { 'content-type': 'application/json' }, JSON.stringify({ error: SOURCE_LIMITED.error, code: SOURCE_LIMITED.code }));
     }

@@ -14,7 +14,8 @@ import { OUTBOX_STREAM_FILTERS, QUEUES, TABLE, queueUrlEnvName } from '../../lib
 import { DEFAULT_MAX_BODY_BYTES, ROUTES, type Route } from '../../lib/service/routes';
 import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
 import { BUNDLE_ALIASES, BUNDLE_BUDGET_BYTES, BUNDLE_BUDGET_OVERRIDES, ServiceFunction } from '../../infra/constructs/service-function';
-import { COMMON_RULES_COUNTED, publicPathPatterns } from '../../infra/constructs/source-limits';
+import { COMMON_RULES_COUNTED } from '../../infra/constructs/source-limits';
+import { publicPathPatterns } from '../../lib/service/public-paths';
 import { resourcePaths } from '../../infra/stacks/api-layout';
 import { areaStackId, STAGE_NAME } from '../../infra/stacks/service-stack';
 import { loadConfig } from '../../lib/config';

@@ -203,6 +203,21 @@ describe('per-source limits (the stage\'s WAF rate-based rules)', () => {
     }
   });
 
+  test("a path counts as public by the WAF rule's own patterns: an unknown path under a public prefix does, one under /api does not", async () => {
+    const g = await gateway({ sourceLimits: { windowSeconds: 60, allRequests: 100, publicRequests: 2 } });
+    try {
+      // No route matches either path (404), yet one is under the public /dids prefix.
+      expect((await g.callFrom('127.0.0.2', '/dids/nope/extra/did.json')).status).toBe(404);
+      expect((await g.callFrom('127.0.0.2', '/dids/nope/extra/did.json')).status).toBe(404);
+      expect(await g.callFrom('127.0.0.2', '/dids/nope/extra/did.json')).toEqual(sourceLimited);
+      expect(await g.callFrom('127.0.0.2', '/openapi.json')).toEqual(sourceLimited);
+      // Unknown admin paths count only toward the overall allowance.
+      for (let i = 0; i < 3; i++) expect((await g.callFrom('127.0.0.3', '/api/v1/no-such-route')).status).toBe(404);
+    } finally {
+      await g.close();
+    }
+  });
+
   test('the gateway applies SOURCE_LIMITS by default', async () => {
     const g = await gateway();
     try {

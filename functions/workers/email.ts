@@ -1,19 +1,18 @@
 import { SESClient } from '@aws-sdk/client-ses';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { guardSes } from '../../lib/adapters/access-guard';
-import { deferralMetric, serviceMetrics } from '../../lib/adapters/emf-metrics';
 import { SesMailer } from '../../lib/adapters/ses-mailer';
 import type { EmailJob } from '../../lib/email/bulk';
 import type { Mailer } from '../../lib/email/mailer';
 import { OfferMailer } from '../../lib/email/sender';
-import { FairShare, runBatchFairly, tenantMessageGroup } from '../../lib/fairness/share';
+import { runBatchFairly, tenantMessageGroup } from '../../lib/fairness/share';
 import { ExchangeService } from '../../lib/oid4vci/exchanges';
 import { queueDefinition } from '../../lib/service/resources';
 import { StatusAllocator } from '../../lib/status-lists/allocation';
 import { tenantScope } from '../../lib/store/keys';
-import { inSession } from '../../lib/store/session';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
+import { workerFairShare } from '../shared/fair-share';
 import { buildJobQueue } from '../shared/job-queue';
 import { walletSessions } from '../shared/sessions';
 
@@ -45,13 +44,7 @@ export function createHandler(overrides: { mailer?: Mailer } = {}) {
     maxReceives: QUEUE.maxReceiveCount,
   });
   const queue = buildJobQueue(deps, 'email');
-  const share = new FairShare({
-    store: deps.store,
-    name: QUEUE.id,
-    fairness: QUEUE.fairness,
-    onReleaseError: (err) => logger.warn('in-flight place not given back; it frees when its lease ends', { error: err as Error }),
-  });
-  const deferred = deferralMetric(serviceMetrics(deps.config.serviceName), QUEUE.id);
+  const { share, deferred } = workerFairShare(deps, logger, QUEUE.id);
 
   type Work = { readonly record: SQSRecord; readonly job: EmailJob };
 

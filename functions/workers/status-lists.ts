@@ -1,6 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { deferralMetric, serviceMetrics } from '../../lib/adapters/emf-metrics';
-import { FairShare, runBatchFairly } from '../../lib/fairness/share';
+import { runBatchFairly } from '../../lib/fairness/share';
 import { queueDefinition } from '../../lib/service/resources';
 import { cleanupDefinition, deferJobs, enqueueJobs, jobKey, parseJob, republishCoalesced, type StatusJob } from '../../lib/status-lists/jobs';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
@@ -8,6 +7,7 @@ import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
+import { workerFairShare } from '../shared/fair-share';
 import { buildKeyManager } from '../shared/issuer-keys';
 import { walletSessions } from '../shared/sessions';
 import { buildStatusQueue } from '../shared/job-queue';
@@ -27,13 +27,7 @@ export function createHandler() {
   const publisher = new StatusListPublisher({ store: deps.store, keyManager: buildKeyManager(deps), events: deps.events, refs: new PublicRefs(deps.store) });
   const queue = buildStatusQueue(deps);
   const QUEUE = queueDefinition('status');
-  const share = new FairShare({
-    store: deps.store,
-    name: QUEUE.id,
-    fairness: QUEUE.fairness,
-    onReleaseError: (err) => logger.warn('in-flight place not given back; it frees when its lease ends', { error: err as Error }),
-  });
-  const deferred = deferralMetric(serviceMetrics(deps.config.serviceName), QUEUE.id);
+  const { share, deferred } = workerFairShare(deps, logger, QUEUE.id);
 
   const run = async (job: StatusJob) => {
     const scope = tenantScope(job.wallet_id);

@@ -24,7 +24,7 @@ import { headerJwk, privateJwkMembers } from '../../oid4vc/jwk';
 import { keys, type TenantScope } from '../../store/keys';
 import { memo } from '../../memo';
 import { retryingConflicts } from '../../store/retry';
-import { ConditionFailedError, WriteConflictError, type Item, type ItemKey, type ItemStore, type WriteOp } from '../../store/port';
+import { ConditionFailedError, WriteConflictError, type ItemKey, type ItemStore, type WriteOp } from '../../store/port';
 import { isSdJwt, issuableConfiguration, supportedFromItem } from '../supported';
 import { lookupHash, oid4vciKeys, SK, type ExchangeRecord, type ExchangeTransitionState, type IssuableConfiguration, type SupportedFormat } from '../records';
 import { exchangeFromItem, exchangeTransition, settleExpired } from '../exchanges';

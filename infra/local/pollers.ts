@@ -10,8 +10,12 @@ export interface Poller {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Pause of a queue poller after an empty receive. */
-const IDLE_POLL_MS = 100;
+/**
+ * Pause of a queue poller after an empty receive: short while work is coming in, doubling while the
+ * queue stays empty, so that an idle runtime does not spend its CPU asking the emulator (which runs in
+ * the same process as the handlers) ten times a second per queue.
+ */
+const IDLE_POLL_MS = { first: 50, max: 500 } as const;
 
 /**
  * Runs `step` until stopped; a failing step is reported and retried after a pause, as Lambda's pollers
@@ -58,6 +62,7 @@ export function pollQueue(opts: {
   onError: (err: unknown) => void;
 }): Poller {
   const running = new Set<Promise<void>>();
+  let idlePause: number = IDLE_POLL_MS.first;
 
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
@@ -106,8 +111,13 @@ export function pollQueue(opts: {
         }),
       );
       const messages = out.Messages ?? [];
-      if (messages.length === 0) await sleep(IDLE_POLL_MS);
-      if (messages.length === 0 || isStopped()) return;
+      if (messages.length === 0) {
+        await sleep(idlePause);
+        idlePause = Math.min(IDLE_POLL_MS.max, idlePause * 2);
+        return;
+      }
+      idlePause = IDLE_POLL_MS.first;
+      if (isStopped()) return;
       const invocation: Promise<void> = invoke(messages)
         .catch(opts.onError)
         .finally(() => running.delete(invocation));

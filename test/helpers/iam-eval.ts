@@ -110,6 +110,26 @@ export class AssemblyIam {
     return out;
   }
 
+  /**
+   * The role's identity policies as one policy document with every intrinsic resolved (policy variables
+   * such as `${aws:PrincipalTag/…}` kept): what a second, independent simulator is given.
+   */
+  policyDocument(role: RoleRef): { Version: string; Statement: Json[] } {
+    const resolveDeep = (stack: StackTemplate, v: Json): Json =>
+      Array.isArray(v) ? v.map((x) => resolveDeep(stack, x)) : typeof v === 'object' && v !== null ? this.resolve(stack, v) : v;
+    const Statement = this.statementsOf(role).map(({ stack, statement }) => {
+      const out: Json = { ...statement };
+      if (statement.Resource !== undefined) out.Resource = resolveDeep(stack, statement.Resource);
+      if (statement.Condition) {
+        out.Condition = Object.fromEntries(
+          Object.entries(statement.Condition as Record<string, Record<string, Json>>).map(([op, block]) => [op, Object.fromEntries(Object.entries(block).map(([k, v]) => [k, resolveDeep(stack, v)]))]),
+        );
+      }
+      return out;
+    });
+    return { Version: '2012-10-17', Statement };
+  }
+
   /** Whether a role's trust policy lets `principalArn` make `action` with these request tags. */
   trusts(role: RoleRef, principalArn: string, action: string, requestTags: Readonly<Record<string, string>>): boolean {
     const doc = role.stack.template.Resources[role.id].Properties.AssumeRolePolicyDocument;

@@ -1,4 +1,10 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
+import { OutboxPublisher } from '../../lib/events/publisher';
+import { tenantScope } from '../../lib/store/keys';
+import type { ItemStore } from '../../lib/store/port';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue';
 import { observeGuardDecisions, type GuardDecision } from '../../lib/adapters/access-guard';
 import { tenantMessageGroup } from '../../lib/fairness/share';
@@ -73,4 +79,40 @@ test.each(JOBS)("$fn acts only in the session of its message's wallet", async ({
     // Its own role touches no wallet's data (only queues, mail, the MAC key).
     expect(seen.filter((d) => d.principal.wallet === null && d.request.service === 'dynamodb').map((d) => JSON.stringify(d.request))).toEqual([]);
   }
+});
+
+/** Waits until `fn` has made no call for a second (or 15 s passed), after at least `atLeast` calls in a session. */
+async function quiet(fn: FunctionName, atLeast = 0): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  let seen = -1;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = decisions.filter((d) => d.principal.fn === fn).length;
+    const inSessions = decisions.filter((d) => d.principal.fn === fn && d.principal.wallet !== null).length;
+    if ((now === seen && inSessions >= atLeast) || Date.now() > deadline) return;
+    seen = now;
+  }
+}
+
+test("the webhook relay acts for the wallet whose partition holds the outbox item, and drops an item naming another", async () => {
+  const [a, b] = [await api.newWallet(), await api.newWallet()];
+  await quiet('webhook-relay'); // the two wallets' own events
+  const [walletA, walletB] = [String(a.walletId), String(b.walletId)];
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb, region: 'eu-west-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+  // The outbox item a handler stages, in A's partition; the forged one names B inside A's partition
+  // (what a handler of A's session with a bug could write).
+  const stage = () => new OutboxPublisher(null as unknown as ItemStore).stage(tenantScope(walletA), 'ping', {}).op;
+  const forged = stage();
+  const genuine = stage();
+  if (forged.type !== 'put' || genuine.type !== 'put') throw new Error('an outbox event is a put');
+  decisions.length = 0;
+  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { ...forged.item, event: { ...(forged.item.event as object), wallet_id: walletB } } }));
+  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: genuine.item }));
+  await quiet('webhook-relay', 1); // the stream is in order: the genuine item is relayed after the forged one
+  const relay = decisions.filter((d) => d.principal.fn === 'webhook-relay');
+  const inSessions = relay.filter((d) => d.principal.wallet !== null);
+  expect(inSessions.length).toBeGreaterThan(0);
+  expect(inSessions.filter((d) => d.principal.wallet !== walletA).map((d) => `${d.principal.wallet}: ${JSON.stringify(d.request)}`)).toEqual([]);
+  // Nothing was queued for B either (status jobs are sent with the relay's own role).
+  expect(decisions.filter((d) => d.principal.wallet === walletB)).toEqual([]);
 });

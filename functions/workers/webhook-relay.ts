@@ -5,6 +5,8 @@ import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { enqueueJobs, jobsForEvent } from '../../lib/status-lists/jobs';
 import { jobFromOutboxItem } from '../../lib/webhooks/records';
+import { TABLE, walletPartitionKey } from '../../lib/service/resources';
+import type { Item } from '../../lib/store/port';
 import { buildDeps, createLogger } from '../shared/deps';
 import { walletSessions } from '../shared/sessions';
 import { buildStatusQueue } from '../shared/job-queue';
@@ -17,6 +19,14 @@ import { buildDispatcher } from '../shared/webhook-dispatcher';
  * changed lists, removal of deleted definitions. Each record is handled in its wallet's session. The first failed record is reported and
  * nothing after it runs, so Lambda retries from it; both paths are idempotent.
  */
+/**
+ * The stream carries every wallet's items, and IAM lets a session carry any wallet's tag: the wallet a
+ * record is relayed for is the one whose partition holds it, the only one whose session could write it.
+ */
+function namesItsOwnWallet(item: Item, walletId: string): boolean {
+  return item[TABLE.partitionKey] === walletPartitionKey(walletId);
+}
+
 export function createHandler() {
   const deps = buildDeps('webhook-relay', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
@@ -28,6 +38,10 @@ export function createHandler() {
     if (!item) return;
     if (item.type === 'event') {
       const event = eventFromItem(item);
+      if (!namesItsOwnWallet(item, event.wallet_id)) {
+        logger.error('outbox event names a wallet other than its partition; not relayed', { partition: item[TABLE.partitionKey], event_id: event.id, wallet_id: event.wallet_id });
+        return;
+      }
       // Status jobs first: a webhook target's trouble must not hold back a revocation's publication.
       const statusJobs = jobsForEvent(event);
       await enqueueJobs(statusQueue, statusJobs);
@@ -36,6 +50,10 @@ export function createHandler() {
       return;
     }
     const job = jobFromOutboxItem(item);
+    if (job && !namesItsOwnWallet(item, job.wallet_id)) {
+      logger.error('staged job names a wallet other than its partition; not queued', { partition: item[TABLE.partitionKey], delivery_id: job.delivery_id, wallet_id: job.wallet_id });
+      return;
+    }
     if (job) {
       await inSession(tenantScope(job.wallet_id), () => dispatcher.enqueueStaged(job));
       logger.info('staged job queued', { delivery_id: job.delivery_id, wallet_id: job.wallet_id });

@@ -3,7 +3,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { KMS_KEY_SPECS } from '../../lib/keys/port';
+import { KEY_DELETION_WINDOW_DAYS, KMS_KEY_SPECS } from '../../lib/keys/port';
 import { ACCESS_TAGS, FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
 import type { QueueId } from '../../lib/service/resources';
 
@@ -12,6 +12,12 @@ export const WALLET_TAG = ACCESS_TAGS.wallet;
 const SERVICE_TAG = ACCESS_TAGS.service;
 const PRINCIPAL_WALLET = `\${aws:PrincipalTag/${WALLET_TAG}}`;
 const ISSUER_KEY_SPECS = Object.values(KMS_KEY_SPECS).map((s) => s.keySpec);
+
+/**
+ * The `service` tag of the keys the stack itself owns (HMAC, alarm topic): present, so no session can tag
+ * them, and never the issuer keys' value (`:` cannot occur in a stack name), so no issuer-key grant reaches them.
+ */
+export const stackKeyTag = (stackName: string) => `${stackName}:stack`;
 
 export interface DeclaredAccessProps {
   readonly fn: FunctionName;
@@ -32,7 +38,11 @@ function dataStatement(table: dynamodb.ITable, grant: DataGrant): iam.PolicyStat
     actions: grant.actions.map((a) => `dynamodb:${a}`),
     resources: [grant.on === 'table' ? table.tableArn : `${table.tableArn}/index/${grant.on}`],
     // On the table, the partitions the grant names; an index holds one kind of lookup and is itself the bound.
-    ...(grant.on === 'table' ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...grant.partitions] } } } : {}),
+    // ForAllValues refuses a request naming any other partition ([W#7, W#8]) but holds when the key is
+    // absent (a Scan has none): Null false makes the key required.
+    ...(grant.on === 'table'
+      ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...grant.partitions] }, Null: { 'dynamodb:LeadingKeys': 'false' } } }
+      : {}),
   });
 }
 
@@ -126,13 +136,41 @@ export class DeclaredAccess extends Construct {
         }),
       );
     }
-    const onKeys = keyActions.filter((a) => a !== 'CreateKey');
+    const ownKey = { [`aws:ResourceTag/${SERVICE_TAG}`]: props.issuerKeyTag, [`aws:ResourceTag/${WALLET_TAG}`]: PRINCIPAL_WALLET };
+    const onKeys = keyActions.filter((a) => a !== 'CreateKey' && a !== 'ScheduleKeyDeletion');
     if (onKeys.length) {
+      tenantRole.addToPolicy(new iam.PolicyStatement({ actions: onKeys.map((a) => `kms:${a}`), resources: [issuerKeyArns], conditions: { StringEquals: ownKey } }));
+    }
+    if (keyActions.includes('ScheduleKeyDeletion')) {
       tenantRole.addToPolicy(
         new iam.PolicyStatement({
-          actions: onKeys.map((a) => `kms:${a}`),
+          // Only with the longest window, the one the code asks for: an operator has 30 days to cancel.
+          actions: ['kms:ScheduleKeyDeletion'],
           resources: [issuerKeyArns],
-          conditions: { StringEquals: { [`aws:ResourceTag/${SERVICE_TAG}`]: props.issuerKeyTag, [`aws:ResourceTag/${WALLET_TAG}`]: PRINCIPAL_WALLET } },
+          conditions: { StringEquals: ownKey, NumericEquals: { 'kms:ScheduleKeyDeletionPendingWindowInDays': KEY_DELETION_WINDOW_DAYS } },
+        }),
+      );
+    }
+    // Below any Allow, whatever a key policy says: a session touches only keys of its own wallet. A key
+    // policy can name any role (CreateKey's Policy has no condition key), so a key created in one
+    // wallet's session could otherwise admit another's. A key without a wallet tag is refused too
+    // (StringNotEquals holds on an absent key). CreateKey and the TagResource of creation act on a key
+    // that has no tags yet; the Allows above bind them.
+    tenantRole.addToPolicy(
+      new iam.PolicyStatement({
+        effect: iam.Effect.DENY,
+        notActions: ['kms:CreateKey', 'kms:TagResource'],
+        resources: [issuerKeyArns],
+        conditions: { StringNotEquals: { [`aws:ResourceTag/${WALLET_TAG}`]: PRINCIPAL_WALLET } },
+      }),
+    );
+    if (keyActions.includes('CreateKey')) {
+      tenantRole.addToPolicy(
+        new iam.PolicyStatement({
+          effect: iam.Effect.DENY,
+          actions: ['kms:CreateKey', 'kms:PutKeyPolicy'],
+          resources: ['*'],
+          conditions: { Bool: { 'kms:BypassPolicyLockoutSafetyCheck': 'true' } },
         }),
       );
     }

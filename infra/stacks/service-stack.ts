@@ -1,4 +1,4 @@
-import { Annotations, ArnFormat, Aws, CfnOutput, Duration, RemovalPolicy, Size, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Aws, CfnOutput, Duration, RemovalPolicy, Size, Stack, Tags, Validations, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -8,7 +8,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { FUNCTION_ACCESS, FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
+import { ACCESS_TAGS, FUNCTION_ACCESS, FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
 import { routeThrottle, SOURCE_LIMITS, type ThrottleLimits } from '../../lib/service/api-settings';
 import { AREAS, FUNCTION_AREAS, ROOT_AREA, type Area } from '../../lib/service/areas';
 import { AUTHORIZER_METRICS } from '../../lib/service/metrics';
@@ -17,7 +17,7 @@ import { DLQ_RETENTION_DAYS, QUEUES, TABLE, type QueueId } from '../../lib/servi
 import { ROUTES, type Route } from '../../lib/service/routes';
 import { platformUsageKey } from '../../lib/service/usage-keys';
 import { Alarms, AlarmTopic } from '../constructs/alarms';
-import { UsageKeysPolicy } from '../constructs/declared-access';
+import { stackKeyTag, UsageKeysPolicy } from '../constructs/declared-access';
 import type { ServiceFunction } from '../constructs/service-function';
 import { SourceLimits } from '../constructs/source-limits';
 import { apiLayout } from './api-layout';
@@ -126,6 +126,10 @@ export class ServiceStack extends Stack {
       keyUsage: kms.KeyUsage.GENERATE_VERIFY_MAC,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+
+    // Every key the stack owns (this HMAC key, the alarm topic's, any added later, in any nested stack)
+    // carries the service tag: the tenant roles' TagResource only takes keys without one.
+    Tags.of(this).add(ACCESS_TAGS.service, stackKeyTag(this.stackName), { includeResourceTypes: ['AWS::KMS::Key'] });
 
     const alarmTopic = new AlarmTopic(this, 'AlarmTopic', { serviceName: props.serviceName, ...(props.alarmEmail ? { email: props.alarmEmail } : {}) });
     if (!props.alarmEmail) Annotations.of(alarmTopic).addWarningV2('alarm-email', 'No alarmEmail context: alarms publish to a topic nobody subscribes to');

@@ -2,9 +2,10 @@ import type { StackTemplate } from './assembly';
 
 /**
  * A small evaluator of the identity policies in a synthesized assembly (the root template and its
- * nested stacks' templates), for the subset of IAM this service uses: Allow statements, `*` wildcards
- * in actions and resources, the operators StringEquals, StringLike, ForAllValues:StringEquals/StringLike
- * and Null, and the policy variable `${aws:PrincipalTag/…}`. Values are resolved across templates as
+ * nested stacks' templates), for the subset of IAM this service uses: `*` wildcards
+ * in actions and resources, Allow and Deny (explicit Deny wins), Action and NotAction, a resource policy
+ * naming the role, the operators StringEquals, StringNotEquals, StringLike, ForAllValues:StringEquals/StringLike,
+ * Null, Bool and NumericEquals, and the policy variable `${aws:PrincipalTag/…}`. Values are resolved across templates as
  * CloudFormation does: a nested stack's parameter is what its parent passes, a parent's
  * `Fn::GetAtt [NestedStack, Outputs.X]` is the nested template's output. Resources are resolved to
  * concrete ARNs in a fixed partition, region and account, named by their template and logical id.
@@ -24,6 +25,8 @@ export interface RequestContext {
   /** Condition keys of the request; multi-valued keys as arrays. */
   readonly keys: Readonly<Record<string, string | readonly string[]>>;
   readonly principalTags?: Readonly<Record<string, string>>;
+  /** The resource's own policy (a KMS key policy), when it has one. */
+  readonly resourcePolicy?: { readonly Statement: readonly Json[] };
 }
 
 /** A role: its template and logical id. */
@@ -107,6 +110,26 @@ export class AssemblyIam {
     return out;
   }
 
+  /**
+   * The role's identity policies as one policy document with every intrinsic resolved (policy variables
+   * such as `${aws:PrincipalTag/…}` kept): what a second, independent simulator is given.
+   */
+  policyDocument(role: RoleRef): { Version: string; Statement: Json[] } {
+    const resolveDeep = (stack: StackTemplate, v: Json): Json =>
+      Array.isArray(v) ? v.map((x) => resolveDeep(stack, x)) : typeof v === 'object' && v !== null ? this.resolve(stack, v) : v;
+    const Statement = this.statementsOf(role).map(({ stack, statement }) => {
+      const out: Json = { ...statement };
+      if (statement.Resource !== undefined) out.Resource = resolveDeep(stack, statement.Resource);
+      if (statement.Condition) {
+        out.Condition = Object.fromEntries(
+          Object.entries(statement.Condition as Record<string, Record<string, Json>>).map(([op, block]) => [op, Object.fromEntries(Object.entries(block).map(([k, v]) => [k, resolveDeep(stack, v)]))]),
+        );
+      }
+      return out;
+    });
+    return { Version: '2012-10-17', Statement };
+  }
+
   /** Whether a role's trust policy lets `principalArn` make `action` with these request tags. */
   trusts(role: RoleRef, principalArn: string, action: string, requestTags: Readonly<Record<string, string>>): boolean {
     const doc = role.stack.template.Resources[role.id].Properties.AssumeRolePolicyDocument;
@@ -122,22 +145,41 @@ export class AssemblyIam {
     });
   }
 
-  /** Whether the role's identity policies allow the request (no Deny is used by this service: asserted). */
+  /**
+   * Whether the role's session may make the request: no identity-policy Deny matches, and an identity
+   * policy or the resource's own policy (a KMS key policy naming the role) allows it.
+   */
   allows(role: RoleRef, req: RequestContext): boolean {
+    return this.decide(role, req) === 'allowed';
+  }
+
+  /** IAM's three outcomes: an explicit Deny wins over any Allow; no Allow is an implicit deny. */
+  decide(role: RoleRef, req: RequestContext): 'allowed' | 'explicit-deny' | 'implicit-deny' {
     const statements = this.statementsOf(role);
-    if (statements.some(({ statement }) => statement.Effect !== 'Allow')) throw new Error(`role ${role.id} has a non-Allow statement; extend the evaluator`);
-    return statements.some(({ stack, statement }) => this.statementMatches(stack, statement, req));
+    for (const { statement } of statements) if (statement.Effect !== 'Allow' && statement.Effect !== 'Deny') throw new Error(`role ${role.id}: effect ${statement.Effect}`);
+    if (statements.some(({ stack, statement }) => statement.Effect === 'Deny' && this.statementMatches(stack, statement, req))) return 'explicit-deny';
+    if (statements.some(({ stack, statement }) => statement.Effect === 'Allow' && this.statementMatches(stack, statement, req))) return 'allowed';
+    const arn = this.arnOf(role.stack, role.id);
+    const byResource = (req.resourcePolicy?.Statement ?? []).some(
+      (s: Json) => s.Effect === 'Allow' && [s.Principal?.AWS].flat().some((p: Json) => p === '*' || p === arn) && matchesActionResourceConditions(s, req, (v) => String(v)),
+    );
+    return byResource ? 'allowed' : 'implicit-deny';
   }
 
   private statementMatches(stack: StackTemplate, s: Json, req: RequestContext): boolean {
-    const actions = [s.Action].flat() as string[];
-    if (!actions.some((a) => like(a.toLowerCase(), req.action.toLowerCase()))) return false;
-    const resources = [s.Resource].flat().map((r: Json) => this.resolve(stack, r));
-    if (!resources.some((r) => like(r, req.resource))) return false;
-    return Object.entries((s.Condition ?? {}) as Record<string, Record<string, Json>>).every(([op, block]) =>
-      Object.entries(block).every(([key, expected]) => conditionHolds(op, req.keys[key], [expected].flat().map((e) => (typeof e === 'object' ? this.resolve(stack, e) : String(e))), req.principalTags ?? {})),
-    );
+    return matchesActionResourceConditions(s, req, (v) => this.resolve(stack, v));
   }
+}
+
+function matchesActionResourceConditions(s: Json, req: RequestContext, resolve: (v: Json) => string): boolean {
+  const actionIn = (list: Json) => ([list].flat() as string[]).some((a) => like(a.toLowerCase(), req.action.toLowerCase()));
+  if (s.NotAction !== undefined ? actionIn(s.NotAction) : !actionIn(s.Action)) return false;
+  if (s.NotResource !== undefined) throw new Error('NotResource is not modelled; extend the evaluator');
+  const resources = [s.Resource].flat().map((r: Json) => resolve(r));
+  if (!resources.some((r) => like(r, req.resource))) return false;
+  return Object.entries((s.Condition ?? {}) as Record<string, Record<string, Json>>).every(([op, block]) =>
+    Object.entries(block).every(([key, expected]) => conditionHolds(op, req.keys[key], [expected].flat().map((e) => (typeof e === 'object' ? resolve(e) : String(e))), req.principalTags ?? {})),
+  );
 }
 
 /** IAM StringLike: `*` any run, `?` one character. */
@@ -156,7 +198,11 @@ function substitute(value: string, tags: Readonly<Record<string, string>>): stri
   return missing ? null : out;
 }
 
-function conditionHolds(op: string, actual: string | readonly string[] | undefined, expected: string[], tags: Readonly<Record<string, string>>): boolean {
+/**
+ * One condition operator on one key. Absent keys as IAM documents them: ForAllValues holds (no value
+ * fails it), negated operators (StringNotEquals) hold, every other operator fails.
+ */
+export function conditionHolds(op: string, actual: string | readonly string[] | undefined, expected: string[], tags: Readonly<Record<string, string>>): boolean {
   const patterns = expected.map((e) => substitute(e, tags)).filter((e): e is string => e !== null);
   const matchOne = (operator: string, v: string) => patterns.some((p) => (operator === 'StringLike' ? like(p, v) : p === v));
   if (op === 'Null') return (actual === undefined) === (expected[0] === 'true');
@@ -164,9 +210,21 @@ function conditionHolds(op: string, actual: string | readonly string[] | undefin
     const values = actual === undefined ? [] : [actual].flat();
     return values.every((v) => matchOne(op.slice('ForAllValues:'.length), v));
   }
-  if (op === 'StringEquals' || op === 'StringLike') {
-    if (actual === undefined || Array.isArray(actual)) return false;
-    return matchOne(op, actual as string);
+  if (op === 'StringNotEquals') {
+    if (actual === undefined) return true;
+    return [actual].flat().every((v) => !matchOne('StringEquals', v));
   }
-  throw new Error(`condition operator ${op} is not modelled; extend the evaluator`);
+  if (actual === undefined || Array.isArray(actual)) return false;
+  const value = actual as string;
+  switch (op) {
+    case 'StringEquals':
+    case 'StringLike':
+      return matchOne(op, value);
+    case 'Bool':
+      return patterns.some((p) => p.toLowerCase() === value.toLowerCase());
+    case 'NumericEquals':
+      return patterns.some((p) => Number(p) === Number(value) && value.trim() !== '');
+    default:
+      throw new Error(`condition operator ${op} is not modelled; extend the evaluator`);
+  }
 }

@@ -5,15 +5,18 @@ import { createServiceApp } from '../../infra/service-app';
 import {
   allows,
   DATA_ACTIONS,
+  FUNCTION_ACCESS,
   FUNCTION_NAMES,
   ISSUER_KEY_ACTIONS,
   type AccessRequest,
   type FunctionName,
   type Principal,
 } from '../../lib/service/access';
+import { KEY_DELETION_WINDOW_DAYS } from '../../lib/keys/port';
 import { QUEUES, TABLE } from '../../lib/service/resources';
 import { resourcesOf, stackTemplates, type StackTemplate } from '../helpers/assembly';
-import { ACCOUNT, AssemblyIam, PARTITION, REGION, type RequestContext, type RoleRef } from '../helpers/iam-eval';
+import { SimulatedIam, type Decision } from '../helpers/iam-simulate';
+import { ACCOUNT, AssemblyIam, conditionHolds, PARTITION, REGION, type RequestContext, type RoleRef } from '../helpers/iam-eval';
 
 /**
  * The roles the stacks build and the local runtime's access guard decide alike: every probe below is
@@ -24,6 +27,7 @@ import { ACCOUNT, AssemblyIam, PARTITION, REGION, type RequestContext, type Role
  */
 const outdir = mkdtempSync(join(tmpdir(), 'cdk-access-'));
 let iam: AssemblyIam;
+let sim: SimulatedIam;
 let stacks: StackTemplate[];
 const STACK = 'CredentialService';
 
@@ -33,6 +37,7 @@ beforeAll(() => {
   const assembly = app.synth(); // cdk-nag throws on any unacknowledged finding
   stacks = stackTemplates(stack, assembly.directory);
   iam = new AssemblyIam(stacks);
+  sim = new SimulatedIam(iam);
 });
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
@@ -80,7 +85,8 @@ function iamRequests(r: AccessRequest): RequestContext[] {
           { action: 'kms:TagResource', resource: keyArn, keys: tags },
         ];
       }
-      return [{ action: `kms:${r.action}`, resource: keyArn, keys: { 'aws:ResourceTag/service': STACK, 'aws:ResourceTag/wallet_id': r.keyWallet } }];
+      const window: Record<string, string> = r.action === 'ScheduleKeyDeletion' ? { 'kms:ScheduleKeyDeletionPendingWindowInDays': String(KEY_DELETION_WINDOW_DAYS) } : {};
+      return [{ action: `kms:${r.action}`, resource: keyArn, keys: { 'aws:ResourceTag/service': STACK, 'aws:ResourceTag/wallet_id': r.keyWallet, ...window } }];
     }
   }
 }
@@ -108,9 +114,27 @@ function awsAllows(p: Principal, r: AccessRequest): boolean {
   return requests.every((q) => iam.allows(tenant, { ...q, principalTags: { wallet_id: p.wallet! } }));
 }
 
+/**
+ * The second opinion on the same requests: allowed only if the simulator allows every one. A request
+ * the simulator rejects as invalid (an action on a resource type it does not take) is collected: the
+ * test expects none, so every probe is really evaluated.
+ */
+async function simulatedAllows(p: Principal, r: AccessRequest, invalid: string[]): Promise<boolean> {
+  const { execution, tenant } = roles(p.fn);
+  const role = p.wallet === null ? execution : tenant;
+  if (!role) return false;
+  for (const q of iamRequests(r)) {
+    const d = await sim.decide(role, p.wallet === null ? q : { ...q, principalTags: { wallet_id: p.wallet } });
+    if (typeof d !== 'string') invalid.push(`${q.action} on ${q.resource}: ${d.error}`);
+    if (d !== 'allowed') return false;
+  }
+  return true;
+}
+
 describe('every role is what its declaration says (lib/service/access.ts)', () => {
-  test.each(FUNCTION_NAMES)('%s: IAM and the local access guard agree on every probe, for its own role and for a wallet session', (fn) => {
+  test.each(FUNCTION_NAMES)('%s: IAM (two evaluators) and the local access guard agree on every probe, for its own role and for a wallet session', async (fn) => {
     const disagreements: string[] = [];
+    const invalid: string[] = [];
     let allowed = 0;
     for (const wallet of [null, '42']) {
       for (const r of probes()) {
@@ -118,9 +142,11 @@ describe('every role is what its declaration says (lib/service/access.ts)', () =
         const local = allows(p, r);
         if (local) allowed++;
         if (local !== awsAllows(p, r)) disagreements.push(`${wallet ?? 'own role'} ${JSON.stringify(r)}: local ${local}, IAM ${!local}`);
+        if (local !== (await simulatedAllows(p, r, invalid))) disagreements.push(`${wallet ?? 'own role'} ${JSON.stringify(r)}: local ${local}, simulator ${!local}`);
       }
     }
     expect(disagreements).toEqual([]);
+    expect(invalid).toEqual([]);
     // A function that may do nothing at all is only the public API description.
     if (fn !== 'meta') expect(allowed).toBeGreaterThan(0);
   });
@@ -175,5 +201,133 @@ describe('every role is what its declaration says (lib/service/access.ts)', () =
       expect(allows({ fn, wallet: null }, r)).toBe(false);
       expect(awsAllows({ fn, wallet: null }, r)).toBe(false);
     }
+  });
+});
+
+/** Every role of every function, with the session tags it would run under (a wallet session for tenant roles). */
+function everyPrincipalRole(): { fn: FunctionName; role: RoleRef; principalTags: Record<string, string> }[] {
+  return FUNCTION_NAMES.flatMap((fn) => {
+    const { execution, tenant } = roles(fn);
+    return [{ fn, role: execution, principalTags: {} as Record<string, string> }, ...(tenant ? [{ fn, role: tenant, principalTags: { wallet_id: '42' } }] : [])];
+  });
+}
+
+/** The evaluator's decision, after checking that the simulator decides the same. */
+async function decideBoth(role: RoleRef, req: RequestContext): Promise<Decision> {
+  const own = iam.decide(role, req);
+  expect({ req, decision: await sim.decide(role, req) }).toEqual({ req, decision: own });
+  return own;
+}
+const allowsBoth = async (role: RoleRef, req: RequestContext) => (await decideBoth(role, req)) === 'allowed';
+
+describe('what the declaration does not say, pinned (issue 27)', () => {
+  test('the evaluator models ForAllValues on an absent key as IAM does: it holds (the reason for Null)', async () => {
+    expect(conditionHolds('ForAllValues:StringLike', undefined, ['W#42'], {})).toBe(true);
+    expect(conditionHolds('Null', undefined, ['false'], {})).toBe(false);
+    expect(conditionHolds('StringNotEquals', undefined, ['42'], {})).toBe(true);
+  });
+
+  test('a table request without a partition key, or with any partition outside the grant, is refused to every role', async () => {
+    const table = tableArn();
+    let allowedWithKey = 0;
+    for (const { role, principalTags } of everyPrincipalRole()) {
+      for (const action of DATA_ACTIONS) {
+        const ask = async (keys: RequestContext['keys']) => await allowsBoth(role, { action: `dynamodb:${action}`, resource: table, keys, principalTags });
+        // A Scan, or a future index grant on the table ARN: no LeadingKeys at all.
+        expect(await ask({})).toBe(false);
+        expect(await allowsBoth(role, { action: 'dynamodb:Scan', resource: table, keys: {}, principalTags })).toBe(false);
+        if (principalTags.wallet_id) {
+          expect(await ask({ 'dynamodb:LeadingKeys': ['W#42', 'W#43'] })).toBe(false);
+          expect(await ask({ 'dynamodb:LeadingKeys': ['W#43', 'W#42#x'] })).toBe(false);
+          if (await ask({ 'dynamodb:LeadingKeys': ['W#42', 'W#42#x'] })) allowedWithKey++;
+        }
+      }
+    }
+    expect(allowedWithKey).toBeGreaterThan(0);
+    // Every statement that reads LeadingKeys also requires it.
+    for (const { role } of everyPrincipalRole()) {
+      for (const { statement } of iam.statementsOf(role)) {
+        const uses = Object.values(statement.Condition ?? {}).some((block: any) => 'dynamodb:LeadingKeys' in block);
+        if (uses) expect(statement.Condition.Null).toEqual({ 'dynamodb:LeadingKeys': 'false' });
+      }
+    }
+  });
+
+  test("every KMS key of the stack carries the service tag, so no session can tag it as a wallet's", async () => {
+    const keys = ofType('AWS::KMS::Key');
+    expect(keys.length).toBeGreaterThanOrEqual(2); // the HMAC key and the alarm topic's
+    const { tenant } = roles('dids');
+    for (const { stack, id, resource } of keys) {
+      const tags = Object.fromEntries((resource.Properties.Tags ?? []).map((t: { Key: string; Value: string }) => [t.Key, t.Value]));
+      expect(tags.service).toEqual(expect.any(String));
+      expect(tags.service).not.toBe(STACK); // not an issuer key's value
+      const keyArn = iam.arnOf(stack, id);
+      const resourceTags = { 'aws:ResourceTag/service': tags.service };
+      const take = await allowsBoth(tenant!, {
+        action: 'kms:TagResource',
+        resource: keyArn,
+        keys: { 'aws:RequestTag/service': STACK, 'aws:RequestTag/wallet_id': '42', 'aws:TagKeys': ['service', 'wallet_id'], ...resourceTags },
+        principalTags: { wallet_id: '42' },
+      });
+      expect(take).toBe(false);
+      for (const action of ['kms:ScheduleKeyDeletion', 'kms:GenerateMac', 'kms:Sign', 'kms:DisableKey', 'kms:PutKeyPolicy']) {
+        expect(await decideBoth(tenant!, { action, resource: keyArn, keys: { ...resourceTags, 'kms:ScheduleKeyDeletionPendingWindowInDays': '30' }, principalTags: { wallet_id: '42' } })).toBe('explicit-deny');
+      }
+    }
+    // The one key TagResource can take is a key with no service tag: the one CreateKey is making.
+    const fresh = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/new`;
+    const tagFresh = async (keys: RequestContext['keys']) =>
+      await allowsBoth(tenant!, { action: 'kms:TagResource', resource: fresh, keys: { 'aws:RequestTag/service': STACK, 'aws:RequestTag/wallet_id': '42', 'aws:TagKeys': ['service', 'wallet_id'], ...keys }, principalTags: { wallet_id: '42' } });
+    expect(await tagFresh({})).toBe(true);
+    expect(await tagFresh({ 'aws:ResourceTag/service': STACK })).toBe(false);
+    expect(await tagFresh({ 'aws:RequestTag/wallet_id': '43' })).toBe(false);
+  });
+
+  test('a key is scheduled for deletion only with the 30-day window the code asks for', async () => {
+    const { tenant } = roles('dids');
+    const keyArn = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/own`;
+    const schedule = async (days: string | undefined) =>
+      await allowsBoth(tenant!, {
+        action: 'kms:ScheduleKeyDeletion',
+        resource: keyArn,
+        keys: { 'aws:ResourceTag/service': STACK, 'aws:ResourceTag/wallet_id': '42', ...(days === undefined ? {} : { 'kms:ScheduleKeyDeletionPendingWindowInDays': days }) },
+        principalTags: { wallet_id: '42' },
+      });
+    expect(KEY_DELETION_WINDOW_DAYS).toBe(30);
+    expect(await schedule('30')).toBe(true);
+    expect(await schedule('7')).toBe(false);
+    expect(await schedule('29')).toBe(false);
+    expect(await schedule(undefined)).toBe(false);
+  });
+
+  test("a wallet-43 session cannot use a wallet-42 key, even when the key's policy names its role; its own keys stay usable", async () => {
+    const keyArn = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/of-42`;
+    let checked = 0;
+    for (const fn of FUNCTION_NAMES) {
+      const { tenant } = roles(fn);
+      const actions = FUNCTION_ACCESS[fn].tenant?.issuerKeys?.filter((a) => a !== 'CreateKey') ?? [];
+      if (!tenant || actions.length === 0) continue;
+      // What a key created with a hostile Policy would say: any principal may use it.
+      const keyPolicy = { Statement: [{ Effect: 'Allow', Principal: { AWS: [roleArn(tenant), '*'] }, Action: 'kms:*', Resource: '*' }] };
+      for (const a of actions) {
+        const keys = { 'aws:ResourceTag/service': STACK, 'aws:ResourceTag/wallet_id': '42', 'kms:ScheduleKeyDeletionPendingWindowInDays': '30' };
+        expect(await decideBoth(tenant, { action: `kms:${a}`, resource: keyArn, keys, principalTags: { wallet_id: '43' }, resourcePolicy: keyPolicy })).toBe('explicit-deny');
+        expect(await decideBoth(tenant, { action: `kms:${a}`, resource: keyArn, keys, principalTags: { wallet_id: '42' } })).toBe('allowed');
+        // A key with no wallet tag is no session's.
+        expect(await decideBoth(tenant, { action: `kms:${a}`, resource: keyArn, keys: { 'aws:ResourceTag/service': STACK }, principalTags: { wallet_id: '42' }, resourcePolicy: keyPolicy })).toBe('explicit-deny');
+        checked++;
+      }
+      // Without the Deny, the hostile key policy alone lets the other wallet's session sign: the Deny is what refuses it.
+      const crossWallet = { action: `kms:${actions[0]}`, resource: keyArn, keys: { 'aws:ResourceTag/service': STACK, 'aws:ResourceTag/wallet_id': '42', 'kms:ScheduleKeyDeletionPendingWindowInDays': '30' }, principalTags: { wallet_id: '43' }, resourcePolicy: keyPolicy };
+      expect(await sim.decide(tenant, crossWallet, { withoutDenies: true })).toBe('allowed');
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  test('no session may create a key or set a key policy bypassing the lockout safety check', async () => {
+    const { tenant } = roles('dids');
+    const keys = { 'aws:RequestTag/service': STACK, 'aws:RequestTag/wallet_id': '42', 'aws:TagKeys': ['service', 'wallet_id'], 'kms:KeySpec': 'ECC_NIST_P256', 'kms:KeyUsage': 'SIGN_VERIFY' };
+    expect(await decideBoth(tenant!, { action: 'kms:CreateKey', resource: '*', keys: { ...keys, 'kms:BypassPolicyLockoutSafetyCheck': 'false' }, principalTags: { wallet_id: '42' } })).toBe('allowed');
+    expect(await decideBoth(tenant!, { action: 'kms:CreateKey', resource: '*', keys: { ...keys, 'kms:BypassPolicyLockoutSafetyCheck': 'true' }, principalTags: { wallet_id: '42' } })).toBe('explicit-deny');
   });
 });

@@ -523,8 +523,13 @@ describe('functions and IAM', () => {
     }
   });
 
-  test('no statement denies: every permission is an Allow built from a declaration (the evaluator relies on it)', () => {
-    for (const st of statements()) expect(st.Effect).toBe('Allow');
+  test('the only Deny statements are the tenant roles\' guards on KMS keys (test/infra/declared-access.test.ts probes them)', () => {
+    const denies = statements().filter((st) => st.Effect !== 'Allow');
+    expect(denies.length).toBeGreaterThan(0);
+    for (const st of denies) {
+      expect(st.Effect).toBe('Deny');
+      for (const a of [...asArray(st.Action), ...asArray(st.NotAction)].filter((a) => a !== undefined)) expect(String(a)).toMatch(/^kms:/);
+    }
   });
 
   test('one function per route group and worker, as lib/service/access.ts names them', () => {

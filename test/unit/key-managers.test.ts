@@ -69,6 +69,20 @@ describe('KmsKeyManager (aws-sdk-client-mock answering with real keys)', () => {
     expect(signCall).toMatchObject({ MessageType: 'RAW', SigningAlgorithm: alg === 'EdDSA' ? 'ED25519_SHA_512' : 'ECDSA_SHA_256' });
   });
 
+  test('no key policy is ever passed (the default policy: IAM decides, and the tenant roles deny keys of other wallets); deletion asks for the 30-day window', async () => {
+    kms.on(ScheduleKeyDeletionCommand).resolves({ DeletionDate: new Date(Date.now() + 30 * 86400_000) });
+    const key = await km().create(scope, 'ES256');
+    await km().scheduleDeletion(scope, key.ref);
+    const creates = kms.commandCalls(CreateKeyCommand).map((c) => c.args[0].input);
+    expect(creates.length).toBeGreaterThan(0);
+    for (const input of creates) {
+      expect(input).not.toHaveProperty('Policy');
+      expect(input).not.toHaveProperty('BypassPolicyLockoutSafetyCheck');
+      expect(Object.keys(input).sort()).toEqual(['Description', 'KeySpec', 'KeyUsage', 'Tags']);
+    }
+    expect(kms.commandCalls(ScheduleKeyDeletionCommand).map((c) => c.args[0].input)).toEqual([{ KeyId: key.ref, PendingWindowInDays: 30 }]);
+  });
+
   test('ES256 over more than 4096 bytes signs the SHA-256 digest (MessageType DIGEST); EdDSA refuses clearly', async () => {
     const manager = km();
     const es = await manager.create(scope, 'ES256');

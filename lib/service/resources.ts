@@ -109,8 +109,7 @@ export interface QueueDefinition {
 
 /** Work queues; each gets a dead-letter queue `<id>-dlq` (retention 14 days). */
 export const QUEUES: readonly QueueDefinition[] = [
-  // 6 x the email worker's timeout.
-  // SES's send rate bounds the concurrency worth having. The worker mails a batch's recipients one
+  // Visibility 6 x the email worker's timeout. SES's send rate bounds the concurrency worth having. The worker mails a batch's recipients one
   // after another, so a wallet at its cap of 2 keeps at most 2 of the 5 instances busy.
   {
     id: 'email',

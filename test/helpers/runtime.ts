@@ -1,3 +1,4 @@
+import { observeGuardDecisions, type GuardDecision } from '../../lib/adapters/access-guard';
 import { LOCAL_TAA, startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime';
 
 export interface ApiResponse<T = any> {
@@ -91,4 +92,23 @@ export async function walletWithPublicDid(api: TestApi, didBody: Record<string, 
   const d = (await ok(api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: didBody }), 'create-did')).did;
   await ok(api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(d.did)}`, { key: w.apiKey }), 'set-public-did');
   return { key: w.apiKey, walletId: w.walletId, publicRef: w.publicRef, did: d.did as string };
+}
+
+/**
+ * A test API for the whole file whose access-guard decisions are recorded (which wallet's session
+ * made each call): `decisions` fills as the runtime works; started in beforeAll, stopped in afterAll.
+ */
+export function observedTestApi(): { readonly api: () => TestApi; readonly decisions: GuardDecision[] } {
+  let api: TestApi | undefined;
+  let stop: (() => void) | undefined;
+  const decisions: GuardDecision[] = [];
+  beforeAll(async () => {
+    api = await startTestApi();
+    stop = observeGuardDecisions((d) => decisions.push(d));
+  });
+  afterAll(async () => {
+    stop?.();
+    await api?.rt.stop();
+  });
+  return { api: () => api!, decisions };
 }

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_TABLE_NAME, upgradeExistingWallets } from '../../infra/local/runtime';
-import { observeGuardDecisions, type GuardDecision } from '../../lib/adapters/access-guard';
+import type { GuardDecision } from '../../lib/adapters/access-guard';
 import type { FunctionName } from '../../lib/service/access';
 import { routesOf, type Route, type RouteGroup } from '../../lib/service/routes';
 import { newPublicRef } from '../../lib/tenancy/public-refs';
-import { ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
+import { observedTestApi, ok, walletWithPublicDid, type TestApi } from '../helpers/runtime';
 import { SpecWallet } from '../helpers/spec-wallet';
 import { answerDcql, parseAuthorizationRequestUri, resolveAuthorizationRequest } from '../helpers/spec-vp-wallet';
 
@@ -18,19 +18,14 @@ import { answerDcql, parseAuthorizationRequestUri, resolveAuthorizationRequest }
  * one read of a lookup item and never in any wallet's session.
  */
 
+const observed = observedTestApi();
+const { decisions } = observed;
 let api: TestApi;
-let stopObserving: () => void;
-const decisions: GuardDecision[] = [];
 /** Operations driven per group: every public route of the table must be among them. */
 const driven = new Map<RouteGroup, Set<string>>();
 
-beforeAll(async () => {
-  api = await startTestApi();
-  stopObserving = observeGuardDecisions((d) => decisions.push(d));
-});
-afterAll(async () => {
-  stopObserving?.();
-  await api?.rt.stop();
+beforeAll(() => {
+  api = observed.api();
 });
 
 interface Call {

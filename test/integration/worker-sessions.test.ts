@@ -6,11 +6,11 @@ import { OutboxPublisher } from '../../lib/events/publisher';
 import { tenantScope } from '../../lib/store/keys';
 import type { ItemStore } from '../../lib/store/port';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue';
-import { observeGuardDecisions, type GuardDecision } from '../../lib/adapters/access-guard';
+import type { GuardDecision } from '../../lib/adapters/access-guard';
 import { tenantMessageGroup } from '../../lib/fairness/share';
 import type { FunctionName } from '../../lib/service/access';
 import type { QueueId } from '../../lib/service/resources';
-import { startTestApi, type TestApi } from '../helpers/runtime';
+import { observedTestApi, type TestApi } from '../helpers/runtime';
 
 /**
  * IAM lets a tenant role's session carry any wallet's tag: which wallet a queue worker acts for is its
@@ -20,17 +20,12 @@ import { startTestApi, type TestApi } from '../helpers/runtime';
  * (the local access guard sees each call with the principal IAM would see). The jobs name records
  * that do not exist: the worker looks for them in the wallet's session and finds nothing.
  */
+const observed = observedTestApi();
+const { decisions } = observed;
 let api: TestApi;
-let stopObserving: () => void;
-const decisions: GuardDecision[] = [];
 
-beforeAll(async () => {
-  api = await startTestApi();
-  stopObserving = observeGuardDecisions((d) => decisions.push(d));
-});
-afterAll(async () => {
-  stopObserving?.();
-  await api?.rt.stop();
+beforeAll(() => {
+  api = observed.api();
 });
 
 const JOBS: { queue: QueueId; fn: FunctionName; job: (wallet: string) => Record<string, unknown> }[] = [

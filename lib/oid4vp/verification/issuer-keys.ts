@@ -1,4 +1,5 @@
 import type { JWK } from 'jose';
+import { privateJwkMembers } from '../../oid4vc/jwk';
 import { GuardedFetchError, type GuardedFetch } from '../../adapters/guarded-http';
 import type { Resolved } from '../../resolver/resolver';
 import { selfResolve } from '../../resolver/resolver';
@@ -146,10 +147,9 @@ function assertionKey(did: string, document: Record<string, unknown>, kid: strin
   throw unresolvable(`${target} has no usable public key`);
 }
 
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 function publicJwk(jwk: Record<string, unknown>, where: string): JWK {
-  if (typeof jwk.kty !== 'string' || jwk.kty === 'oct' || PRIVATE_MEMBERS.some((m) => m in jwk)) throw unresolvable(`${where}: not a public key`);
+  if (typeof jwk.kty !== 'string' || jwk.kty === 'oct' || privateJwkMembers(jwk).length > 0) throw unresolvable(`${where}: not a public key`);
   return { ...jwk } as JWK;
 }
 

@@ -30,6 +30,13 @@ export const EVENT_TYPES = {
   'oid4vp.presentation.invalid': 'The wallet answered and the presentation was refused, or the wallet declined (data: the presentation, with errors: one code each).',
   'oid4vp.presentation.expired': 'A request was not answered within its lifetime (data: the presentation).',
   'oid4vp.presentation.removed': 'A presentation was deleted through the API; its request no longer works (data: the presentation).',
+  'invitation.created': 'A DIDComm Out-of-Band invitation was created with POST /api/v1/invitations (data: the invitation record).',
+  'invitation.deleted': 'An invitation was deleted through the API; it accepts no more connections (data: the invitation as it was).',
+  'connection.request': 'We accepted another agent\'s invitation and sent our DID Exchange request (data: the connection, state request).',
+  'connection.response': 'An agent answered one of our invitations; we sent our DID Exchange response (data: the connection, state response).',
+  'connection.active': 'A connection completed its DID Exchange and can carry messages (data: the connection, state active).',
+  'connection.error': 'The peer abandoned the exchange with a problem report, or the exchange failed (data: the connection, state error, with error_msg).',
+  'message.received': 'A basic message arrived on a connection (data: the message record).',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

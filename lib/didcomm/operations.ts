@@ -1,0 +1,40 @@
+import { walletScope, type OperationImpls } from '../http/contract';
+import { listOrPage } from '../http/paging';
+import type { ConnectionService } from './connections';
+import type { didcommContracts } from './contract';
+import type { MessageService } from './messages';
+import type { InvitationService } from './protocols/out-of-band/invitations';
+import { connectionView } from './records';
+
+export interface DidcommServices {
+  readonly invitations: InvitationService;
+  readonly connections: ConnectionService;
+  readonly messages: MessageService;
+}
+
+/** The `didcomm` group: the wallet is the caller's; another wallet's records are simply not found. */
+export function didcommOperations(s: DidcommServices): OperationImpls<typeof didcommContracts> {
+  return {
+    createInvitation: ({ caller, body, baseUrl }) => s.invitations.create(walletScope(caller), body, baseUrl),
+    listInvitations: ({ caller, query }) =>
+      listOrPage(
+        query,
+        () => s.invitations.list(walletScope(caller)),
+        (p) => s.invitations.listPage(walletScope(caller), p),
+      ),
+    getInvitation: ({ caller, params }) => s.invitations.get(walletScope(caller), Number(params.invitation_id)),
+    deleteInvitation: async ({ caller, params }) => {
+      await s.invitations.delete(walletScope(caller), Number(params.invitation_id));
+      return {};
+    },
+    listConnections: async ({ caller, query }) => (await s.connections.list(walletScope(caller), query)).map(connectionView),
+    getConnection: async ({ caller, params }) => connectionView(await s.connections.get(walletScope(caller), params.id)),
+    listMessages: ({ caller, query }) =>
+      listOrPage(
+        query,
+        () => s.messages.list(walletScope(caller)),
+        (p) => s.messages.listPage(walletScope(caller), p),
+      ),
+    getMessage: ({ caller, params }) => s.messages.get(walletScope(caller), params.id),
+  };
+}

@@ -1,0 +1,267 @@
+import { ulid } from 'ulid';
+import type { EventType } from '../../../events/envelope';
+import { ProtocolViolation, type AgentContext, type Decision, type PeerService, type ResolvedPeer } from '../../agent';
+import { connectionData, connectionItem, didcommKeys, type InvitationRecord, type StoredConnection } from '../../records';
+import { newMessageId, threadOf, type Attachment } from '../common';
+import { verkeyOfDidKey } from '../out-of-band/invitations';
+import type { InlineService, OutOfBandInvitation } from '../out-of-band/messages';
+import { DIDEXCHANGE_1_0, DIDEXCHANGE_1_1 } from '../out-of-band/messages';
+import { DidExchangeComplete, DidExchangeRequest, DidExchangeResponse, didExchangeType, ProblemReport, type DidExchangeVersion } from './messages';
+import { AttachmentError, signAttachment, verifyAttachment } from './signed-attachment';
+
+/**
+ * DID Exchange 1.1 and 1.0 (Aries RFC 0023), both roles. Each handler reads what it is given and
+ * returns a {@link Decision}; the worker commits it in one transaction. Conditions on the records'
+ * state make a replayed or concurrent message fail that transaction instead of acting twice.
+ */
+
+const VERKEY = /^[1-9A-HJ-NP-Za-km-z]{43,44}$/;
+
+/** A key as DIDComm services name it (verkey, did:key, a DID URL into the document) as a verkey, or null. */
+function toVerkey(ref: string, resolved: ResolvedPeer | null): string | null {
+  if (VERKEY.test(ref)) return ref;
+  const fromDidKey = verkeyOfDidKey(ref);
+  if (fromDidKey) return fromDidKey;
+  // A reference into the peer's own document (`#key-1`, `did:peer:…#key-1`): its Ed25519 key.
+  return resolved?.verkeys[0] ?? null;
+}
+
+/** The first DIDComm v1 service with an http(s) endpoint, keys as verkeys. */
+export function peerServiceOf(resolved: ResolvedPeer): PeerService {
+  for (const s of resolved.services) {
+    if (!/^https?:\/\//.test(s.serviceEndpoint)) continue;
+    const recipientKeys = s.recipientKeys.map((k) => toVerkey(k, resolved));
+    const routingKeys = s.routingKeys.map((k) => toVerkey(k, null));
+    if (recipientKeys.length === 0 || recipientKeys.includes(null) || routingKeys.includes(null)) continue;
+    return { endpoint: s.serviceEndpoint, recipientKeys: recipientKeys as string[], routingKeys: routingKeys as string[] };
+  }
+  throw new ProtocolViolation('invalid_did_doc', `no DIDComm service with an http(s) endpoint in the document of ${resolved.did.slice(0, 80)}`);
+}
+
+function inlineServiceOf(s: InlineService): PeerService {
+  const recipientKeys = s.recipientKeys.map((k) => toVerkey(k, null));
+  const routingKeys = (s.routingKeys ?? []).map((k) => toVerkey(k, null));
+  if (!/^https?:\/\//.test(s.serviceEndpoint) || recipientKeys.includes(null) || routingKeys.includes(null)) throw new ProtocolViolation('invalid_invitation', 'the invitation service needs an http(s) endpoint and did:key or verkey keys');
+  return { endpoint: s.serviceEndpoint, recipientKeys: recipientKeys as string[], routingKeys: routingKeys as string[] };
+}
+
+/**
+ * The peer's DID and document: did:peer:2 and :4 resolve from the DID itself; anything else needs an
+ * attached document, signed by `signers` (the invitation key) or, when none are given, by a key of that
+ * document itself.
+ */
+function resolveTheirs(ctx: AgentContext, did: string, attached: Attachment | undefined, signers: readonly string[] | null): ResolvedPeer {
+  try {
+    if (/^did:peer:[24]/.test(did)) return ctx.dids.resolveDidPeer(did);
+    if (!attached?.data.base64) throw new ProtocolViolation('invalid_did_doc', `${did.slice(0, 60)} does not resolve and no DID document is attached`);
+    const doc = JSON.parse(Buffer.from(attached.data.base64.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8')) as unknown;
+    const resolved = ctx.dids.resolveAttachedDidDoc(did, doc);
+    verifyAttachment(attached, signers ?? resolved.verkeys);
+    return resolved;
+  } catch (err) {
+    if (err instanceof ProtocolViolation) throw err;
+    if (err instanceof AttachmentError) throw new ProtocolViolation('invalid_did_doc', `DID document attachment: ${err.message}`);
+    throw new ProtocolViolation('invalid_did_doc', `cannot resolve ${did.slice(0, 60)}: ${(err as Error).message}`);
+  }
+}
+
+function staged(ctx: AgentContext, type: EventType, c: StoredConnection) {
+  return ctx.events.stage(ctx.scope, type, connectionData(c)).op;
+}
+
+async function newPairwiseDid(ctx: AgentContext): Promise<{ verkey: string; did: string }> {
+  const { verkey } = await ctx.keys.createKey(ctx.scope.walletId);
+  const created = ctx.dids.createDidPeer4({ verkey, serviceEndpoint: ctx.endpoint });
+  return { verkey, did: created.longForm };
+}
+
+/** We invited: a request answering our invitation (found by the key it was encrypted to). */
+export async function onRequest(ctx: AgentContext, raw: unknown, version: DidExchangeVersion, invitation: InvitationRecord): Promise<Decision & { connection: StoredConnection }> {
+  const parsed = DidExchangeRequest.safeParse(raw);
+  if (!parsed.success) throw new ProtocolViolation('request_not_accepted', 'malformed DID Exchange request');
+  const req = parsed.data;
+  const pthid = req['~thread']?.pthid;
+  if (pthid !== invitation.invitation_msg_id) throw new ProtocolViolation('request_not_accepted', 'the request does not name this invitation (pthid)');
+  if (!invitation.multi_use && invitation.state !== 'await-response') throw new ProtocolViolation('request_not_accepted', 'this single-use invitation was used already');
+  const theirs = resolveTheirs(ctx, req.did, req['did_doc~attach'], null);
+  const peer = peerServiceOf(theirs);
+  const invitationKey = await ctx.keys.keyPair(ctx.scope.walletId, invitation.invitation_key);
+  if (!invitationKey) throw new Error(`invitation ${invitation.invitation_id}'s key is missing from the key vault`);
+  const mine = await newPairwiseDid(ctx);
+  const thid = threadOf(req);
+  const at = ctx.now.toISOString();
+  const connection: StoredConnection = {
+    connection_id: ulid(ctx.now.getTime()),
+    state: 'response',
+    rfc23_state: 'response-sent',
+    their_label: req.label ?? null,
+    their_did: theirs.did,
+    my_did: mine.did,
+    their_role: 'invitee',
+    invitation_key: invitation.invitation_key,
+    invitation_msg_id: invitation.invitation_msg_id,
+    invitation_mode: invitation.multi_use ? 'multi' : 'once',
+    connection_protocol: version === '1.1' ? 'didexchange/1.1' : 'didexchange/1.0',
+    alias: invitation.alias,
+    invitation_id: invitation.invitation_id,
+    error_msg: null,
+    created_at: at,
+    updated_at: at,
+    my_verkey: mine.verkey,
+    peer: { endpoint: peer.endpoint, recipient_keys: peer.recipientKeys, routing_keys: peer.routingKeys },
+    thid,
+    pthid,
+  };
+  // 1.1 and 1.0 alike: the new DID, signed by the invitation key (Credo requires did_rotate~attach on every response).
+  const response = {
+    '@type': didExchangeType(version, 'response'),
+    '@id': newMessageId(),
+    '~thread': { thid, pthid },
+    did: mine.did,
+    'did_rotate~attach': signAttachment(mine.did, invitationKey),
+  };
+  const invitationLookup = didcommKeys.recipientKey(ctx.scope, invitation.invitation_key);
+  const writes: Decision['writes'] = [
+    { type: 'put', item: connectionItem(ctx.scope, connection), condition: 'not_exists' },
+    { type: 'put', item: { ...didcommKeys.recipientKey(ctx.scope, mine.verkey), type: 'didcomm_key', kind: 'connection', connection_id: connection.connection_id }, condition: 'not_exists' },
+    staged(ctx, 'connection.response', connection),
+  ];
+  if (invitation.multi_use) {
+    // The invitation must still exist (not deleted meanwhile).
+    writes.push({ type: 'check', key: invitationLookup, condition: 'exists' });
+  } else {
+    // Used once: done, and its key no longer leads anywhere (a second request is dropped, and a concurrent one fails here).
+    writes.push({ type: 'update', key: didcommKeys.invitation(ctx.scope, invitation.invitation_id), set: { state: 'done', updated_at: at }, condition: { equals: { state: 'await-response' } } });
+    writes.push({ type: 'delete', key: invitationLookup, condition: 'exists' });
+  }
+  return { writes, outbound: [{ connectionId: connection.connection_id, to: peer, senderVerkey: mine.verkey, message: response }], connection };
+}
+
+/** We were invited and asked: their response, found by our key on the connection. */
+export function onResponse(ctx: AgentContext, raw: unknown, c: StoredConnection): Decision {
+  const parsed = DidExchangeResponse.safeParse(raw);
+  if (!parsed.success) throw new ProtocolViolation('response_not_accepted', 'malformed DID Exchange response');
+  const res = parsed.data;
+  if (c.their_role !== 'inviter' || c.state !== 'request') throw new ProtocolViolation('response_not_accepted', `a response on a connection in state ${c.state}`);
+  if (res['~thread'].thid !== c.thid) throw new ProtocolViolation('response_not_accepted', 'the response is not on our request thread');
+  if (!c.invitation_key) throw new ProtocolViolation('response_not_accepted', 'no invitation key to check the response with');
+  let theirs: ResolvedPeer;
+  const rotate = res['did_rotate~attach'];
+  if (rotate) {
+    try {
+      const signed = verifyAttachment(rotate, [c.invitation_key]).toString('utf8');
+      if (signed !== res.did) throw new ProtocolViolation('response_not_accepted', 'did_rotate~attach names another DID');
+    } catch (err) {
+      if (err instanceof AttachmentError) throw new ProtocolViolation('response_not_accepted', `did_rotate~attach: ${err.message}`);
+      throw err;
+    }
+    theirs = resolveTheirs(ctx, res.did, res['did_doc~attach'], [c.invitation_key]);
+  } else {
+    // DID Exchange 1.0 with an attached document: it must be signed by the invitation key.
+    if (!res['did_doc~attach']) throw new ProtocolViolation('response_not_accepted', 'the response carries neither did_rotate~attach nor did_doc~attach');
+    if (/^did:peer:[24]/.test(res.did)) verifyAttachment(res['did_doc~attach'], [c.invitation_key]);
+    theirs = resolveTheirs(ctx, res.did, res['did_doc~attach'], [c.invitation_key]);
+  }
+  const peer = peerServiceOf(theirs);
+  const version: DidExchangeVersion = c.connection_protocol === 'didexchange/1.0' ? '1.0' : '1.1';
+  const next: StoredConnection = {
+    ...c,
+    state: 'active',
+    rfc23_state: 'completed',
+    their_did: theirs.did,
+    peer: { endpoint: peer.endpoint, recipient_keys: peer.recipientKeys, routing_keys: peer.routingKeys },
+    updated_at: ctx.now.toISOString(),
+  };
+  const complete = { '@type': didExchangeType(version, 'complete'), '@id': newMessageId(), '~thread': { thid: c.thid, ...(c.pthid ? { pthid: c.pthid } : {}) } };
+  return {
+    writes: [{ type: 'put', item: connectionItem(ctx.scope, next), condition: { equals: { state: 'request', updated_at: c.updated_at } } }, staged(ctx, 'connection.active', next)],
+    outbound: [{ connectionId: c.connection_id, to: peer, senderVerkey: c.my_verkey, message: complete }],
+  };
+}
+
+/** We invited and responded: their complete makes the connection active. */
+export function onComplete(ctx: AgentContext, raw: unknown, c: StoredConnection): Decision {
+  const parsed = DidExchangeComplete.safeParse(raw);
+  if (!parsed.success) throw new ProtocolViolation('complete_rejected', 'malformed DID Exchange complete');
+  if (parsed.data['~thread'].thid !== c.thid) throw new ProtocolViolation('complete_rejected', 'the complete is not on this connection thread');
+  if (c.state === 'active') return { writes: [], outbound: [] };
+  if (c.their_role !== 'invitee' || c.state !== 'response') throw new ProtocolViolation('complete_rejected', `a complete on a connection in state ${c.state}`);
+  return activate(ctx, c);
+}
+
+/** The connection becomes active (a complete, or the first other message the invitee sends after our response: RFC 0023). */
+export function activate(ctx: AgentContext, c: StoredConnection): Decision & { connection: StoredConnection } {
+  const next: StoredConnection = { ...c, state: 'active', rfc23_state: 'completed', updated_at: ctx.now.toISOString() };
+  return { writes: [{ type: 'put', item: connectionItem(ctx.scope, next), condition: { equals: { state: c.state, updated_at: c.updated_at } } }, staged(ctx, 'connection.active', next)], outbound: [], connection: next };
+}
+
+/** A problem report on the exchange: the connection is abandoned. */
+export function onProblemReport(ctx: AgentContext, raw: unknown, c: StoredConnection): Decision {
+  const parsed = ProblemReport.safeParse(raw);
+  if (!parsed.success) throw new ProtocolViolation('malformed', 'malformed problem report');
+  if (threadOf(parsed.data) !== c.thid) throw new ProtocolViolation('malformed', 'the problem report is not on this connection thread');
+  if (c.state === 'error') return { writes: [], outbound: [] };
+  const p = parsed.data;
+  const reason = (p.description?.en ?? p.explain ?? p['problem-code'] ?? p.description?.code ?? 'problem report').slice(0, 512);
+  const next: StoredConnection = { ...c, state: 'error', rfc23_state: 'abandoned', error_msg: reason, updated_at: ctx.now.toISOString() };
+  return { writes: [{ type: 'put', item: connectionItem(ctx.scope, next), condition: { equals: { updated_at: c.updated_at } } }, staged(ctx, 'connection.error', next)], outbound: [] };
+}
+
+/** A problem report we send on a thread we cannot continue (RFC 0035 shape, DID Exchange codes). */
+export function problemReport(version: DidExchangeVersion, thid: string, code: string, explain: string): Record<string, unknown> {
+  return { '@type': didExchangeType(version, 'problem_report'), '@id': newMessageId(), '~thread': { thid }, 'problem-code': code, explain };
+}
+
+/**
+ * We accept another agent's invitation: a connection in state request, and the request to send to
+ * the invitation's service (inline, or the service of the DID it names).
+ */
+export async function acceptInvitation(ctx: AgentContext, invitation: OutOfBandInvitation, opts: { label: string; alias: string | null }): Promise<Decision & { connection: StoredConnection }> {
+  const protocol = invitation.handshake_protocols.find((p) => p === DIDEXCHANGE_1_1) ?? invitation.handshake_protocols.find((p) => p === DIDEXCHANGE_1_0);
+  if (!protocol) throw new ProtocolViolation('invalid_invitation', 'the invitation offers neither DID Exchange 1.1 nor 1.0');
+  const version: DidExchangeVersion = protocol === DIDEXCHANGE_1_1 ? '1.1' : '1.0';
+  const service = invitation.services[0]!;
+  const to = typeof service === 'string' ? peerServiceOf(resolveTheirs(ctx, service, undefined, null)) : inlineServiceOf(service);
+  const mine = await newPairwiseDid(ctx);
+  const id = newMessageId();
+  const request = {
+    '@type': didExchangeType(version, 'request'),
+    '@id': id,
+    '~thread': { thid: id, pthid: invitation['@id'] },
+    label: opts.label,
+    ...(invitation.goal_code ? { goal_code: invitation.goal_code } : {}),
+    did: mine.did,
+  };
+  const at = ctx.now.toISOString();
+  const connection: StoredConnection = {
+    connection_id: ulid(ctx.now.getTime()),
+    state: 'request',
+    rfc23_state: 'request-sent',
+    their_label: invitation.label ?? null,
+    their_did: null,
+    my_did: mine.did,
+    their_role: 'inviter',
+    invitation_key: to.recipientKeys[0]!,
+    invitation_msg_id: invitation['@id'],
+    invitation_mode: 'once',
+    connection_protocol: version === '1.1' ? 'didexchange/1.1' : 'didexchange/1.0',
+    alias: opts.alias,
+    invitation_id: null,
+    error_msg: null,
+    created_at: at,
+    updated_at: at,
+    my_verkey: mine.verkey,
+    peer: null,
+    thid: id,
+    pthid: invitation['@id'],
+  };
+  return {
+    writes: [
+      { type: 'put', item: connectionItem(ctx.scope, connection), condition: 'not_exists' },
+      { type: 'put', item: { ...didcommKeys.recipientKey(ctx.scope, mine.verkey), type: 'didcomm_key', kind: 'connection', connection_id: connection.connection_id }, condition: 'not_exists' },
+      staged(ctx, 'connection.request', connection),
+    ],
+    outbound: [{ connectionId: connection.connection_id, to, senderVerkey: mine.verkey, message: request }],
+    connection,
+  };
+}

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import QRCode from 'qrcode';
+import bs58 from 'bs58';
+import { multibaseKey } from '../../../dids/methods';
+import type { EventPublisher } from '../../../events/publisher';
+import { ConflictError, NotFoundError } from '../../../http/errors';
+import { prefixPage } from '../../../http/paging';
+import { keys, type TenantScope } from '../../../store/keys';
+import type { ItemStore } from '../../../store/port';
+import type { WalletRefs } from '../../../tenancy/public-refs';
+import { didcommEndpoint, didcommKeys, invitationFromItem, MAX_INVITATION_ID, type InvitationRecord } from '../../records';
+import { buildInvitation, invitationUrl } from './messages';
+
+/** What invitations need of the key vault (lib/didcomm/key-vault.ts: a new sealed Ed25519 key per invitation). */
+export interface InvitationKeys {
+  createKey(walletId: string): Promise<{ verkey: string }>;
+}
+
+export interface InvitationDeps {
+  readonly store: ItemStore;
+  readonly events: EventPublisher;
+  readonly refs: WalletRefs;
+  readonly keys: InvitationKeys;
+  readonly now?: () => Date;
+}
+
+export interface CreateInvitation {
+  readonly label?: string | undefined;
+  readonly alias?: string | undefined;
+  readonly multi_use?: boolean | undefined;
+  readonly goal_code?: string | undefined;
+  readonly goal?: string | undefined;
+  readonly qr?: boolean | undefined;
+}
+
+/** The verkey as a did:key (Ed25519, multicodec 0xed), as RFC 0434 inline services name recipient keys. */
+export function didKeyOfVerkey(verkey: string): string {
+  return `did:key:${multibaseKey({ kty: 'OKP', crv: 'Ed25519', x: Buffer.from(bs58.decode(verkey)).toString('base64url') } as never)}`;
+}
+
+/**
+ * Our Out-of-Band invitations. Each has its own key (so an incoming DID Exchange request names the
+ * invitation it answers by the key it is encrypted to) and a sequential `invitation_id` per wallet.
+ */
+export class InvitationService {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: InvitationDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async create(scope: TenantScope, input: CreateInvitation, baseUrl: string): Promise<{ invitation_id: number; invitation_url: string; invitation: Record<string, unknown>; qr_png_base64?: string }> {
+    const { store, events } = this.deps;
+    const [ref, label] = await Promise.all([this.deps.refs.of(scope), input.label !== undefined ? input.label : this.walletLabel(scope)]);
+    const { verkey } = await this.deps.keys.createKey(scope.walletId);
+    // An atomic ADD: ids are unique without a read; an id lost to a failed write below leaves a gap.
+    const id = await store.increment(didcommKeys.invitationCounter(scope), 'last', { below: { last: MAX_INVITATION_ID } });
+    const endpoint = didcommEndpoint(baseUrl, ref);
+    const at = this.now().toISOString();
+    const invitation = buildInvitation({ id: randomUUID(), label, recipientKey: didKeyOfVerkey(verkey), endpoint, goalCode: input.goal_code ?? null, goal: input.goal ?? null });
+    const url = invitationUrl(endpoint, invitation);
+    const record: InvitationRecord = {
+      invitation_id: id,
+      invitation_msg_id: invitation['@id'] as string,
+      invitation_key: verkey,
+      invitation,
+      invitation_url: url,
+      label,
+      alias: input.alias ?? null,
+      goal_code: input.goal_code ?? null,
+      goal: input.goal ?? null,
+      multi_use: input.multi_use ?? false,
+      state: 'await-response',
+      created_at: at,
+      updated_at: at,
+    };
+    await store.write([
+      { type: 'put', item: { ...didcommKeys.invitation(scope, id), type: 'didcomm_invitation', ...record }, condition: 'not_exists' },
+      { type: 'put', item: { ...didcommKeys.recipientKey(scope, verkey), type: 'didcomm_key', kind: 'invitation', invitation_id: id }, condition: 'not_exists' },
+      events.stage(scope, 'invitation.created', { ...record }).op,
+    ]);
+    const out = { invitation_id: id, invitation_url: url, invitation };
+    return input.qr ? { ...out, qr_png_base64: (await QRCode.toBuffer(url, { type: 'png', errorCorrectionLevel: 'L' })).toString('base64') } : out;
+  }
+
+  async list(scope: TenantScope): Promise<InvitationRecord[]> {
+    return (await this.deps.store.query(keys.walletPartition(scope), { skBeginsWith: didcommKeys.invitationPrefix })).map(invitationFromItem);
+  }
+
+  async listPage(scope: TenantScope, page: { limit: number; cursor: string | undefined }): Promise<{ items: InvitationRecord[]; next: string | null }> {
+    const out = await prefixPage(this.deps.store, keys.walletPartition(scope), didcommKeys.invitationPrefix, page);
+    return { items: out.items.map(invitationFromItem), next: out.next };
+  }
+
+  async get(scope: TenantScope, id: number): Promise<InvitationRecord> {
+    const item = await this.deps.store.get(didcommKeys.invitation(scope, id));
+    if (!item) throw new NotFoundError('No such invitation', 'invitation_not_found');
+    return invitationFromItem(item);
+  }
+
+  /**
+   * Deletes the invitation and its key's lookup: a request answering it afterwards is dropped. The
+   * connections it produced stay.
+   */
+  async delete(scope: TenantScope, id: number): Promise<InvitationRecord> {
+    const record = await this.get(scope, id);
+    try {
+      await this.deps.store.write([
+        { type: 'delete', key: didcommKeys.invitation(scope, id), condition: { equals: { updated_at: record.updated_at } } },
+        { type: 'delete', key: didcommKeys.recipientKey(scope, record.invitation_key) },
+        this.deps.events.stage(scope, 'invitation.deleted', { ...record }).op,
+      ]);
+    } catch (err) {
+      if ((err as Error).name === 'ConditionFailedError' || (err as Error).name === 'WriteConflictError') throw new ConflictError('The invitation changed meanwhile; try again', 'invitation_changed');
+      throw err;
+    }
+    return record;
+  }
+
+  private async walletLabel(scope: TenantScope): Promise<string> {
+    const wallet = await this.deps.store.get(keys.wallet(scope));
+    return typeof wallet?.label === 'string' && wallet.label !== '' ? wallet.label : `Wallet ${scope.walletId}`;
+  }
+}
+
+/** The verkey of an Ed25519 did:key (with or without a `#fragment`); null for anything else. */
+export function verkeyOfDidKey(didKey: string): string | null {
+  const m = /^did:key:z([1-9A-HJ-NP-Za-km-z]{40,60})(?:#.*)?$/.exec(didKey);
+  if (!m) return null;
+  let bytes: Uint8Array;
+  try {
+    bytes = bs58.decode(m[1]!);
+  } catch {
+    return null;
+  }
+  return bytes.length === 34 && bytes[0] === 0xed && bytes[1] === 0x01 ? bs58.encode(bytes.subarray(2)) : null;
+}

@@ -1,4 +1,6 @@
 import type { EventPublisher } from '../events/publisher';
+import { createDidPeer4, resolveAttachedDidDoc, resolveDidPeer, type ResolvedPeer } from './did-peer';
+import type { Ed25519KeyPair } from './envelope';
 import type { TenantScope } from '../store/keys';
 import type { WriteOp } from '../store/port';
 
@@ -6,36 +8,22 @@ import type { WriteOp } from '../store/port';
  * What the protocol layer needs from the layer below (lib/didcomm/envelope.ts, did-peer.ts and
  * key-vault.ts), named as those modules name it, so that they plug in as they are.
  */
-export interface Ed25519KeyPair {
-  readonly publicKey: Uint8Array;
-  readonly seed: Uint8Array;
-}
+export type { Ed25519KeyPair, ResolvedPeer };
 
+/** lib/didcomm/key-vault.ts's DidcommKeyVault: a new sealed Ed25519 key, and a key pair unsealed in memory. */
 export interface AgentKeys {
   createKey(walletId: string): Promise<{ verkey: string }>;
   keyPair(walletId: string, verkey: string): Promise<Ed25519KeyPair | undefined>;
 }
 
-export interface DidcommService {
-  readonly id: string;
-  readonly type: 'did-communication' | 'DIDCommMessaging';
-  readonly serviceEndpoint: string;
-  readonly recipientKeys: readonly string[];
-  readonly routingKeys: readonly string[];
-}
-
-export interface ResolvedPeer {
-  readonly did: string;
-  readonly document: Record<string, unknown>;
-  readonly verkeys: readonly string[];
-  readonly services: readonly DidcommService[];
-}
-
+/** lib/didcomm/did-peer.ts, injected so that tests can count or refuse resolutions. */
 export interface PeerDids {
-  createDidPeer4(opts: { verkey: string; serviceEndpoint: string }): { longForm: string; shortForm: string; document: Record<string, unknown> };
-  resolveDidPeer(did: string): ResolvedPeer;
-  resolveAttachedDidDoc(did: string, doc: unknown): ResolvedPeer;
+  createDidPeer4: typeof createDidPeer4;
+  resolveDidPeer: typeof resolveDidPeer;
+  resolveAttachedDidDoc: typeof resolveAttachedDidDoc;
 }
+
+export const PEER_DIDS: PeerDids = { createDidPeer4, resolveDidPeer, resolveAttachedDidDoc };
 
 /** Where a message to a peer goes: its endpoint, the verkeys to encrypt to, the mediators' keys (RFC 0046). */
 export interface PeerService {

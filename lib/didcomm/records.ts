@@ -15,6 +15,8 @@ export const didcommKeys = {
   connectionPrefix: 'DCCONN#',
   message: (s: TenantScope, id: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCMSG#${id}` }),
   messagePrefix: 'DCMSG#',
+  /** A peer's message id seen on a connection: a replayed message fails its transaction on this item. */
+  seen: (s: TenantScope, connectionId: string, messageId: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCSEEN#${connectionId}#${messageId}` }),
   /** Which invitation or connection one of our verkeys belongs to (the inbound worker's first read). */
   recipientKey: (s: TenantScope, verkey: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCKEY#${verkey}` }),
 } as const;

@@ -1,4 +1,5 @@
 import { ulid } from 'ulid';
+import { EVENT_RETENTION_DAYS } from '../../../events/publisher';
 import { ProtocolViolation, type AgentContext, type Decision } from '../../agent';
 import { didcommKeys, messageFromItem, type MessageRecord, type StoredConnection } from '../../records';
 import { newMessageId } from '../common';
@@ -31,7 +32,11 @@ export function onBasicMessage(ctx: AgentContext, raw: unknown, c: StoredConnect
     updated_at: at,
   };
   return {
-    writes: [{ type: 'put', item: messageItem(ctx, message), condition: 'not_exists' }, ctx.events.stage(ctx.scope, 'message.received', { ...messageFromItem(messageItem(ctx, message)) }).op],
+    writes: [
+      { type: 'put', item: messageItem(ctx, message), condition: 'not_exists' },
+      // Kept as long as events are: a replay within that time is refused by the transaction.
+      { type: 'put', item: { ...didcommKeys.seen(ctx.scope, c.connection_id, parsed.data['@id']), type: 'didcomm_seen', ttl: Math.floor(ctx.now.getTime() / 1000) + EVENT_RETENTION_DAYS * 86400 }, condition: 'not_exists' },
+      ctx.events.stage(ctx.scope, 'message.received', { ...messageFromItem(messageItem(ctx, message)) }).op],
     outbound: [],
     message,
   };

@@ -15,32 +15,21 @@ import { AttachmentError, signAttachment, verifyAttachment } from './signed-atta
  * state make a replayed or concurrent message fail that transaction instead of acting twice.
  */
 
-const VERKEY = /^[1-9A-HJ-NP-Za-km-z]{43,44}$/;
-
-/** A key as DIDComm services name it (verkey, did:key, a DID URL into the document) as a verkey, or null. */
-function toVerkey(ref: string, resolved: ResolvedPeer | null): string | null {
-  if (VERKEY.test(ref)) return ref;
-  const fromDidKey = verkeyOfDidKey(ref);
-  if (fromDidKey) return fromDidKey;
-  // A reference into the peer's own document (`#key-1`, `did:peer:…#key-1`): its Ed25519 key.
-  return resolved?.verkeys[0] ?? null;
-}
-
-/** The first DIDComm v1 service with an http(s) endpoint, keys as verkeys. */
+/** The first DIDComm v1 service with an http(s) endpoint, keys as verkeys (lib/didcomm/did-peer.ts maps references). */
 export function peerServiceOf(resolved: ResolvedPeer): PeerService {
   for (const s of resolved.services) {
-    if (!/^https?:\/\//.test(s.serviceEndpoint)) continue;
-    const recipientKeys = s.recipientKeys.map((k) => toVerkey(k, resolved));
-    const routingKeys = s.routingKeys.map((k) => toVerkey(k, null));
-    if (recipientKeys.length === 0 || recipientKeys.includes(null) || routingKeys.includes(null)) continue;
-    return { endpoint: s.serviceEndpoint, recipientKeys: recipientKeys as string[], routingKeys: routingKeys as string[] };
+    if (!/^https?:\/\//.test(s.serviceEndpoint) || s.recipientVerkeys.length === 0 || s.routingVerkeys.length !== s.routingKeys.length) continue;
+    return { endpoint: s.serviceEndpoint, recipientKeys: s.recipientVerkeys, routingKeys: s.routingVerkeys };
   }
   throw new ProtocolViolation('invalid_did_doc', `no DIDComm service with an http(s) endpoint in the document of ${resolved.did.slice(0, 80)}`);
 }
 
+const VERKEY = /^[1-9A-HJ-NP-Za-km-z]{43,44}$/;
+const toVerkey = (ref: string): string | null => (VERKEY.test(ref) ? ref : verkeyOfDidKey(ref));
+
 function inlineServiceOf(s: InlineService): PeerService {
-  const recipientKeys = s.recipientKeys.map((k) => toVerkey(k, null));
-  const routingKeys = (s.routingKeys ?? []).map((k) => toVerkey(k, null));
+  const recipientKeys = s.recipientKeys.map(toVerkey);
+  const routingKeys = (s.routingKeys ?? []).map(toVerkey);
   if (!/^https?:\/\//.test(s.serviceEndpoint) || recipientKeys.includes(null) || routingKeys.includes(null)) throw new ProtocolViolation('invalid_invitation', 'the invitation service needs an http(s) endpoint and did:key or verkey keys');
   return { endpoint: s.serviceEndpoint, recipientKeys: recipientKeys as string[], routingKeys: routingKeys as string[] };
 }

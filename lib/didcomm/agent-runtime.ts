@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import type { EventPublisher } from '../events/publisher';
+import type { TenantScope } from '../store/keys';
+import type { ItemStore } from '../store/port';
+import type { AttemptOutcome } from '../webhooks/retry-policy';
+import type { WebhookTransport } from '../webhooks/transport';
+import { ProtocolViolation, type AgentContext, type AgentKeys, type Outbound, type PeerDids } from './agent';
+import { decide, type Target } from './dispatch';
+import { EnvelopeError, envelopeRecipients, packMessage, unpackMessage } from './envelope';
+import { acceptInvitation } from './protocols/did-exchange/handlers';
+import { sendBasicMessage } from './protocols/basic-message/handlers';
+import { OutOfBandInvitation } from './protocols/out-of-band/messages';
+import { didcommKeys, invitationFromItem, storedConnectionFromItem, type MessageRecord, type StoredConnection } from './records';
+
+/**
+ * The DIDComm agent of one wallet at work: an inbound envelope is unpacked with the key it names,
+ * dispatched, and the decision committed in one transaction; outbound messages are packed and posted
+ * afterwards. Nothing here knows SQS or Lambda: the workers in functions/ drive it.
+ */
+export interface AgentRuntimeDeps {
+  readonly store: ItemStore;
+  readonly events: EventPublisher;
+  readonly keys: AgentKeys;
+  readonly dids: PeerDids;
+  /** Posts an envelope; the webhooks' SSRF-guarded transport. */
+  readonly transport: WebhookTransport;
+  readonly now?: () => Date;
+  readonly maxEnvelopeBytes: number;
+  readonly timeoutMs: number;
+}
+
+export type InboundOutcome =
+  | { readonly kind: 'committed'; readonly outbound: readonly Outbound[]; readonly type: string }
+  | { readonly kind: 'dropped'; readonly reason: string; readonly detail: string };
+
+/** Forward (Aries RFC 0094): how a message reaches a peer behind mediators. */
+const FORWARD_TYPE = 'https://didcomm.org/routing/1.0/forward';
+
+export class AgentRuntime {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: AgentRuntimeDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  context(scope: TenantScope, endpoint: string): AgentContext {
+    return { scope, now: this.now(), endpoint, keys: this.deps.keys, dids: this.deps.dids, events: this.deps.events };
+  }
+
+  /**
+   * One inbound envelope for the wallet of `scope`. A malformed, tampered or wrongly addressed
+   * envelope, or a message its protocol refuses, is dropped with its reason and nothing is written.
+   */
+  async receive(scope: TenantScope, endpoint: string, envelope: unknown): Promise<InboundOutcome> {
+    const limits = { maxBytes: this.deps.maxEnvelopeBytes };
+    let recipients: string[];
+    try {
+      recipients = envelopeRecipients(envelope, limits);
+    } catch (err) {
+      return dropped(err);
+    }
+    const lookups = await this.deps.store.getMany(recipients.map((r) => didcommKeys.recipientKey(scope, r)));
+    const index = lookups.findIndex((l) => l !== undefined);
+    if (index < 0) return { kind: 'dropped', reason: 'not_for_us', detail: 'no recipient key of this wallet' };
+    const verkey = recipients[index]!;
+    const lookup = lookups[index]!;
+    const keyPair = await this.deps.keys.keyPair(scope.walletId, verkey);
+    if (!keyPair) return { kind: 'dropped', reason: 'not_for_us', detail: 'the recipient key is not in the key vault' };
+    let unpacked;
+    try {
+      unpacked = unpackMessage(envelope, keyPair, limits);
+    } catch (err) {
+      return dropped(err);
+    }
+    let target: Target | null = null;
+    if (lookup.kind === 'invitation') {
+      const item = await this.deps.store.get(didcommKeys.invitation(scope, Number(lookup.invitation_id)), { consistent: true });
+      if (item) target = { kind: 'invitation', invitation: invitationFromItem(item) };
+    } else if (lookup.kind === 'connection') {
+      const item = await this.deps.store.get(didcommKeys.connection(scope, String(lookup.connection_id)), { consistent: true });
+      if (item) target = { kind: 'connection', connection: storedConnectionFromItem(item) };
+    }
+    if (!target) return { kind: 'dropped', reason: 'not_for_us', detail: 'the key names a record that is gone' };
+    const ctx = this.context(scope, endpoint);
+    let decision;
+    try {
+      decision = await decide(ctx, { message: unpacked.message, senderVerkey: unpacked.senderVerkey, recipientVerkey: unpacked.recipientVerkey }, target);
+    } catch (err) {
+      if (err instanceof ProtocolViolation) return { kind: 'dropped', reason: err.problemCode, detail: err.message };
+      throw err;
+    }
+    try {
+      if (decision.writes.length > 0) await this.deps.store.write(decision.writes);
+    } catch (err) {
+      // A replay, or a message racing another on the same record: the conditions refused it.
+      if ((err as Error).name === 'ConditionFailedError') return { kind: 'dropped', reason: 'stale', detail: 'the records changed: a duplicate or a concurrent message' };
+      throw err;
+    }
+    return { kind: 'committed', outbound: decision.outbound, type: String(unpacked.message['@type']) };
+  }
+
+  /** Accepts another agent's invitation (URL or JSON): the connection in state request, and the request to send. */
+  async acceptInvitation(scope: TenantScope, endpoint: string, invitation: unknown, opts: { label: string; alias: string | null }): Promise<{ connection: StoredConnection; outbound: readonly Outbound[] }> {
+    const parsed = OutOfBandInvitation.safeParse(invitation);
+    if (!parsed.success) throw new ProtocolViolation('invalid_invitation', `not an Out-of-Band invitation: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(invitation)'} ${i.message}`).join('; ').slice(0, 300)}`);
+    const decision = await acceptInvitation(this.context(scope, endpoint), parsed.data, opts);
+    await this.deps.store.write(decision.writes);
+    return { connection: decision.connection, outbound: decision.outbound };
+  }
+
+  /** A basic message on an active connection: stored as queued, with the message to send. */
+  async sendMessage(scope: TenantScope, endpoint: string, c: StoredConnection, content: string): Promise<{ message: MessageRecord; outbound: readonly Outbound[] }> {
+    const decision = sendBasicMessage(this.context(scope, endpoint), c, content);
+    await this.deps.store.write(decision.writes);
+    return { message: decision.message, outbound: decision.outbound };
+  }
+
+  /** The outcome of sending one of our basic messages. */
+  async markMessage(scope: TenantScope, messageId: string, state: 'sent' | 'failed'): Promise<void> {
+    await this.deps.store.write([{ type: 'update', key: didcommKeys.message(scope, messageId), set: { state, updated_at: this.now().toISOString() }, condition: { equals: { state: 'queued' } } }]);
+  }
+
+  /** Packs (authcrypt; wrapped in forwards for each routing key) and posts one message. */
+  async send(scope: TenantScope, out: Outbound): Promise<{ ok: boolean; detail: string }> {
+    const sender = await this.deps.keys.keyPair(scope.walletId, out.senderVerkey);
+    if (!sender) return { ok: false, detail: 'our key for this connection is not in the key vault' };
+    let packed = packMessage(out.message, [...out.to.recipientKeys], sender);
+    let next = out.to.recipientKeys[0]!;
+    for (const routingKey of out.to.routingKeys) {
+      const forward = { '@type': FORWARD_TYPE, '@id': randomUUID(), to: next, msg: JSON.parse(Buffer.from(packed).toString('utf8')) as unknown };
+      packed = packMessage(forward, [routingKey]);
+      next = routingKey;
+    }
+    const result = await this.deps.transport.post({ url: out.to.endpoint, headers: { 'content-type': 'application/didcomm-envelope-enc' }, body: Buffer.from(packed).toString('utf8'), timeoutMs: this.deps.timeoutMs });
+    const o = result.outcome;
+    return { ok: o.kind === 'response' && o.status >= 200 && o.status < 300, detail: describe(o) };
+  }
+}
+
+function describe(o: AttemptOutcome): string {
+  return o.kind === 'response' ? `response ${o.status}` : 'detail' in o ? `${o.kind} ${o.detail}` : o.kind;
+}
+
+function dropped(err: unknown): InboundOutcome {
+  if (err instanceof EnvelopeError) return { kind: 'dropped', reason: err.code, detail: err.message };
+  throw err;
+}

@@ -18,7 +18,7 @@ export const didcommKeys = {
   /** A peer's message id seen on a connection: a replayed message fails its transaction on this item. */
   seen: (s: TenantScope, connectionId: string, messageId: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCSEEN#${connectionId}#${messageId}` }),
   /** Which invitation or connection one of our verkeys belongs to (the inbound worker's first read). */
-  recipientKey: (s: TenantScope, verkey: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCKEY#${verkey}` }),
+  recipientKey: (s: TenantScope, verkey: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCRCPT#${verkey}` }),
 } as const;
 
 /** The largest invitation id (ten digits keep the padded key order). */

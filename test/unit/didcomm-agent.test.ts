@@ -181,3 +181,45 @@ test('a deleted invitation accepts no request', async () => {
   expect(await t.agent.receive(A, endpointOf(A), JSON.parse(t.posted.at(-1)!.body))).toMatchObject({ kind: 'dropped', reason: 'not_for_us' });
   expect(await t.connections(A)).toEqual([]);
 });
+
+test('DID Exchange 1.0 when the invitation offers only 1.0; a trust ping is answered; a problem report abandons the connection', async () => {
+  const t = setup();
+  const inv = await t.invitations.create(A, {}, BASE);
+  const only10 = { ...inv.invitation, handshake_protocols: ['https://didcomm.org/didexchange/1.0'] };
+  const accepted = await t.agent.acceptInvitation(B, endpointOf(B), only10, { label: 'Bob', alias: null });
+  expect(accepted.outbound[0]!.message['@type']).toBe('https://didcomm.org/didexchange/1.0/request');
+  await t.pump(B, accepted.outbound);
+  expect(t.dropped).toEqual([]);
+  const [a] = await t.connections(A);
+  const [b] = await t.connections(B);
+  expect([a!.connection_protocol, a!.state, b!.state]).toEqual(['didexchange/1.0', 'active', 'active']);
+
+  // A trust ping from B is answered on its thread; the answer is taken by B without a change.
+  const bConn = await t.stored(B, b!.connection_id);
+  const ping = { connectionId: bConn.connection_id, to: { endpoint: bConn.peer!.endpoint, recipientKeys: bConn.peer!.recipient_keys, routingKeys: [] }, senderVerkey: bConn.my_verkey, message: { '@type': 'https://didcomm.org/trust_ping/1.0/ping', '@id': 'ping-1', response_requested: true } };
+  const before = t.posted.length;
+  await t.pump(B, [ping]);
+  expect(t.posted).toHaveLength(before + 2);
+  expect(t.dropped).toEqual([]);
+
+  // A problem report from B on the exchange thread: A's side is abandoned, and then refuses messages.
+  const report = { ...ping, message: { '@type': 'https://didcomm.org/didexchange/1.0/problem_report', '@id': 'pr-1', '~thread': { thid: bConn.thid }, 'problem-code': 'request_not_accepted', explain: 'changed my mind' } };
+  await t.pump(B, [report]);
+  expect(await t.connections(A)).toMatchObject([{ state: 'error', rfc23_state: 'abandoned', error_msg: 'changed my mind' }]);
+  expect(t.eventTypes(A).at(-1)).toBe('connection.error');
+  const message = await t.agent.sendMessage(B, endpointOf(B), bConn, 'still there?');
+  await t.pump(B, message.outbound);
+  expect(t.dropped).toEqual([{ wallet: '1', reason: 'not_active', detail: 'the connection was abandoned' }]);
+  expect((await t.messages.list(A)).filter((m) => m.direction === 'received')).toEqual([]);
+});
+
+test('an invitation that is not Out-of-Band, or offers no DID Exchange, is refused before anything is stored', async () => {
+  const t = setup();
+  const inv = await t.invitations.create(A, {}, BASE);
+  const size = t.store.items.size;
+  await expect(t.agent.acceptInvitation(B, endpointOf(B), { ...inv.invitation, handshake_protocols: ['https://didcomm.org/connections/1.0'] }, { label: 'Bob', alias: null })).rejects.toMatchObject({ problemCode: 'invalid_invitation' });
+  await expect(t.agent.acceptInvitation(B, endpointOf(B), { hello: 'world' }, { label: 'Bob', alias: null })).rejects.toMatchObject({ problemCode: 'invalid_invitation' });
+  const noHttp = { ...inv.invitation, services: [{ id: '#inline', type: 'did-communication', recipientKeys: [(inv.invitation.services as { recipientKeys: string[] }[])[0]!.recipientKeys[0]], serviceEndpoint: 'ws://agent.example.test' }] };
+  await expect(t.agent.acceptInvitation(B, endpointOf(B), noHttp, { label: 'Bob', alias: null })).rejects.toMatchObject({ problemCode: 'invalid_invitation' });
+  expect(t.store.items.size).toBe(size);
+});

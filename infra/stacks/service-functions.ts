@@ -82,6 +82,7 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   'email-worker': "Makes each recipient's offer and sends its mail through SES",
   oid4vp: 'Endpoint group: OID4VP presentation definitions, requests and presentations',
   'oid4vp-verifier': 'Public OpenID4VP verifier endpoints (request objects, direct_post responses)',
+  didcomm: 'Endpoint group: DIDComm invitations, connections and basic messages',
 };
 
 const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {

@@ -114,6 +114,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     shared: { data: [READ_PUBLIC_REFS, { actions: ['Query'], on: TABLE.publicDids.name }] },
     tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'] },
   },
+  // DIDComm admin: invitations (a counter, the invitation, its key's lookup item and the event in one transaction), connections and messages.
+  didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },
   meta: {},
   'webhook-relay': { shared: { sendTo: ['webhook', 'status'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },

@@ -8,7 +8,7 @@ import type { FunctionName } from './access';
  * routes. A new function names its area here (the type makes it say one); a new area is a new name in
  * {@link AREAS}. The stack reads nothing else to place a function.
  */
-export const AREAS = ['api', 'tenancy', 'identity', 'oid4vci', 'status-lists', 'oid4vp'] as const;
+export const AREAS = ['api', 'tenancy', 'identity', 'oid4vci', 'status-lists', 'oid4vp', 'didcomm'] as const;
 export type Area = (typeof AREAS)[number];
 
 /** The area deployed in the root stack (with the table, queues, API, WAF and alarm topic). */
@@ -37,4 +37,6 @@ export const FUNCTION_AREAS: Readonly<Record<FunctionName, Area>> = {
   'status-worker': 'status-lists',
   oid4vp: 'oid4vp',
   'oid4vp-verifier': 'oid4vp',
+  // DIDComm v1: invitations, connections and basic messages.
+  didcomm: 'didcomm',
 };

@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'oid4vp' | 'oid4vp-verifier' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'oid4vp' | 'oid4vp-verifier' | 'didcomm' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -106,6 +106,15 @@ export const ROUTES: readonly Route[] = [
   { method: 'PUT', path: '/api/v1/status-list/defs/{def_id}/publish', group: 'status-lists', auth: 'wallet', operationId: 'publishStatusListDef', tag: 'Status lists', summary: 'Sign and publish every list of a definition now (lists are also re-published by themselves after each change)' },
   { method: 'GET', path: '/api/v1/status-list/entries/{credential_exchange_id}', group: 'status-lists', auth: 'wallet', operationId: 'getStatusListEntry', tag: 'Status lists', summary: "An exchange's status list entry" },
   { method: 'PATCH', path: '/api/v1/status-list/entries/revoke/{credential_exchange_id}', group: 'status-lists', auth: 'wallet', operationId: 'revokeStatusListEntry', tag: 'Status lists', summary: "Set an exchange's status (default: the purpose's set value 1): revoke, suspend, reinstate, a message" },
+  // DIDComm v1 (docs/didcomm.md): invitations (not in the contract), connections (contract 4.12) and basic messages (contract 4.8).
+  { method: 'POST', path: '/api/v1/invitations', group: 'didcomm', auth: 'wallet', operationId: 'createInvitation', tag: 'DIDComm', summary: 'Create an Out-of-Band 1.1 invitation (DID Exchange 1.1 and 1.0) any Aries agent can accept' },
+  { method: 'GET', path: '/api/v1/invitations', group: 'didcomm', auth: 'wallet', operationId: 'listInvitations', tag: 'DIDComm', summary: "This wallet's invitations" },
+  { method: 'GET', path: '/api/v1/invitations/{invitation_id}', group: 'didcomm', auth: 'wallet', operationId: 'getInvitation', tag: 'DIDComm', summary: 'One invitation' },
+  { method: 'DELETE', path: '/api/v1/invitations/{invitation_id}', group: 'didcomm', auth: 'wallet', operationId: 'deleteInvitation', tag: 'DIDComm', summary: 'Delete an invitation: it accepts no more connections (those made stay)' },
+  { method: 'GET', path: '/api/v1/connections', group: 'didcomm', auth: 'wallet', operationId: 'listConnections', tag: 'DIDComm', summary: 'Connections (contacts), one page; sort-field, sort-direction, page-size, current-page, item-count' },
+  { method: 'GET', path: '/api/v1/connections/{id}', group: 'didcomm', auth: 'wallet', operationId: 'getConnection', tag: 'DIDComm', summary: 'One connection (its id is the contact_id)' },
+  { method: 'GET', path: '/api/v1/messages', group: 'didcomm', auth: 'wallet', operationId: 'listMessages', tag: 'DIDComm', summary: 'Basic messages sent and received, oldest first' },
+  { method: 'GET', path: '/api/v1/messages/{id}', group: 'didcomm', auth: 'wallet', operationId: 'getMessage', tag: 'DIDComm', summary: 'One basic message' },
   // Public: each definition's lists, signed (README "Status lists: what verifiers fetch").
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/ietf', group: 'status-lists-public', auth: 'public', operationId: 'getIetfStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as an IETF Token Status List (statuslist+jwt)' },
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/w3c', group: 'status-lists-public', auth: 'public', operationId: 'getW3cStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as a W3C BitstringStatusListCredential (VC-JWT)' },

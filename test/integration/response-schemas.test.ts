@@ -1,6 +1,8 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { LOCAL_TAA } from '../../infra/local/runtime';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
 import { ALL_CONTRACTS } from '../../lib/openapi/all-contracts';
 import { ROUTES, type Route } from '../../lib/service/routes';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
@@ -607,6 +609,55 @@ describe('OID4VP', () => {
     await hit('deletePresentation', `${V}/${id}`, 404, { key });
     await hit('deletePresentationDefinition', `${P}/${def.pres_def_id}`, 200, { key });
     await hit('deletePresentationDefinition', `${P}/${def.pres_def_id}`, 404, { key });
+  });
+});
+
+describe('DIDComm', () => {
+  test('invitations, connections and messages', async () => {
+    const w = await newWallet('DIDComm');
+    const other = await newWallet('DIDComm other');
+    const key = w.apiKey;
+    const I = '/api/v1/invitations';
+    await hit('createInvitation', I, 400, { key, body: { multi_use: 'yes' } });
+    await hit('createInvitation', I, 400, { key, body: { unknown: 1 } });
+    const created = (await hit('createInvitation', I, 200, { key, body: { label: 'Schema', multi_use: true, qr: true } })).body;
+    expect(created.invitation_id).toBe(1);
+    await hit('createInvitation', I, 200, { key });
+    await hit('listInvitations', I, 200, { key });
+    await hit('listInvitations', `${I}?limit=1`, 200, { key });
+    await hit('listInvitations', `${I}?limit=0`, 400, { key });
+    await hit('getInvitation', `${I}/1`, 200, { key });
+    await hit('getInvitation', `${I}/1`, 404, { key: other.apiKey });
+    await hit('getInvitation', `${I}/abc`, 400, { key });
+    await hit('deleteInvitation', `${I}/2`, 200, { key });
+    await hit('deleteInvitation', `${I}/2`, 404, { key });
+    await hit('deleteInvitation', `${I}/0`, 400, { key });
+
+    // A connection and a message as the DIDComm worker stores them (seeded: this test drives no peer).
+    const connectionId = '01KAAAAAAAAAAAAAAAAAAAAAAC';
+    const messageId = '01KAAAAAAAAAAAAAAAAAAAAAAM';
+    const at = new Date().toISOString();
+    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
+    await ddb.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${connectionId}`, type: 'didcomm_connection', connection_id: connectionId, state: 'active', rfc23_state: 'completed', their_label: 'Peer', their_did: 'did:peer:4zQm', my_did: 'did:peer:4zQn', their_role: 'invitee', invitation_key: created.invitation.services[0].recipientKeys[0], invitation_msg_id: created.invitation['@id'], invitation_mode: 'multi', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: 1, error_msg: null, created_at: at, updated_at: at } }));
+    await ddb.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `DCMSG#${messageId}`, type: 'didcomm_message', message_id: messageId, invitation_id: 1, contact_id: connectionId, message: 'hello', direction: 'received', sent_time: at, state: 'received', created_at: at, updated_at: at } }));
+    ddb.destroy();
+
+    const C = '/api/v1/connections';
+    expect((await hit('listConnections', C, 200, { key })).body.map((c: any) => c.contact_id)).toEqual([connectionId]);
+    await hit('listConnections', `${C}?sort-field=created_at&sort-direction=asc&page-size=10&current-page=1&item-count=5`, 200, { key });
+    await hit('listConnections', `${C}?sort-field=their_did`, 400, { key });
+    await hit('listConnections', `${C}?page-size=100&current-page=11`, 400, { key });
+    expect((await hit('listConnections', C, 200, { key: other.apiKey })).body).toEqual([]);
+    await hit('getConnection', `${C}/${connectionId}`, 200, { key });
+    await hit('getConnection', `${C}/${connectionId}`, 404, { key: other.apiKey });
+    await hit('getConnection', `${C}/${'x'.repeat(129)}`, 400, { key });
+
+    const M = '/api/v1/messages';
+    await hit('listMessages', M, 200, { key });
+    await hit('listMessages', `${M}?cursor=nope`, 400, { key });
+    await hit('getMessage', `${M}/${messageId}`, 200, { key });
+    await hit('getMessage', `${M}/${messageId}`, 404, { key: other.apiKey });
+    await hit('getMessage', `${M}/${'x'.repeat(129)}`, 400, { key });
   });
 });
 

@@ -7,13 +7,12 @@ import type { RouteGroup } from './routes';
  * not allow ({@link allows}, applied to every SDK call and key operation), so a missing permission
  * fails `npm test` instead of production.
  *
- * Two principals per function:
+ * Two principals per function, and a third for tenancy:
  * - its own role (`shared`): service-level lookups only — named partitions, a lookup index, the MAC
  *   key, the queues. Used outside any wallet's session (authorizer, public routes, super-admin).
  * - a wallet's session (`tenant`): the function's tenant role assumed with the session tag
  *   `wallet_id`. Its data grants reach only partitions `W#<wallet>` and `W#<wallet>#…` (IAM
  *   `dynamodb:LeadingKeys`), its key grants only KMS keys tagged with that wallet.
- *
  * - a wallet's registry session (`registry`, tenancy only): a role of its own, assumed with the same
  *   tag by the wallet-creation path alone, that writes the name reservation (`SYS#WNAME#<name>`) and
  *   the public-reference lookup (`SYS#PUBREF#<ref>`) together with the new wallet's record. No tenant

@@ -5,8 +5,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { KEY_DELETION_WINDOW_DAYS, KMS_KEY_SPECS } from '../../lib/keys/port';
 import { ACCESS_TAGS, FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
-import { walletPartitionKey } from '../../lib/service/resources';
-import type { QueueId } from '../../lib/service/resources';
+import { walletPartitionKey, type QueueId } from '../../lib/service/resources';
 
 /** The tag a wallet's session carries, and the one its issuer keys carry. */
 export const WALLET_TAG = ACCESS_TAGS.wallet;
@@ -67,9 +66,8 @@ function walletSessionRole(scope: Construct, id: string, role: iam.Role, descrip
  * execution role may assume, only with a `wallet_id` session tag, whose grants reach only that
  * wallet's partitions and issuer keys; and, for tenancy, a registry role assumed the same way whose
  * grants reach only the reservation items and the wallet's record partition (wallet creation). The
- * one grant not made here is `usageKeys`: it names the
- * tenants' usage plan, which exists only once the API is deployed, so the root stack attaches it
- * ({@link UsageKeysPolicy}).
+ * one grant not made here is `usageKeys`: it names the tenants' usage plan, which exists only once
+ * the API is deployed, so the root stack attaches it ({@link UsageKeysPolicy}).
  */
 export class DeclaredAccess extends Construct {
   readonly tenantRole?: iam.Role;

@@ -72,7 +72,7 @@ const OWN_DATA_ALL: readonly DataAction[] = DATA_ACTIONS;
 const PUBLIC_REF_ITEMS = `${SYSTEM_PARTITIONS.publicRefPrefix}*`;
 const READ_PUBLIC_REFS: DataGrant = { actions: ['GetItem'], on: 'table', partitions: [PUBLIC_REF_ITEMS] };
 /** Wallet-name reservations and public-reference lookups: written only by tenancy's registry session. */
-export const RESERVATION_PARTITIONS = [`${SYSTEM_PARTITIONS.walletNamePrefix}*`, PUBLIC_REF_ITEMS] as const;
+const RESERVATION_PARTITIONS = [`${SYSTEM_PARTITIONS.walletNamePrefix}*`, PUBLIC_REF_ITEMS] as const;
 
 export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   authorizer: { shared: { data: [{ actions: ['Query'], on: TABLE.gsi1.name }], mac: true } },

@@ -165,6 +165,7 @@ export function addAreaFunctions(scope: Construct, area: Area, config: ServiceCo
     if (name === 'tenancy') f.fn.addEnvironment(ENV.usagePlanName, tenantPlanName(config.stackName));
     const access = new DeclaredAccess(f, 'Access', { fn: name, role: f.role, table: refs.table, macKeyArn: refs.macKeyArn, queue: (id) => refs.queue(id), issuerKeyTag: config.stackName, mail: config.mail });
     if (access.tenantRole) f.fn.addEnvironment(ENV.tenantRoleArn, access.tenantRole.roleArn);
+    if (access.registryRole) f.fn.addEnvironment(ENV.registryRoleArn, access.registryRole.roleArn);
     fns[name] = f;
     // The authorizer's refusals are Lambda errors by API Gateway's design: the root watches its own metric instead.
     if (name !== 'authorizer') alarms.add(`${name}-errors`, `${name} function errors`, f.fn.metricErrors({ period: Alarms.FIVE_MINUTES, statistic: 'Sum' }), 1);

@@ -53,6 +53,8 @@ const schema = z.discriminatedUnion('keyBackend', [
     issuerKeyTag: z.string().min(1),
     /** Absent for functions that never act in a wallet's session. */
     tenantRoleArn: z.string().min(1).optional(),
+    /** Only for a function that declares `registry` grants (tenancy). */
+    registryRoleArn: z.string().min(1).optional(),
     serviceName: z.string().default('credential-service'),
     ...webhooks,
     ...identity,
@@ -113,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: env[ENV.publicBaseUrl] || undefined,
     indyNamespace: env[ENV.indyNamespace] || undefined,
     tenantRoleArn: env[ENV.tenantRoleArn] || undefined,
+    registryRoleArn: env[ENV.registryRoleArn] || undefined,
     usageKeyPrefix: env[ENV.usageKeyPrefix] || undefined,
     usagePlanName: env[ENV.usagePlanName] || undefined,
     maxDidsPerWallet: env[ENV.maxDidsPerWallet] || undefined,

@@ -23,6 +23,8 @@ export const ENV = {
   indyNamespace: 'INDY_NAMESPACE',
   /** The function's tenant role, assumed with the session tag wallet_id for wallet-scoped work (deployed only). */
   tenantRoleArn: 'TENANT_ROLE_ARN',
+  /** The function's registry role (tenancy only: wallet creation's reservation writes), assumed with the same tag (deployed only). */
+  registryRoleArn: 'REGISTRY_ROLE_ARN',
   /** Prefix of the usage-plan key values (per-tenant throttling); the tenants' plan name (tenancy only). */
   usageKeyPrefix: 'USAGE_KEY_PREFIX',
   usagePlanName: 'USAGE_PLAN_NAME',

@@ -7,7 +7,7 @@ import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { allows, type Principal } from '../../lib/service/access';
 import { keys, tenantScope } from '../../lib/store/keys';
-import { inSession, sessionWallet } from '../../lib/store/session';
+import { inRegistry, inRegistrySession, inSession, sessionWallet, withOwnRole } from '../../lib/store/session';
 import { MemoryStore } from '../helpers/memory-store';
 
 /** A DynamoDB client that answers every call it lets through with an empty success, and records it. */
@@ -155,5 +155,38 @@ describe('wallet sessions', () => {
     // Concurrent sessions do not leak into each other.
     const seen = await Promise.all(['1', '2', '3'].map((w) => inSession(tenantScope(w), async () => (await new Promise((r) => setTimeout(r, 5)), sessionWallet()))));
     expect(seen).toEqual(['1', '2', '3']);
+  });
+
+  test('a registry session is entered only from outside any session, and nothing is entered from inside it', async () => {
+    const a = tenantScope('7');
+    await inRegistrySession(a, async () => {
+      expect([sessionWallet(), inRegistry()]).toEqual(['7', true]);
+      await expect(inSession(a, async () => 'as the wallet')).rejects.toMatchObject({ name: 'RegistrySessionError' });
+      await expect(inSession(tenantScope('8'), async () => 'borrowed')).rejects.toMatchObject({ name: 'SessionSwitchError' });
+      await expect(inRegistrySession(a, async () => 'again')).rejects.toMatchObject({ name: 'RegistrySessionError' });
+      await withOwnRole(async () => expect([sessionWallet(), inRegistry()]).toEqual([null, false]));
+    });
+    await inSession(a, async () => {
+      expect(inRegistry()).toBe(false);
+      await expect(inRegistrySession(a, async () => 'escalated')).rejects.toMatchObject({ name: 'RegistrySessionError' });
+    });
+    expect([sessionWallet(), inRegistry()]).toEqual([null, false]);
+  });
+
+  test("reservations: a wallet session of tenancy may not write them, its registry session may, and only its own wallet's record beside them", async () => {
+    const put = (principal: Principal, PK: string) => fakeDynamo(principal).doc.send(new PutCommand({ TableName: 't', Item: { PK, SK: 'x', wallet_id: '7' } }));
+    for (const PK of ['SYS#WNAME#acme', 'SYS#PUBREF#Aa0_Bb1-Cc2Dd3Ee4Ff5Gg']) {
+      await expect(put({ fn: 'tenancy', wallet: '7' }, PK)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+      await expect(put({ fn: 'tenancy', wallet: null }, PK)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+      await expect(put({ fn: 'tenancy', wallet: '7', registry: true }, PK)).resolves.toBeDefined();
+      await expect(put({ fn: 'dids', wallet: '7', registry: true }, PK)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    }
+    await expect(put({ fn: 'tenancy', wallet: '7', registry: true }, 'W#7')).resolves.toBeDefined();
+    for (const PK of ['W#8', 'W#7#x', 'W#70']) await expect(put({ fn: 'tenancy', wallet: '7', registry: true }, PK)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    const { doc } = fakeDynamo({ fn: 'tenancy', wallet: '7', registry: true });
+    await expect(doc.send(new GetCommand({ TableName: 't', Key: { PK: 'SYS#WNAME#acme', SK: 'WNAME' } }))).rejects.toThrow(/\(registry session of wallet 7\) is not authorized/);
+    // Issuer keys are never used in a registry session.
+    const km = guardKeyManager(new LocalKeyManager(new MemoryStore(), new LocalSecretDeriver('ab'.repeat(32))), 'tenancy');
+    await expect(inRegistrySession(tenantScope('7'), () => km.create(tenantScope('7'), 'EdDSA'))).rejects.toMatchObject({ name: 'AccessDeniedException' });
   });
 });

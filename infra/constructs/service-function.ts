@@ -33,7 +33,7 @@ export const BUNDLE_BUDGET_BYTES = 600_000;
  * carries the OpenID libraries' whole zod namespace like the issuer, plus ajv (definition filters are
  * re-checked on what wallets disclose), DCQL matching and the KMS client. Both OID4VP groups compile
  * patterns with RE2 (re2js, ~160 KB minified, most of it Unicode tables): a tenant's pattern runs on
- * wallet input, and V8's backtracking engine would let one value block the function (README "OID4VP").
+ * wallet input, and V8's backtracking engine would let one value block the function (docs/oid4vp.md, "Definitions, requests and the two kinds of wallet": patterns).
  */
 export const BUNDLE_BUDGET_OVERRIDES: Readonly<Record<string, number>> = { 'oid4vci-issuer': 760_000, 'email-worker': 725_000, oid4vp: 920_000, 'oid4vp-verifier': 1_080_000 };
 
@@ -89,7 +89,7 @@ export class ServiceFunction extends Construct {
       logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
       // X-Ray: each invocation's init and run under the API stage's trace, with no library in the bundle
-      // (Powertools Tracer would add ~125 KB: README, "Observability").
+      // (Powertools Tracer would add ~125 KB: docs/deploying.md, "Observability").
       tracing: lambda.Tracing.ACTIVE,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
       bundling: {

@@ -49,7 +49,7 @@ export interface ServiceStackProps extends StackProps {
     readonly protocolRoute: ThrottleLimits;
   };
   readonly limits: { readonly maxDidsPerWallet: number; readonly maxDidCreationsPerMinute: number };
-  /** did:indy namespace of this deployment (README, "DIDs"). */
+  /** did:indy namespace of this deployment (docs/dids.md). */
   readonly indyNamespace: string;
   /** Base URL for did:web identifiers when the API sits behind a custom domain; else from each request. */
   readonly publicBaseUrl?: string;
@@ -155,7 +155,7 @@ export class ServiceStack extends Stack {
       alarms.add(`${name}-alarm`, `messages waiting in ${name}`, dead.metricApproximateNumberOfMessagesVisible({ period: Alarms.FIVE_MINUTES, statistic: 'Maximum' }), 1);
     }
 
-    // API: REST API (see README "Why a REST API"), one Lambda integration per endpoint group. Deployed
+    // API: REST API (see docs/design.md, section 2, "REST API, not HTTP API"), one Lambda integration per endpoint group. Deployed
     // by the explicit Deployment below, once every area's methods exist.
     this.api = new apigw.RestApi(this, 'Api', {
       restApiName: props.serviceName,

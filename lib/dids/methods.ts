@@ -1,7 +1,7 @@
 import bs58 from 'bs58';
 import type { KeyAlg, PublicJwk } from '../keys/port';
 
-/** DID methods the service creates. sov/indy are Indy-style identifiers without a ledger (README). */
+/** DID methods the service creates. sov/indy are Indy-style identifiers without a ledger (docs/dids.md). */
 export type DidMethod = 'sov' | 'indy' | 'key' | 'jwk' | 'web';
 export const DID_METHODS: readonly DidMethod[] = ['sov', 'indy', 'key', 'jwk', 'web'];
 

@@ -71,7 +71,7 @@ export interface IssuableConfiguration {
 }
 
 /**
- * Exchange states (contract 3.1 names `created` and `offer`; the rest is ours, README "OID4VCI"):
+ * Exchange states (contract 3.1 names `created` and `offer`; the rest is ours, docs/oid4vci.md, "Offers and exchanges"):
  * created (creation response only) → offer → redeemed (code traded for an access token) → issued
  * → accepted | deleted | failed (the wallet's notification); offer → expired (code lifetime passed),
  * redeemed → expired (access token lifetime passed unused); offer → failed (tx_code attempts

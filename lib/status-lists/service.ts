@@ -25,7 +25,7 @@ import {
 } from './records';
 import type { StatusPurpose } from './tokens';
 
-/** Limits of a definition (README "Status lists"): each keeps one item, and one signed list, within DynamoDB's 400 KB. */
+/** Limits of a definition (docs/status-lists.md, "Definitions"): each keeps one item, and one signed list, within DynamoDB's 400 KB. */
 export const LIMITS = {
   minListSize: 131072,
   /**

@@ -140,6 +140,26 @@ describe('GET /docs in headless Chromium', () => {
     await page.close();
   });
 
+  test("examples are the service's own values: an offer shows the real grant name, and the Servers box names this API", async () => {
+    const { page, problems } = await openDocs();
+    // The Servers box: the URL the document was fetched from, never ".".
+    await page.locator('.servers select').waitFor({ timeout: 30000 });
+    expect(await page.locator('.servers select option').allTextContents()).toEqual([expect.stringMatching(new RegExp(`^${api.rt.url.replace(/[.]/g, '\\.')} - `))]);
+
+    const op = page.locator('#operations-OID4VCI-issueCredentialOffer');
+    await op.locator('.opblock-summary').click();
+    const body = op.locator('.opblock-body');
+    await body.locator('.responses-wrapper').waitFor();
+    const text = (await body.innerText()).replace(/\s+/g, ' ');
+    expect(text).toContain('"urn:ietf:params:oauth:grant-type:pre-authorized_code"');
+    expect(text).toContain('"credential_subject"');
+    expect(text).not.toMatch(/additionalProp|-9007199254740991/);
+    // Each error status lists its codes with their meaning.
+    expect(text).toContain('invalid_credential_subject');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   test('"Try it out" calls the API on the same origin with the key given to Authorize', async () => {
     const w = await api.newWallet();
     const { page, problems } = await openDocs();

@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface StartedStack {
-  /** BASE_URL and BASE_API_KEY as the banner's `export` line prints them. */
+  /** BASE_URL and BASE_API_KEY as the banner's `export` line prints them (the key: null after the first start). */
   readonly baseUrl: string;
-  readonly baseApiKey: string;
+  readonly baseApiKey: string | null;
   readonly mailViewerUrl: string;
   /** Everything `npm start` printed so far. */
   output(): string;
@@ -69,11 +69,12 @@ export async function startStack(opts: StackOptions): Promise<StartedStack> {
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  const exported = /^\s*export BASE_URL=(\S+) BASE_API_KEY=(\S+)\s*$/m.exec(out);
+  const exported = /^\s*export BASE_URL=(\S+) BASE_API_KEY=(.+)$/m.exec(out);
   const mail = /Mail viewer \(SES\):\s+(\S+)/.exec(out);
   if (!exported || !mail) {
     await stop();
     throw new Error(`the banner lacks the export line or the mail viewer:\n${out}`);
   }
-  return { baseUrl: exported[1]!, baseApiKey: exported[2]!, mailViewerUrl: mail[1]!, output: () => out, stop };
+  const key = exported[2]!.trim();
+  return { baseUrl: exported[1]!, baseApiKey: key.startsWith('<') ? null : key, mailViewerUrl: mail[1]!, output: () => out, stop };
 }

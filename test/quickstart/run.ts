@@ -44,6 +44,7 @@ try {
     stack = await startStack({
       env: { PORT: String(port), MAIL_VIEWER_PORT: String(mailViewerPort), LOCAL_DATA_DIR: join(work, 'data') },
     });
+    if (!stack.baseApiKey) throw new Error('a fresh data folder, yet the banner printed no base key');
     env = { BASE_URL: stack.baseUrl, BASE_API_KEY: stack.baseApiKey };
   } else {
     env = { BASE_URL: values.url!.replace(/\/+$/, ''), BASE_API_KEY: values.key! };

@@ -69,12 +69,19 @@ export async function startStack(opts: StackOptions): Promise<StartedStack> {
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  const exported = /^\s*export BASE_URL=(\S+) BASE_API_KEY=(.+)$/m.exec(out);
-  const mail = /Mail viewer \(SES\):\s+(\S+)/.exec(out);
-  if (!exported || !mail) {
+  const parsed = parseBanner(out);
+  if (!parsed) {
     await stop();
     throw new Error(`the banner lacks the export line or the mail viewer:\n${out}`);
   }
+  return { ...parsed, output: () => out, stop };
+}
+
+/** The banner's `export BASE_URL=… BASE_API_KEY=…` line and mail viewer URL; null if either is missing. */
+export function parseBanner(out: string): Pick<StartedStack, 'baseUrl' | 'baseApiKey' | 'mailViewerUrl'> | null {
+  const exported = /^\s*export BASE_URL=(\S+) BASE_API_KEY=(.+)$/m.exec(out);
+  const mail = /Mail viewer \(SES\):\s+(\S+)/.exec(out);
+  if (!exported || !mail) return null;
   const key = exported[2]!.trim();
-  return { baseUrl: exported[1]!, baseApiKey: key.startsWith('<') ? null : key, mailViewerUrl: mail[1]!, output: () => out, stop };
+  return { baseUrl: exported[1]!, baseApiKey: key.startsWith('<') ? null : key, mailViewerUrl: mail[1]! };
 }

@@ -246,6 +246,27 @@ describe('present', () => {
     expect(r.matched_credentials.degree.claims.vc.credentialSubject).toMatchObject(DEGREE_SUBJECT);
   }, 60_000);
 
+  test('jwt_vc_json over Presentation Exchange (draft form): a VP JWT with path_nested in the submission', async () => {
+    const wallet = await freshWallet();
+    await redeem(wallet, (await offer(issuer, 'jwt')).credential_offer);
+    const pres_def = {
+      id: 'degree-check',
+      input_descriptors: [
+        {
+          id: 'degree',
+          format: { jwt_vc_json: { alg: ['ES256', 'EdDSA'] } },
+          constraints: { fields: [{ path: ['$.vc.type', '$.type'], filter: { type: 'array', contains: { const: 'UniversityDegreeCredential' } } }, { path: ['$.vc.credentialSubject.degree', '$.credentialSubject.degree'] }] },
+        },
+      ],
+    };
+    const def = await ok(api.call('POST', '/api/v1/oid4vp/presentation-definitions', { key: verifier.key, body: { pres_def } }), 'definition');
+    const created = await request({ pres_def_id: def.pres_def_id, vp_formats: JWT_FORMATS });
+    const result = await present(wallet, created.request_uri_draft);
+    expect(result).toMatchObject({ accepted: true, query: 'presentation_definition', presented: [{ query_id: 'degree', format: 'jwt_vc_json' }] });
+    const r = await record(created);
+    expect(r).toMatchObject({ state: 'presentation-valid', matched_credentials: { degree: { format: 'jwt_vc_json', issuer: issuer.did } } });
+  }, 60_000);
+
   test('several matches: the newest unless --credential names one, and the choice is said', async () => {
     const wallet = await freshWallet();
     const first = (await redeem(wallet, (await offer(issuer, 'sd')).credential_offer)).credentials[0]!.id;

@@ -162,6 +162,24 @@ function selectDcql(ctx: WalletContext, rawQuery: unknown, held: Held[], chosen:
   });
 }
 
+/**
+ * pex names a JWT-encoded VC's format `jwt_vc` and would not match a definition asking for
+ * `jwt_vc_json`: the same credentials (VC-JWT) under OpenID4VP's name. For matching only, a format
+ * restriction naming one also names the other; the submission keeps the definition's own name.
+ */
+function widenJwtFormats(definition: Json): Json {
+  const widen = (format: unknown) => {
+    if (!isObject(format)) return format;
+    const out: Json = { ...format };
+    for (const [a, b] of [['jwt_vc_json', 'jwt_vc'], ['jwt_vp_json', 'jwt_vp']] as const) {
+      if (a in out && !(b in out)) out[b] = out[a];
+    }
+    return out;
+  };
+  const descriptors = (definition.input_descriptors as Json[]).map((d) => ('format' in d ? { ...d, format: widen(d.format) } : d));
+  return { ...definition, ...('format' in definition ? { format: widen(definition.format) } : {}), input_descriptors: descriptors };
+}
+
 /** PE v2 (draft-era requests): each input descriptor evaluated by pex against each held credential. */
 function selectPex(ctx: WalletContext, definition: Json, held: Held[], chosen: readonly string[], used: Set<string>): Selection[] {
   const pex = new PEX({ hasher: (data, alg) => hasher(data, alg) });
@@ -169,15 +187,22 @@ function selectPex(ctx: WalletContext, definition: Json, held: Held[], chosen: r
   if (definition.submission_requirements) throw new WalletError('unsupported', 'the definition has submission_requirements, which the wallet does not evaluate');
   return descriptors.map((descriptor) => {
     const id = String(descriptor.id);
-    const single = { ...definition, input_descriptors: [descriptor] } as never;
+    const single = widenJwtFormats({ ...definition, input_descriptors: [descriptor] }) as never;
+    const reasons = new Set<string>();
     const candidates = held.filter((h) => {
       try {
-        return pex.evaluateCredentials(single, [h.stored.credential]).areRequiredCredentialsPresent !== 'error';
-      } catch {
+        const evaluation = pex.evaluateCredentials(single, [h.stored.credential]);
+        for (const e of evaluation.errors ?? []) reasons.add(`${e.tag}: ${e.message}`);
+        return evaluation.areRequiredCredentialsPresent !== 'error';
+      } catch (err) {
+        reasons.add(messageOf(err));
         return false;
       }
     });
-    if (candidates.length === 0) throw new WalletError('no_matching_credential', `no held credential satisfies input descriptor '${id}'; \`list\` shows what the wallet holds`);
+    if (candidates.length === 0) {
+      const why = [...reasons].slice(0, 3).join('; ');
+      throw new WalletError('no_matching_credential', `no held credential satisfies input descriptor '${id}'${why ? ` (${why})` : ''}; \`list\` shows what the wallet holds`);
+    }
     const chosenHeld = pick(ctx, id, candidates, chosen, used);
     // Disclose what the fields name (the first path of each that the credential has), nothing optional.
     const frame: Frame = {};

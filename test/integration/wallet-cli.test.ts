@@ -8,12 +8,16 @@
  * `npm run --silent wallet` to prove the entry point and that `--json` leaves stdout pure JSON.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
-import { decodeJwt } from 'jose';
+import { compactDecrypt, decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { eventually } from '../helpers/receiver';
 import { ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
 import { FAMILY_NAME_AND_BIRTHDATE, IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration, sdJwtVpFormats } from '../helpers/identity-credential';
@@ -242,6 +246,27 @@ describe('present', () => {
     expect(r.matched_credentials.degree.claims.vc.credentialSubject).toMatchObject(DEGREE_SUBJECT);
   }, 60_000);
 
+  test('jwt_vc_json over Presentation Exchange (draft form): a VP JWT with path_nested in the submission', async () => {
+    const wallet = await freshWallet();
+    await redeem(wallet, (await offer(issuer, 'jwt')).credential_offer);
+    const pres_def = {
+      id: 'degree-check',
+      input_descriptors: [
+        {
+          id: 'degree',
+          format: { jwt_vc_json: { alg: ['ES256', 'EdDSA'] } },
+          constraints: { fields: [{ path: ['$.vc.type', '$.type'], filter: { type: 'array', contains: { const: 'UniversityDegreeCredential' } } }, { path: ['$.vc.credentialSubject.degree', '$.credentialSubject.degree'] }] },
+        },
+      ],
+    };
+    const def = await ok(api.call('POST', '/api/v1/oid4vp/presentation-definitions', { key: verifier.key, body: { pres_def } }), 'definition');
+    const created = await request({ pres_def_id: def.pres_def_id, vp_formats: JWT_FORMATS });
+    const result = await present(wallet, created.request_uri_draft);
+    expect(result).toMatchObject({ accepted: true, query: 'presentation_definition', presented: [{ query_id: 'degree', format: 'jwt_vc_json' }] });
+    const r = await record(created);
+    expect(r).toMatchObject({ state: 'presentation-valid', matched_credentials: { degree: { format: 'jwt_vc_json', issuer: issuer.did } } });
+  }, 60_000);
+
   test('several matches: the newest unless --credential names one, and the choice is said', async () => {
     const wallet = await freshWallet();
     const first = (await redeem(wallet, (await offer(issuer, 'sd')).credential_offer)).credentials[0]!.id;
@@ -327,6 +352,78 @@ describe('present', () => {
     expect(r).toMatchObject({ state: 'presentation-invalid', verified: false });
     expect(r.errors.map((e: any) => e.code)).toEqual(['credential_revoked']);
   }, 90_000);
+});
+
+describe('present: direct_post.jwt', () => {
+  /**
+   * The service's verifier answers direct_post only, so this verifier is the test's own, on loopback:
+   * a did:jwk that signs the request object and an ECDH-ES key in client_metadata that the wallet
+   * must encrypt its response to. The test decrypts what arrives and checks the presentation in it.
+   */
+  test('the response is encrypted to the verifier’s key, and holds the key-bound presentation with only the asked claims', async () => {
+    const wallet = await freshWallet();
+    await redeem(wallet, (await offer(issuer, 'sd')).credential_offer);
+
+    const signing = await generateKeyPair('ES256', { extractable: true });
+    const encryption = await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true });
+    const { kty, crv, x, y } = await exportJWK(signing.publicKey);
+    const did = `did:jwk:${Buffer.from(JSON.stringify({ crv, kty, x, y })).toString('base64url')}`;
+    const encJwk = { ...(await exportJWK(encryption.publicKey)), kid: 'enc-1', use: 'enc', alg: 'ECDH-ES' };
+    const posted: string[] = [];
+    let requestObject = '';
+    const server = createServer((req, res) => {
+      if (req.method === 'GET' && req.url === '/request') {
+        res.writeHead(200, { 'content-type': 'application/oauth-authz-req+jwt' }).end(requestObject);
+        return;
+      }
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        posted.push(body);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const clientId = `decentralized_identifier:${did}`;
+      const nonce = randomBytes(16).toString('base64url');
+      requestObject = await new SignJWT({
+        client_id: clientId,
+        response_type: 'vp_token',
+        response_mode: 'direct_post.jwt',
+        response_uri: `${base}/response`,
+        nonce,
+        state: 'st-1',
+        dcql_query: IDENTITY_DCQL,
+        client_metadata: { jwks: { keys: [encJwk] }, vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['ES256'] } }, encrypted_response_enc_values_supported: ['A128GCM'] },
+      })
+        .setProtectedHeader({ alg: 'ES256', typ: 'oauth-authz-req+jwt', kid: `${did}#0` })
+        .setAudience('https://self-issued.me/v2')
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(signing.privateKey);
+
+      const result = await present(wallet, `openid4vp://?client_id=${encodeURIComponent(clientId)}&request_uri=${encodeURIComponent(`${base}/request`)}`);
+      expect(result).toMatchObject({ accepted: true, client_id: clientId, presented: [{ query_id: 'identity', disclosed: ['/address/locality', '/given_name'] }] });
+
+      expect(posted).toHaveLength(1);
+      const form = new URLSearchParams(posted[0]);
+      expect([...form.keys()]).toEqual(['response']);
+      const { plaintext, protectedHeader } = await compactDecrypt(form.get('response')!, encryption.privateKey);
+      expect(protectedHeader).toMatchObject({ alg: 'ECDH-ES', enc: 'A128GCM', kid: 'enc-1' });
+      const answer = JSON.parse(new TextDecoder().decode(plaintext));
+      expect(answer.state).toBe('st-1');
+      const sdJwt: string = answer.vp_token.identity[0];
+      const parts = sdJwt.split('~');
+      expect(parts).toHaveLength(4); // issuer JWT, two disclosures, KB-JWT
+      const kb = decodeJwt(parts[3]!);
+      expect(kb).toMatchObject({ aud: clientId, nonce });
+    } finally {
+      server.close();
+    }
+  }, 60_000);
 });
 
 describe('list, show and the entry point', () => {

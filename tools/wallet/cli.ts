@@ -49,6 +49,16 @@ const indent = (text: string, by = '    ') =>
     .map((l) => by + l)
     .join('\n');
 
+/** The status reference as issued: an IETF Token Status List entry, or W3C credentialStatus entries. */
+function describeStatus(status: unknown): string {
+  if (!status) return 'none (not revocable)';
+  const list = (status as { status_list?: { idx?: unknown; uri?: unknown } }).status_list;
+  if (list) return `entry ${String(list.idx)} of the token status list ${String(list.uri)}`;
+  const entries = (Array.isArray(status) ? status : [status]) as { statusPurpose?: unknown; statusListIndex?: unknown; statusListCredential?: unknown }[];
+  if (entries.every((e) => e.statusListCredential)) return entries.map((e) => `${String(e.statusPurpose)} entry ${String(e.statusListIndex)} of ${String(e.statusListCredential)}`).join('; ');
+  return JSON.stringify(status);
+}
+
 /** A credential for people: what it is, who issued it, its claims (disclosable ones marked). */
 export function describeCredential(v: CredentialView): string {
   const lines = [
@@ -59,7 +69,7 @@ export function describeCredential(v: CredentialView): string {
     ...(v.types ? [`  types       ${v.types.join(', ')}`] : []),
     `  issued      ${v.issued_at ?? '-'}   expires ${v.expires_at ?? '-'}`,
     `  holder key  ${v.holder_binding.method}${v.holder_binding.did_url ? ` ${v.holder_binding.did_url}` : ` (thumbprint ${v.holder_binding.key})`}`,
-    `  status      ${v.status ? JSON.stringify(v.status) : 'none'}`,
+    `  status      ${describeStatus(v.status)}`,
     `  claims`,
     indent(JSON.stringify(v.claims, null, 2)),
     `  selectively disclosable: ${v.disclosable.length ? v.disclosable.join(', ') : 'none'}`,

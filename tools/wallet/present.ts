@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { PEX } from '@animo-id/pex';
 import { Openid4vpClient, type ResolvedOpenid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
 import { SDJwtInstance } from '@sd-jwt/core';
+import { CompactEncrypt, importJWK, type JWK } from 'jose';
 import { DcqlQuery, type DcqlCredential } from 'dcql';
 import { parseJsonPath, type PathSegment } from '../../lib/oid4vp/query/jsonpath';
 import { HolderCallbacks } from './callbacks';
@@ -161,6 +162,24 @@ function selectDcql(ctx: WalletContext, rawQuery: unknown, held: Held[], chosen:
   });
 }
 
+/**
+ * pex names a JWT-encoded VC's format `jwt_vc` and would not match a definition asking for
+ * `jwt_vc_json`: the same credentials (VC-JWT) under OpenID4VP's name. For matching only, a format
+ * restriction naming one also names the other; the submission keeps the definition's own name.
+ */
+function widenJwtFormats(definition: Json): Json {
+  const widen = (format: unknown) => {
+    if (!isObject(format)) return format;
+    const out: Json = { ...format };
+    for (const [a, b] of [['jwt_vc_json', 'jwt_vc'], ['jwt_vp_json', 'jwt_vp']] as const) {
+      if (a in out && !(b in out)) out[b] = out[a];
+    }
+    return out;
+  };
+  const descriptors = (definition.input_descriptors as Json[]).map((d) => ('format' in d ? { ...d, format: widen(d.format) } : d));
+  return { ...definition, ...('format' in definition ? { format: widen(definition.format) } : {}), input_descriptors: descriptors };
+}
+
 /** PE v2 (draft-era requests): each input descriptor evaluated by pex against each held credential. */
 function selectPex(ctx: WalletContext, definition: Json, held: Held[], chosen: readonly string[], used: Set<string>): Selection[] {
   const pex = new PEX({ hasher: (data, alg) => hasher(data, alg) });
@@ -168,15 +187,22 @@ function selectPex(ctx: WalletContext, definition: Json, held: Held[], chosen: r
   if (definition.submission_requirements) throw new WalletError('unsupported', 'the definition has submission_requirements, which the wallet does not evaluate');
   return descriptors.map((descriptor) => {
     const id = String(descriptor.id);
-    const single = { ...definition, input_descriptors: [descriptor] } as never;
+    const single = widenJwtFormats({ ...definition, input_descriptors: [descriptor] }) as never;
+    const reasons = new Set<string>();
     const candidates = held.filter((h) => {
       try {
-        return pex.evaluateCredentials(single, [h.stored.credential]).areRequiredCredentialsPresent !== 'error';
-      } catch {
+        const evaluation = pex.evaluateCredentials(single, [h.stored.credential]);
+        for (const e of evaluation.errors ?? []) reasons.add(`${e.tag}: ${e.message}`);
+        return evaluation.areRequiredCredentialsPresent !== 'error';
+      } catch (err) {
+        reasons.add(messageOf(err));
         return false;
       }
     });
-    if (candidates.length === 0) throw new WalletError('no_matching_credential', `no held credential satisfies input descriptor '${id}'; \`list\` shows what the wallet holds`);
+    if (candidates.length === 0) {
+      const why = [...reasons].slice(0, 3).join('; ');
+      throw new WalletError('no_matching_credential', `no held credential satisfies input descriptor '${id}'${why ? ` (${why})` : ''}; \`list\` shows what the wallet holds`);
+    }
     const chosenHeld = pick(ctx, id, candidates, chosen, used);
     // Disclose what the fields name (the first path of each that the credential has), nothing optional.
     const frame: Frame = {};
@@ -194,6 +220,17 @@ function selectPex(ctx: WalletContext, definition: Json, held: Held[], chosen: r
     return { queryId: id, held: chosenHeld, frame };
   });
 }
+
+/** What the wallet encrypts with for direct_post.jwt: ECDH-ES on the verifier's key, the AES-GCM (HAIP) and CBC-HMAC encodings; responses are not signed. */
+const jarmOptions = () => ({
+  // apu: a fresh wallet nonce per response (OpenID4VP 1.0 §8.3).
+  encryption: { nonce: randomBytes(16).toString('base64url') },
+  serverMetadata: {
+    authorization_signing_alg_values_supported: [],
+    authorization_encryption_alg_values_supported: ['ECDH-ES'],
+    authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM', 'A128CBC-HS256'],
+  },
+});
 
 interface Built {
   readonly presentation: string;
@@ -238,8 +275,17 @@ export async function present(ctx: WalletContext, requestUri: string, opts: Pres
   const client = new Openid4vpClient({
     callbacks: {
       ...callbacks.context(),
-      encryptJwe: () => {
-        throw new WalletError('unsupported', 'encrypted responses (direct_post.jwt) are not supported by the wallet');
+      // direct_post.jwt (OpenID4VP 1.0 §8.3): the response encrypted to the verifier's key from client_metadata.
+      encryptJwe: async (encryptor, data) => {
+        const header = { alg: encryptor.alg, enc: encryptor.enc, ...(encryptor.publicJwk.kid ? { kid: encryptor.publicJwk.kid } : {}) };
+        const jwe = new CompactEncrypt(new TextEncoder().encode(data)).setProtectedHeader(header);
+        if (encryptor.apu || encryptor.apv) {
+          jwe.setKeyManagementParameters({
+            ...(encryptor.apu ? { apu: Buffer.from(encryptor.apu, 'base64url') } : {}),
+            ...(encryptor.apv ? { apv: Buffer.from(encryptor.apv, 'base64url') } : {}),
+          });
+        }
+        return { jwe: await jwe.encrypt(await importJWK(encryptor.publicJwk as JWK, encryptor.alg)), encryptionJwk: encryptor.publicJwk };
       },
       decryptJwe: () => {
         throw new WalletError('unsupported', 'encrypted request objects are not supported by the wallet');
@@ -273,7 +319,9 @@ export async function present(ctx: WalletContext, requestUri: string, opts: Pres
   ctx.log(`request object ${jar.sendBy === 'reference' ? 'fetched' : 'received'}: signed by ${jar.signer.method === 'did' ? jar.signer.didUrl : jar.signer.method}, the verifier ${verifier.identifier}; OpenID4VP ${resolved.version === 100 ? '1.0' : `draft ${resolved.version}`}`);
 
   const responseMode = String(payload.response_mode ?? 'fragment');
-  if (responseMode !== 'direct_post') throw new WalletError('unsupported', `response_mode ${responseMode}: the wallet answers direct_post requests only`);
+  if (responseMode !== 'direct_post' && responseMode !== 'direct_post.jwt') {
+    throw new WalletError('unsupported', `response_mode ${responseMode}: the wallet answers direct_post and direct_post.jwt requests only`);
+  }
   const responseUri = typeof payload.response_uri === 'string' ? payload.response_uri : undefined;
   if (!responseUri) throw new WalletError('invalid_request', 'the request has no response_uri');
   const nonce = String(payload.nonce);
@@ -329,8 +377,15 @@ export async function present(ctx: WalletContext, requestUri: string, opts: Pres
     const created = await client.createOpenid4vpAuthorizationResponse({
       authorizationRequestPayload,
       authorizationResponsePayload: { vp_token: vpToken as never, ...(submission ? { presentation_submission: submission } : {}) },
+      ...(responseMode === 'direct_post.jwt' ? { jarm: jarmOptions() } : {}),
     });
-    response = (await client.submitOpenid4vpAuthorizationResponse({ authorizationRequestPayload: authorizationRequestPayload as never, authorizationResponsePayload: created.authorizationResponsePayload })).response;
+    response = (
+      await client.submitOpenid4vpAuthorizationResponse({
+        authorizationRequestPayload: authorizationRequestPayload as never,
+        authorizationResponsePayload: created.authorizationResponsePayload,
+        ...(created.jarm ? { jarm: { responseJwt: created.jarm.responseJwt } } : {}),
+      })
+    ).response;
   } catch (err) {
     throw libraryError(err, `posting the response to ${responseUri}`, 'verifier_error');
   }
@@ -341,6 +396,6 @@ export async function present(ctx: WalletContext, requestUri: string, opts: Pres
   } catch {
     // not JSON: keep the text
   }
-  ctx.log(`response posted (direct_post) to ${responseUri}: ${response.status}`);
+  ctx.log(`response posted (${responseMode}${responseMode === 'direct_post.jwt' ? `, encrypted ECDH-ES to the verifier's key` : ''}) to ${responseUri}: ${response.status}`);
   return { client_id: aud, response_uri: responseUri, query: kind, presented, accepted: response.ok, verifier: { status: response.status, body } };
 }

@@ -1,13 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { DOCS_RENDERER_FILES } from '../../lib/service/docs-assets';
 import { ROUTES } from '../../lib/service/routes';
+import { headlessChromium } from '../helpers/chromium';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
-
-// Debian's chromium: CI installs it (.ci/run); playwright-core never downloads a browser.
-const CHROMIUM = '/usr/bin/chromium';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -67,14 +65,15 @@ describe('GET /docs in headless Chromium', () => {
   /** Every request the browser made in the current test; anything off the runtime's origin is aborted too. */
   let requests: string[];
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium); .ci/run does this in CI`);
-    }
+    // /usr/bin/chromium if installed, else the @sparticuz/chromium devDependency's build.
+    const browser = await headlessChromium();
     profile = mkdtempSync(join(tmpdir(), 'docs-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      executablePath: browser.executablePath,
       headless: true,
+      env: { ...process.env, ...browser.env },
       args: [
+        ...browser.args,
         '--headless',
         '--no-sandbox',
         '--disable-gpu',

@@ -81,8 +81,11 @@ async function request(body: Record<string, unknown>): Promise<any> {
 const record = async (created: any) => ok(api.call('GET', `/api/v1/oid4vp/presentations/${created.presentation.presentation_id}`, { key: verifier.key }), 'presentation');
 
 /** A fresh wallet folder of its own (for tests that count what the wallet holds). */
+const folders: string[] = [];
 async function freshWallet(): Promise<WalletContext> {
-  return { store: new WalletStore(await mkdtemp(join(tmpdir(), 'wallet-'))), log: (l) => logs.push(l) };
+  const folder = await mkdtemp(join(tmpdir(), 'wallet-'));
+  folders.push(folder);
+  return { store: new WalletStore(folder), log: (l) => logs.push(l) };
 }
 
 /** runCli with captured output. */
@@ -106,7 +109,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.rt.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await Promise.all([dir, ...folders].filter(Boolean).map((f) => rm(f, { recursive: true, force: true })));
 });
 
 beforeEach(() => {

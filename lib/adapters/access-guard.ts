@@ -1,7 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SESClient } from '@aws-sdk/client-ses';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { AccessDeniedError, allows, type AccessRequest, type DataAction, type IssuerKeyAction, type Principal } from '../service/access';
+import { AccessDeniedError, allows, type AccessRequest, type DataAction, type DataKeyAction, type IssuerKeyAction, type Principal } from '../service/access';
+import type { DataKeyService } from '../didcomm/key-vault';
 import { keyAttributesOf, TABLE, type IndexName, type QueueId } from '../service/resources';
 import type { KeyManager } from '../keys/port';
 import type { SecretDeriver } from '../secrets/port';
@@ -168,5 +169,21 @@ export function guardKeyManager(inner: KeyManager, fn: Principal['fn']): KeyMana
     sign: async (scope, ref, alg, data) => (check('Sign', scope.walletId), inner.sign(scope, ref, alg, data)),
     publicJwk: async (scope, ref, alg) => (check('GetPublicKey', scope.walletId), inner.publicJwk(scope, ref, alg)),
     scheduleDeletion: async (scope, ref) => (check('ScheduleKeyDeletion', scope.walletId), inner.scheduleDeletion(scope, ref)),
+  };
+}
+
+/**
+ * DIDComm data-key operations checked like the tenant role's IAM condition: the session's wallet must
+ * be the encryption context's `wallet_id`, and the operation declared (`tenant.dataKeys`).
+ */
+export function guardDataKeys(inner: DataKeyService, fn: Principal['fn']): DataKeyService {
+  const check = (action: DataKeyAction, contextWallet: string) => {
+    const p: Principal = { fn, wallet: sessionWallet() };
+    const r: AccessRequest = { service: 'kms-data-key', action, contextWallet };
+    if (!decide(p, r)) deny(p, r);
+  };
+  return {
+    generate: async (walletId) => (check('GenerateDataKey', walletId), inner.generate(walletId)),
+    decrypt: async (walletId, sealed) => (check('Decrypt', walletId), inner.decrypt(walletId, sealed)),
   };
 }

@@ -31,6 +31,10 @@ export type DataAction = (typeof DATA_ACTIONS)[number];
 export const ISSUER_KEY_ACTIONS = ['CreateKey', 'GetPublicKey', 'Sign', 'ScheduleKeyDeletion'] as const;
 export type IssuerKeyAction = (typeof ISSUER_KEY_ACTIONS)[number];
 
+/** DIDComm connection keys' data key (lib/didcomm/key-vault.ts): KMS envelope encryption under the stack's DIDComm key. */
+export const DATA_KEY_ACTIONS = ['GenerateDataKey', 'Decrypt'] as const;
+export type DataKeyAction = (typeof DATA_KEY_ACTIONS)[number];
+
 /**
  * A grant on the base table for the partitions listed (exact values, or a prefix ending in `*`), or
  * on a whole index: an index holds only one kind of lookup, so the index itself is the boundary.
@@ -56,6 +60,8 @@ export interface FunctionAccess {
     /** Further table grants of the wallet session (beyond its own partitions); each one justified. */
     readonly also?: readonly DataGrant[];
     readonly issuerKeys?: readonly IssuerKeyAction[];
+    /** The DIDComm data key, only with the encryption context {wallet_id: the session's wallet}. */
+    readonly dataKeys?: readonly DataKeyAction[];
   };
   readonly registry?: {
     /** Actions on the session's wallet's record partition `W#<wallet>` only (not `W#<wallet>#…`). */
@@ -169,6 +175,7 @@ export type AccessRequest =
   | { readonly service: 'dynamodb'; readonly action: DataAction; readonly on: 'table' | IndexName; readonly partition: string }
   | { readonly service: 'kms-mac' }
   | { readonly service: 'kms'; readonly action: IssuerKeyAction; /** The wallet the key is (or is being) tagged with. */ readonly keyWallet: string }
+  | { readonly service: 'kms-data-key'; readonly action: DataKeyAction; /** The `wallet_id` of the request's encryption context. */ readonly contextWallet: string }
   | { readonly service: 'sqs'; readonly queue: QueueId }
   | { readonly service: 'usage-keys' }
   | { readonly service: 'ses' };
@@ -195,7 +202,8 @@ export function allows(p: Principal, r: AccessRequest): boolean {
       case 'ses':
         return shared.mail === true;
       case 'kms':
-        return false; // issuer keys only ever through a wallet's session
+      case 'kms-data-key':
+        return false; // issuer keys and DIDComm data keys only ever through a wallet's session
     }
   }
   if (p.registry) {
@@ -213,6 +221,8 @@ export function allows(p: Principal, r: AccessRequest): boolean {
     }
     case 'kms':
       return (tenant.issuerKeys ?? []).includes(r.action) && r.keyWallet === p.wallet;
+    case 'kms-data-key':
+      return (tenant.dataKeys ?? []).includes(r.action) && r.contextWallet === p.wallet;
     case 'kms-mac':
     case 'sqs':
     case 'usage-keys':
@@ -227,7 +237,7 @@ export class AccessDeniedError extends Error {
   readonly $metadata = { httpStatusCode: 400 };
   constructor(p: Principal, r: AccessRequest | string) {
     const who = p.wallet === null ? `${p.fn} (own role)` : `${p.fn} (${p.registry ? 'registry session' : 'session'} of wallet ${p.wallet})`;
-    const what = typeof r === 'string' ? r : r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : r.service === 'ses' ? 'ses:SendRawEmail' : 'kms:GenerateMac';
+    const what = typeof r === 'string' ? r : r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'kms-data-key' ? `kms:${r.action} of the DIDComm data key of wallet ${r.contextWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : r.service === 'ses' ? 'ses:SendRawEmail' : 'kms:GenerateMac';
     super(`${who} is not authorized to perform ${what}: not declared in lib/service/access.ts`);
     this.name = 'AccessDeniedException';
   }

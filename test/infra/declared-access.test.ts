@@ -7,6 +7,7 @@ import {
   DATA_ACTIONS,
   FUNCTION_ACCESS,
   FUNCTION_NAMES,
+  DATA_KEY_ACTIONS,
   ISSUER_KEY_ACTIONS,
   type AccessRequest,
   type FunctionName,
@@ -66,6 +67,10 @@ function roleOf(p: Principal): RoleRef | null {
 const roleArn = (role: RoleRef) => iam.arnOf(role.stack, role.id);
 const tableArn = () => iam.arnOf(root(), ofType('AWS::DynamoDB::Table', root())[0]!.id);
 const macKeyArn = () => iam.arnOf(root(), ofType('AWS::KMS::Key', root()).find(({ resource }) => resource.Properties.KeySpec === 'HMAC_256')!.id);
+const didcommKeyArn = () => {
+  const key = ofType('AWS::KMS::Key', root()).find(({ resource }) => String(resource.Properties.Description ?? '').includes('DIDComm'));
+  return key ? iam.arnOf(root(), key.id) : `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/00000000-d1dc-0000-0000-000000000000`;
+};
 const queueArn = (q: string) => iam.arnOf(root(), ofType('AWS::SQS::Queue', root()).find(({ id }) => id.startsWith(`${q}queue`))!.id);
 const tenantPlanId = () => iam.refOf(root(), ofType('AWS::ApiGateway::UsagePlan', root()).find(({ resource }) => resource.Properties.UsagePlanName.endsWith('-tenants'))!.id);
 
@@ -86,6 +91,9 @@ function iamRequests(r: AccessRequest): RequestContext[] {
         { action: 'apigateway:POST', resource: `arn:${PARTITION}:apigateway:${REGION}::/apikeys`, keys: {} },
         { action: 'apigateway:POST', resource: `arn:${PARTITION}:apigateway:${REGION}::/usageplans/${tenantPlanId()}/keys`, keys: {} },
       ];
+    case 'kms-data-key':
+      // The stack's DIDComm key once a function declares data keys; until then no role names any such key.
+      return [{ action: `kms:${r.action}`, resource: didcommKeyArn(), keys: { 'kms:EncryptionContext:wallet_id': r.contextWallet, 'kms:EncryptionContextKeys': ['wallet_id'] } }];
     case 'kms': {
       const keyArn = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/1234abcd-0000-0000-0000-000000000000`;
       if (r.action === 'CreateKey') {
@@ -111,6 +119,8 @@ function probes(): AccessRequest[] {
     }
   }
   for (const action of ISSUER_KEY_ACTIONS) for (const keyWallet of ['42', '43']) out.push({ service: 'kms', action, keyWallet });
+  // A wallet-43 session must not unseal wallet 42's DIDComm data key (nor make one in its name).
+  for (const action of DATA_KEY_ACTIONS) for (const contextWallet of ['42', '43']) out.push({ service: 'kms-data-key', action, contextWallet });
   out.push({ service: 'kms-mac' }, { service: 'usage-keys' }, ...QUEUES.map((q) => ({ service: 'sqs' as const, queue: q.id })));
   return out;
 }

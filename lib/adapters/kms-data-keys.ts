@@ -1,0 +1,47 @@
+import { DecryptCommand, DependencyTimeoutException, GenerateDataKeyCommand, KMSInternalException, type KMSClient } from '@aws-sdk/client-kms';
+import { dataKeyContext, type DataKeyService } from '../didcomm/key-vault';
+import { KeyServiceUnavailableError } from '../keys/port';
+
+function isRetryable(err: unknown): boolean {
+  const name = (err as { name?: string }).name;
+  return err instanceof KMSInternalException || err instanceof DependencyTimeoutException || name === 'ThrottlingException' || name === 'KeyUnavailableException';
+}
+
+/**
+ * A wallet's DIDComm data key with KMS envelope encryption: GenerateDataKey (AES_256) and Decrypt
+ * under the stack's DIDComm key, with encryption context {wallet_id}. The client comes from a getter:
+ * the one of the wallet session under way, whose role may use the key only with its own wallet's
+ * context (`kms:EncryptionContext:wallet_id` = the session's `wallet_id` tag).
+ */
+export class KmsDataKeys implements DataKeyService {
+  private readonly client: () => KMSClient;
+
+  constructor(
+    kms: KMSClient | (() => KMSClient),
+    private readonly keyId: string,
+  ) {
+    this.client = typeof kms === 'function' ? kms : () => kms;
+  }
+
+  async generate(walletId: string) {
+    const out = await this.call(() => this.client().send(new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: dataKeyContext(walletId) })));
+    if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS GenerateDataKey returned no key');
+    return { plaintext: out.Plaintext, sealed: out.CiphertextBlob };
+  }
+
+  async decrypt(walletId: string, sealed: Uint8Array) {
+    // KeyId pinned: a blob sealed under another key is refused rather than decrypted with it.
+    const out = await this.call(() => this.client().send(new DecryptCommand({ KeyId: this.keyId, CiphertextBlob: sealed, EncryptionContext: dataKeyContext(walletId) })));
+    if (!out.Plaintext) throw new Error('KMS Decrypt returned no plaintext');
+    return out.Plaintext;
+  }
+
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isRetryable(err)) throw new KeyServiceUnavailableError();
+      throw err;
+    }
+  }
+}

@@ -15,6 +15,7 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/status-lists.ts' },
   { script: 'test/bench/sessions.ts' },
   { script: 'test/bench/oid4vci.ts' },
+  { script: 'test/bench/issuance-peer.ts' }, // ours beside Credo's issuer, same wallet
   { script: 'test/bench/oid4vp.ts' },
   { script: 'test/bench/bulk-email.ts' },
   { script: 'test/bench/bundles.ts' },

@@ -10,25 +10,68 @@ export interface Poller {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
- * Pause of a queue poller after an empty receive: short while work is coming in, doubling while the
- * queue stays empty, so that an idle runtime does not spend its CPU asking the emulator (which runs in
- * the same process as the handlers) ten times a second per queue.
+ * Activity in the runtime (an API response, a worker invocation): pollers sleeping on an empty stream
+ * look again soon instead of at the end of their backoff, so an idle runtime can poll rarely without
+ * making the first event after a quiet spell wait. A wake never brings a poll closer than `soonMs`
+ * after its sleep began, so that many wakes (a busy API) do not turn into many polls.
  */
-const IDLE_POLL_MS = { first: 50, max: 500 } as const;
+export class Wakeup {
+  readonly #sleepers = new Set<() => void>();
+
+  wake(): void {
+    for (const w of [...this.#sleepers]) w();
+  }
+
+  /** Sleeps `ms`, or until `soonMs` after the start if woken meanwhile (true), or until aborted. */
+  sleep(ms: number, soonMs: number, signal?: AbortSignal): Promise<boolean> {
+    const start = Date.now();
+    return new Promise((resolve) => {
+      let timer = setTimeout(() => done(false), ms);
+      const done = (woken: boolean) => {
+        clearTimeout(timer);
+        this.#sleepers.delete(onWake);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(woken);
+      };
+      const onAbort = () => done(false);
+      signal?.addEventListener('abort', onAbort);
+      const onWake = () => {
+        this.#sleepers.delete(onWake);
+        clearTimeout(timer);
+        timer = setTimeout(() => done(true), Math.max(0, start + soonMs - Date.now()));
+      };
+      this.#sleepers.add(onWake);
+    });
+  }
+}
+
+/**
+ * A queue poller's idle wait: a long poll (WaitTimeSeconds) for one message. The emulator
+ * (local-aws-sqs) answers a long poll as soon as MaxNumberOfMessages are in, else at the end of the
+ * wait; asking for one makes the first message after a quiet spell answer at once (the emulator
+ * checks every 10 ms, in memory), and the poller then takes batches with short polls until the queue
+ * is empty again. Nothing else runs while idle: one request per queue per LONG_POLL_SECONDS.
+ */
+const LONG_POLL_SECONDS = 20;
+/** The stream poller's pause after an empty read: doubling from `first` to `max` while nothing comes. */
+const STREAM_IDLE_MS = { first: 100, max: 3000 } as const;
 
 /**
  * Runs `step` until stopped; a failing step is reported and retried after a pause, as Lambda's pollers
- * do. Stopping waits for the step under way and then for `drain` (work the steps left running).
+ * do. Stopping aborts a long poll under way, waits for the step and then for `drain` (work the steps left running).
  */
-function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: unknown) => void, drain: () => Promise<void> = async () => undefined): Poller {
+function loop(step: (isStopped: () => boolean, signal: AbortSignal) => Promise<void>, onError: (err: unknown) => void, drain: () => Promise<void> = async () => undefined): Poller {
   let stopped = false;
+  const abort = new AbortController();
   const running = (async () => {
     while (!stopped) {
       try {
-        await step(() => stopped);
+        await step(() => stopped, abort.signal);
       } catch (err) {
-        if (!stopped) onError(err);
+        if (stopped) break;
+        onError(err);
         await sleep(500);
       }
     }
@@ -36,6 +79,7 @@ function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: 
   return {
     async stop() {
       stopped = true;
+      abort.abort();
       await running;
       await drain();
     },
@@ -60,9 +104,11 @@ export function pollQueue(opts: {
   batchSize: number;
   concurrency: number;
   onError: (err: unknown) => void;
+  /** Told after each invocation: the worker may have written events or jobs for the other pollers. */
+  activity?: Wakeup;
 }): Poller {
   const running = new Set<Promise<void>>();
-  let idlePause: number = IDLE_POLL_MS.first;
+  let idle = false;
 
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
@@ -85,6 +131,8 @@ export function pollQueue(opts: {
     } catch (err) {
       opts.onError(err);
       return; // the whole batch failed: every message comes back after its visibility timeout
+    } finally {
+      opts.activity?.wake();
     }
     const done = messages.filter((m) => !failed.has(m.MessageId!));
     if (done.length) {
@@ -95,28 +143,25 @@ export function pollQueue(opts: {
   };
 
   return loop(
-    async (isStopped) => {
+    async (isStopped, signal) => {
       while (running.size >= opts.concurrency) await Promise.race(running);
       const out = await opts.sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: opts.queueUrl,
-          MaxNumberOfMessages: opts.batchSize,
-          // SQS's long poll answers as soon as a message is there; the emulator's waits out the whole
-          // wait unless the batch fills. Short polls with a pause when empty come closer to SQS.
-          WaitTimeSeconds: 0,
+          // Busy: short polls for whole batches (the emulator's long poll would wait for a full one).
+          // Idle: a long poll for the first message (see LONG_POLL_SECONDS).
+          MaxNumberOfMessages: idle ? 1 : opts.batchSize,
+          WaitTimeSeconds: idle ? LONG_POLL_SECONDS : 0,
           MessageSystemAttributeNames: ['All'],
           // The emulator reads only the older name; Lambda's event carries these attributes either way
           // (ApproximateReceiveCount, MessageGroupId).
           AttributeNames: ['All'],
         }),
+        { abortSignal: signal },
       );
       const messages = out.Messages ?? [];
-      if (messages.length === 0) {
-        await sleep(idlePause);
-        idlePause = Math.min(IDLE_POLL_MS.max, idlePause * 2);
-        return;
-      }
-      idlePause = IDLE_POLL_MS.first;
+      idle = messages.length === 0;
+      if (idle) return;
       if (isStopped()) return;
       const invocation: Promise<void> = invoke(messages)
         .catch(opts.onError)
@@ -196,7 +241,11 @@ export function pollStream(opts: {
   onError: (err: unknown) => void;
   /** The table the stream belongs to: images the emulator wrote without type tags are read back from it. */
   table?: { client: DynamoDBClient; name: string };
+  /** Wakes the poller from its idle backoff (API responses, worker invocations). */
+  activity?: Wakeup;
 }): Poller {
+  const activity = opts.activity ?? new Wakeup();
+  let idlePause: number = STREAM_IDLE_MS.first;
   const iterators = new Map<string, string | null>(); // shard -> next iterator (null: shard closed)
   let initialized = false;
 
@@ -219,7 +268,7 @@ export function pollStream(opts: {
   };
 
   let lastRefresh = 0;
-  return loop(async (isStopped) => {
+  return loop(async (isStopped, signal) => {
     if (Date.now() - lastRefresh > 5000) {
       await refreshShards();
       lastRefresh = Date.now();
@@ -231,7 +280,7 @@ export function pollStream(opts: {
       const records = await repairImages((out.Records ?? []).map((r) => toLambdaRecord(r, opts.streamArn)).filter(matchesOutboxFilter), opts.table);
       if (records.length) {
         any = true;
-        const res = await opts.worker({ Records: records }, lambdaContext(opts.functionName, 30000));
+        const res = await opts.worker({ Records: records }, lambdaContext(opts.functionName, 30000)).finally(() => activity.wake());
         const failedSeq = res?.batchItemFailures?.[0]?.itemIdentifier;
         if (failedSeq) {
           const retry = await opts.streams.send(
@@ -244,6 +293,12 @@ export function pollStream(opts: {
       iterators.set(shardId, out.NextShardIterator ?? null);
       if (!out.NextShardIterator) lastRefresh = 0; // closed: look for its child
     }
-    if (!any) await sleep(100);
+    if (any) {
+      idlePause = STREAM_IDLE_MS.first;
+      return;
+    }
+    // Streams have no long poll: back off while the stream stays empty; activity cuts the pause short.
+    const woken = await activity.sleep(idlePause, STREAM_IDLE_MS.first, signal);
+    idlePause = woken ? STREAM_IDLE_MS.first : Math.min(STREAM_IDLE_MS.max, idlePause * 2);
   }, opts.onError);
 }

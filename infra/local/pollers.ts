@@ -48,15 +48,38 @@ export class Wakeup {
 }
 
 /**
- * A queue poller's idle wait: a long poll (WaitTimeSeconds) for one message. The emulator
- * (local-aws-sqs) answers a long poll as soon as MaxNumberOfMessages are in, else at the end of the
- * wait; asking for one makes the first message after a quiet spell answer at once (the emulator
- * checks every 10 ms, in memory), and the poller then takes batches with short polls until the queue
- * is empty again. Nothing else runs while idle: one request per queue per LONG_POLL_SECONDS.
+ * A poller's pause after an empty read. For `quietAfter` ms after the last message or activity it is
+ * what it always was — a queue 50 ms doubling to 500 ms, the stream 100 ms — so work that follows
+ * activity (a status list's publication job, visible 1 s after the change that queued it) is found as
+ * soon as before; after that the runtime is idle and the pause is `idle` (4 s), cut short by activity.
+ * Queues are short-polled, not long-polled: local-aws-sqs answers a long poll only when
+ * MaxNumberOfMessages are in or the wait is over, and checks its queue on a 10 ms timer for the whole
+ * wait, which costs an idle runtime more (measured: docs/benchmarks.md, "Issue 25") than a short poll
+ * per queue every few seconds. Only messages that become visible with no activity at all (webhook
+ * retries minutes apart) can wait up to `idle` longer.
  */
-const LONG_POLL_SECONDS = 20;
-/** The stream poller's pause after an empty read: doubling from `first` to `max` while nothing comes. */
-const STREAM_IDLE_MS = { first: 100, max: 3000 } as const;
+export interface IdlePauses {
+  readonly first: number;
+  readonly max: number;
+  readonly idle: number;
+  readonly quietAfter: number;
+}
+export const QUEUE_IDLE_MS: IdlePauses = { first: 50, max: 500, idle: 4000, quietAfter: 5000 };
+export const STREAM_IDLE_MS: IdlePauses = { first: 100, max: 100, idle: 4000, quietAfter: 5000 };
+
+/**
+ * Sleeps after an empty read and returns the next pause. Activity (a wake) counts as recent work; it
+ * cuts only the idle pause short (to `first` after its start): busy pauses are short anyway, and a busy
+ * API must not turn into more polls than the busy pauses make.
+ */
+async function pauseAfterEmpty(rules: IdlePauses, state: { pause: number; lastActive: number }, activity: Wakeup, signal: AbortSignal): Promise<void> {
+  const idle = state.pause > rules.max;
+  const woken = await activity.sleep(state.pause, idle ? rules.first : state.pause, signal);
+  if (woken) state.lastActive = Date.now();
+  state.pause = woken && idle ? rules.first : Date.now() - state.lastActive > rules.quietAfter ? rules.idle : Math.min(rules.max, state.pause * 2);
+}
+/** How often the stream poller looks for new shards besides when one closes. */
+const SHARD_REFRESH_MS = 60_000;
 
 /**
  * Runs `step` until stopped; a failing step is reported and retried after a pause, as Lambda's pollers
@@ -106,9 +129,13 @@ export function pollQueue(opts: {
   onError: (err: unknown) => void;
   /** Told after each invocation: the worker may have written events or jobs for the other pollers. */
   activity?: Wakeup;
+  /** The pauses after empty receives (default QUEUE_IDLE_MS; tests shorten them). */
+  pauses?: IdlePauses;
 }): Poller {
   const running = new Set<Promise<void>>();
-  let idle = false;
+  const activity = opts.activity ?? new Wakeup();
+  const rules = opts.pauses ?? QUEUE_IDLE_MS;
+  const state = { pause: rules.first, lastActive: Date.now() };
 
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
@@ -132,7 +159,7 @@ export function pollQueue(opts: {
       opts.onError(err);
       return; // the whole batch failed: every message comes back after its visibility timeout
     } finally {
-      opts.activity?.wake();
+      activity.wake();
     }
     const done = messages.filter((m) => !failed.has(m.MessageId!));
     if (done.length) {
@@ -148,10 +175,8 @@ export function pollQueue(opts: {
       const out = await opts.sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: opts.queueUrl,
-          // Busy: short polls for whole batches (the emulator's long poll would wait for a full one).
-          // Idle: a long poll for the first message (see LONG_POLL_SECONDS).
-          MaxNumberOfMessages: idle ? 1 : opts.batchSize,
-          WaitTimeSeconds: idle ? LONG_POLL_SECONDS : 0,
+          MaxNumberOfMessages: opts.batchSize,
+          WaitTimeSeconds: 0, // see QUEUE_IDLE_MS
           MessageSystemAttributeNames: ['All'],
           // The emulator reads only the older name; Lambda's event carries these attributes either way
           // (ApproximateReceiveCount, MessageGroupId).
@@ -160,8 +185,9 @@ export function pollQueue(opts: {
         { abortSignal: signal },
       );
       const messages = out.Messages ?? [];
-      idle = messages.length === 0;
-      if (idle) return;
+      if (messages.length === 0) return pauseAfterEmpty(rules, state, activity, signal);
+      state.lastActive = Date.now();
+      state.pause = rules.first;
       if (isStopped()) return;
       const invocation: Promise<void> = invoke(messages)
         .catch(opts.onError)
@@ -245,7 +271,7 @@ export function pollStream(opts: {
   activity?: Wakeup;
 }): Poller {
   const activity = opts.activity ?? new Wakeup();
-  let idlePause: number = STREAM_IDLE_MS.first;
+  const state = { pause: STREAM_IDLE_MS.first, lastActive: Date.now() };
   const iterators = new Map<string, string | null>(); // shard -> next iterator (null: shard closed)
   let initialized = false;
 
@@ -269,7 +295,7 @@ export function pollStream(opts: {
 
   let lastRefresh = 0;
   return loop(async (isStopped, signal) => {
-    if (Date.now() - lastRefresh > 5000) {
+    if (Date.now() - lastRefresh > SHARD_REFRESH_MS) {
       await refreshShards();
       lastRefresh = Date.now();
     }
@@ -294,11 +320,10 @@ export function pollStream(opts: {
       if (!out.NextShardIterator) lastRefresh = 0; // closed: look for its child
     }
     if (any) {
-      idlePause = STREAM_IDLE_MS.first;
+      state.lastActive = Date.now();
+      state.pause = STREAM_IDLE_MS.first;
       return;
     }
-    // Streams have no long poll: back off while the stream stays empty; activity cuts the pause short.
-    const woken = await activity.sleep(idlePause, STREAM_IDLE_MS.first, signal);
-    idlePause = woken ? STREAM_IDLE_MS.first : Math.min(STREAM_IDLE_MS.max, idlePause * 2);
+    await pauseAfterEmpty(STREAM_IDLE_MS, state, activity, signal); // streams have no long poll
   }, opts.onError);
 }

@@ -1,7 +1,7 @@
 /**
- * The local runtime's pollers idle without busy polling: a queue poller long-polls for one message
- * once its queue is empty and goes back to batches when work comes; stopping aborts the long poll;
- * the stream poller's backoff is cut short by activity, never to less than its first pause.
+ * The local runtime's pollers idle without busy polling: after a quiet spell a poller pauses long,
+ * activity cuts that pause short (never to less than its first pause), a busy API adds no polls, and
+ * stopping ends a pause.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { pollQueue, Wakeup } from '../../infra/local/pollers';
@@ -41,36 +41,25 @@ describe('Wakeup', () => {
 });
 
 describe('pollQueue', () => {
-  test('empty queue: one long poll for a single message; a message brings batches back; stop aborts the long poll', async () => {
-    const receives: { max: number; wait: number }[] = [];
+  test('empty: short polls with the busy pauses, then the idle pause; activity cuts only the idle pause short and busy wakes add no polls; work is taken in batches; stop ends a pause', async () => {
+    const receives: number[] = [];
     const queue: { MessageId: string; ReceiptHandle: string; Body: string }[] = [];
-    let pendingLongPoll: ((v: unknown) => void) | null = null;
     const deleted: string[] = [];
     const sqs = {
-      send: async (cmd: { input: Record<string, any>; constructor: { name: string } }, opts?: { abortSignal?: AbortSignal }) => {
+      send: async (cmd: { input: Record<string, any>; constructor: { name: string } }) => {
         if (cmd.constructor.name === 'DeleteMessageBatchCommand') {
           deleted.push(...cmd.input.Entries.map((e: { ReceiptHandle: string }) => e.ReceiptHandle));
           return {};
         }
-        receives.push({ max: cmd.input.MaxNumberOfMessages, wait: cmd.input.WaitTimeSeconds });
-        if (queue.length > 0) return { Messages: queue.splice(0, cmd.input.MaxNumberOfMessages) };
-        if (cmd.input.WaitTimeSeconds === 0) return { Messages: [] };
-        // A long poll on an empty queue: answered when the test puts a message, or aborted.
-        return new Promise((resolve, reject) => {
-          pendingLongPoll = resolve;
-          opts?.abortSignal?.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' })));
-        });
+        expect(cmd.input.WaitTimeSeconds).toBe(0);
+        receives.push(Date.now());
+        return { Messages: queue.splice(0, cmd.input.MaxNumberOfMessages) };
       },
     } as unknown as SQSClient;
     const batches: number[] = [];
     const activity = new Wakeup();
-    let woken = 0;
-    const wake = activity.wake.bind(activity);
-    activity.wake = () => {
-      woken++;
-      wake();
-    };
     const errors: unknown[] = [];
+    const t0 = Date.now();
     const poller = pollQueue({
       sqs,
       queueUrl: 'q',
@@ -84,39 +73,41 @@ describe('pollQueue', () => {
       concurrency: 1,
       onError: (e) => errors.push(e),
       activity,
+      pauses: { first: 20, max: 40, idle: 60_000, quietAfter: 250 },
     });
-    const until = async (check: () => boolean) => {
-      for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-      expect(check()).toBe(true);
-    };
-    // Empty: a short batch poll, then a long poll for one message, and nothing more while it waits.
-    await until(() => pendingLongPoll !== null);
-    expect(receives).toEqual([
-      { max: 10, wait: 0 },
-      { max: 1, wait: 20 },
-    ]);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(receives).toHaveLength(2);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // Busy pauses (20, 40, 40, ...) for 250 ms: several polls; then idle: none for a long while.
+    await sleep(600);
+    expect(receives.filter((t) => t - t0 < 300).length).toBeGreaterThanOrEqual(2);
+    const idleSince = receives.length;
+    await sleep(500);
+    expect(receives.length).toBe(idleSince);
 
-    // Work arrives: the long poll answers with one, then short polls take the rest in batches.
+    // Activity ends the idle pause (not before `first` after it began); then busy pauses again.
+    const woke = Date.now();
+    activity.wake();
+    await sleep(35);
+    expect(receives.length).toBeGreaterThan(idleSince);
+    expect(receives[idleSince]! - woke).toBeLessThan(200);
+    // A busy API: wakes every millisecond add no polls beyond the busy pauses' (at most 20, 40, 40, 40, 40 in 200 ms;
+    // cut short to `first` by each wake they would be 10).
+    const before = receives.length;
+    const spam = setInterval(() => activity.wake(), 1);
+    await sleep(200);
+    clearInterval(spam);
+    expect(receives.length - before).toBeLessThanOrEqual(7);
+
+    // Work: taken in batches of 10 (next poll within the busy pause).
     for (let i = 0; i < 12; i++) queue.push({ MessageId: `m${i}`, ReceiptHandle: `r${i}`, Body: '{}' });
-    const first = queue.shift()!;
-    (pendingLongPoll as unknown as (v: unknown) => void)({ Messages: [first] });
-    pendingLongPoll = null;
-    await until(() => pendingLongPoll !== null);
-    expect(batches).toEqual([1, 10, 1]);
-    expect(receives.slice(2)).toEqual([
-      { max: 10, wait: 0 },
-      { max: 10, wait: 0 },
-      { max: 10, wait: 0 },
-      { max: 1, wait: 20 },
-    ]);
+    for (let i = 0; i < 50 && deleted.length < 12; i++) await sleep(20);
+    expect(batches).toEqual([10, 2]);
     expect(deleted).toHaveLength(12);
-    expect(woken).toBe(3);
 
-    const t0 = Date.now();
+    // Quiet again, in the idle pause: stop ends it at once.
+    await sleep(400);
+    const t1 = Date.now();
     await poller.stop();
-    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(Date.now() - t1).toBeLessThan(500);
     expect(errors).toEqual([]);
   });
 });

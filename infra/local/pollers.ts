@@ -51,7 +51,8 @@ export class Wakeup {
  * A poller's pause after an empty read. For `quietAfter` ms after the last message or activity it is
  * what it always was — a queue 50 ms doubling to 500 ms, the stream 100 ms — so work that follows
  * activity (a status list's publication job, visible 1 s after the change that queued it) is found as
- * soon as before; after that the runtime is idle and the pause is `idle` (4 s), cut short by activity.
+ * soon as before; after that the runtime is idle and the pause is `idle` (queues 4 s, the stream 20 s),
+ * cut short by activity.
  * Queues are short-polled, not long-polled: local-aws-sqs answers a long poll only when
  * MaxNumberOfMessages are in or the wait is over, and checks its queue on a 10 ms timer for the whole
  * wait, which costs an idle runtime more (measured: docs/benchmarks.md, "Issue 25") than a short poll
@@ -65,7 +66,9 @@ export interface IdlePauses {
   readonly quietAfter: number;
 }
 export const QUEUE_IDLE_MS: IdlePauses = { first: 50, max: 500, idle: 4000, quietAfter: 5000 };
-export const STREAM_IDLE_MS: IdlePauses = { first: 100, max: 100, idle: 4000, quietAfter: 5000 };
+// Every outbox write comes from an API request or a worker invocation, both of which wake the stream
+// poller: its idle pause can be long (each GetRecords costs DynamoDB Local tens of ms of CPU on disk).
+export const STREAM_IDLE_MS: IdlePauses = { first: 100, max: 100, idle: 20_000, quietAfter: 5000 };
 
 /**
  * Sleeps after an empty read and returns the next pause. Activity (a wake) counts as recent work; it

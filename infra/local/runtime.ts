@@ -29,7 +29,7 @@ import { newPublicRef } from '../../lib/tenancy/public-refs';
 import { platformUsageKey, walletUsageKey } from '../../lib/service/usage-keys';
 import { createGateway, DEFAULT_THROTTLES, type AuthorizerHandler, type GroupHandler, type LocalThrottles, type SourceLimits } from './gateway';
 import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
-import { pollQueue, pollStream, type Poller, type SqsWorker, type StreamWorker } from './pollers';
+import { pollQueue, pollStream, Wakeup, type Poller, type SqsWorker, type StreamWorker } from './pollers';
 import type { Resolver } from '../../lib/webhooks/transport';
 
 export const LOCAL_TABLE_NAME = 'credential-service';
@@ -410,8 +410,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     for (const q of QUEUES) {
       queueArns[q.id] = (await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrls[q.id], AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
     }
+    // API responses and worker invocations wake the stream poller from its idle backoff (pollers.ts).
+    const activity = new Wakeup();
     const pollers: Poller[] = [
-      pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay'), table: { client: repairClient, name: LOCAL_TABLE_NAME } }),
+      pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay'), table: { client: repairClient, name: LOCAL_TABLE_NAME }, activity }),
       ...QUEUES.map((q) =>
         pollQueue({
           sqs: sqsClient,
@@ -421,6 +423,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
           batchSize: q.consumer.batchSize,
           concurrency: opts.workerConcurrency?.[q.id] ?? q.consumer.maxConcurrency,
           onError: report(workers[q.id].functionName),
+          activity,
         }),
       ),
     ];
@@ -461,6 +464,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       onError: (err) => console.error('[local gateway]', err),
     });
     server.keepAliveTimeout = 5000;
+    server.on('request', (_req, res) => res.once('finish', () => activity.wake()));
     server.listen(port, LOOPBACK);
     await once(server, 'listening');
 

@@ -68,6 +68,13 @@ export interface IssuableConfiguration {
   readonly bindingMethods: readonly string[] | null;
   /** Credential signing algorithms (contract: cryptographic_suites_supported). */
   readonly signingAlgs: readonly string[] | null;
+  /**
+   * Whether a status-list definition was ever bound to the configuration, kept on its record (false
+   * from creation; the binding sets it true in its own transaction), so that issuing a configuration
+   * without status lists does not look for bindings. Undefined: a record from before the fact was
+   * kept, or a configuration not read from a record; allocation then looks.
+   */
+  readonly statusListsBound?: boolean;
 }
 
 /**

@@ -16,9 +16,11 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/status-lists.ts' },
   { script: 'test/bench/sessions.ts' },
   { script: 'test/bench/oid4vci.ts' },
+  { script: 'test/bench/issuance-peer.ts' }, // ours beside Credo's issuer, same wallet
   { script: 'test/bench/oid4vp.ts' },
   { script: 'test/bench/bulk-email.ts' },
   { script: 'test/bench/bundles.ts' },
+  { script: 'test/bench/idle.ts' }, // npm start with no traffic, 60 s
 ];
 const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=webhooks runs just that part
 

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { startReceiver, eventually, type Receiver } from '../helpers/receiver';
+import { fenceTestNetwork } from '../helpers/loopback-only';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
 /**
@@ -11,6 +12,9 @@ import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
  */
 let api: TestApi;
 let rx: Receiver;
+
+// The runtime runs in this process: whatever its SSRF guard decides, its sockets reach loopback only.
+fenceTestNetwork();
 
 // No name here resolves through real DNS: the SSRF guard asks this resolver.
 const resolver = async (host: string) => {

@@ -9,18 +9,20 @@ const secrets = new LocalSecretDeriver('33'.repeat(32));
 
 function storeWith(items: Item[]) {
   const calls: string[] = [];
+  const lookups: { pk: string; index: string | undefined; limit: number | undefined }[] = [];
   const store: ItemStore = {
     get: async () => undefined,
     getMany: async (keys) => keys.map(() => undefined),
-    query: async (pk) => {
+    query: async (pk, opts) => {
       calls.push(pk);
+      lookups.push({ pk, index: opts?.index, limit: opts?.limit });
       return items.filter((i) => i.GSI1PK === pk);
     },
     write: async () => undefined,
     increment: async () => 1,
     queryPage: async () => ({ items: [] }),
   };
-  return { store, calls };
+  return { store, calls, lookups };
 }
 
 async function keyItem(apiKey: string, extra: Record<string, unknown> = {}): Promise<Item> {
@@ -69,7 +71,10 @@ describe('Authenticator', () => {
   test('the value is trimmed; a stored record must carry the same MAC and be an API key', async () => {
     const key = generateApiKey();
     const item = await keyItem(key);
-    expect(await new Authenticator(storeWith([item]).store, secrets).authenticate(` ${key}\n`)).toMatchObject({ kind: 'wallet', walletId: '5' });
+    const s = storeWith([item]);
+    expect(await new Authenticator(s.store, secrets).authenticate(` ${key}\n`)).toMatchObject({ kind: 'wallet', walletId: '5' });
+    // One item, through the MAC index.
+    expect(s.lookups).toEqual([{ pk: item.GSI1PK, index: 'GSI1', limit: 1 }]);
     // A store that answers with another record than the MAC names (an index mix-up) is not believed.
     const answering = (found: Item) => ({ ...storeWith([]).store, query: async () => [found] });
     const other = await keyItem(generateApiKey());

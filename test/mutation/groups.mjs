@@ -7,9 +7,15 @@
 export const MUTATION_GROUPS = [
   {
     name: 'access',
-    what: 'access guard and tenant partition patterns',
-    mutate: ['lib/adapters/access-guard.ts', 'lib/service/access.ts:128-212'],
-    tests: ['test/unit/access-guard.test.ts', 'test/unit/public-refs.test.ts'],
+    what: 'tenant partition patterns, the access decision, and the partition a DynamoDB call names',
+    mutate: ['lib/service/access.ts:128-200', 'lib/adapters/access-guard.ts:19-66'],
+    tests: ['test/unit/access-guard.test.ts'],
+  },
+  {
+    name: 'access-wiring',
+    what: 'the access guard wired into the SDK clients and key manager, and its refusal message',
+    mutate: ['lib/service/access.ts:201-212', 'lib/adapters/access-guard.ts:67-172'],
+    tests: ['test/unit/access-guard.test.ts'],
   },
   {
     name: 'authentication',

@@ -7,14 +7,14 @@
 export const MUTATION_GROUPS = [
   {
     name: 'access',
-    what: 'tenant partition patterns, the access decision, and the partition a DynamoDB call names',
-    mutate: ['lib/service/access.ts:128-200', 'lib/adapters/access-guard.ts:19-66'],
+    what: 'tenant partition patterns and the access decision (what IAM decides, decided locally)',
+    mutate: ['lib/service/access.ts:128-200'],
     tests: ['test/unit/access-guard.test.ts'],
   },
   {
-    name: 'access-wiring',
-    what: 'the access guard wired into the SDK clients and key manager, and its refusal message',
-    mutate: ['lib/service/access.ts:201-212', 'lib/adapters/access-guard.ts:67-172'],
+    name: 'access-guard',
+    what: 'the access guard: the partitions a DynamoDB call names, the guard wired into the SDK clients and key manager, its refusal message',
+    mutate: ['lib/adapters/access-guard.ts', 'lib/service/access.ts:201-212'],
     tests: ['test/unit/access-guard.test.ts'],
   },
   {

@@ -19,7 +19,8 @@ describe('API key format', () => {
     expect(isWellFormedApiKey(`x${issued}`)).toBe(false);
     expect(isWellFormedApiKey(`${issued}x`)).toBe(false);
     expect(isWellFormedApiKey(issued.replace('cisk_', 'cisx_'))).toBe(false);
-    // A body whose CRC32 has leading zero hex digits (0x00afe96a): the checksum is of all four bytes.
+    // Bodies whose CRC32 has leading zero hex digits (0x0863f0c4: seven digits, 0x00afe96a: six): the checksum is of all four bytes.
+    expect(isWellFormedApiKey('cisk_VS3WRMAfbjLtf91hrN216dIQ5gJQZhwuEhlVycegFKc09We2O')).toBe(true);
     expect(isWellFormedApiKey('cisk_feI1NzJIunStcUOhr9fDzoblrrREyUKVCf2ah4iR1sU00mN6Q')).toBe(true);
   });
 

@@ -44,6 +44,7 @@ function setup(responses: WebhookResult['outcome'][] = []) {
     transport,
     retryDelaysSeconds: [10, 3645],
     timeoutMs: 1000,
+    now: clock,
     random: () => 0.5, // no jitter
     onAttempt: (a) => reports.push(a),
   });

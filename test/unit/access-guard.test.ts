@@ -180,6 +180,12 @@ describe('the access decision (what IAM decides, decided locally)', () => {
     expect(table('tenancy', '7', 'PutItem', 'W#7')).toBe(true);
   });
 
+  test("a session's own partitions are table partitions: the same value on an index is not its own", () => {
+    expect(allows({ fn: 'oid4vci', wallet: '7' }, { service: 'dynamodb', action: 'Query', on: 'table', partition: 'W#7' })).toBe(true);
+    expect(allows({ fn: 'oid4vci', wallet: '7' }, { service: 'dynamodb', action: 'Query', on: 'GSI1', partition: 'W#7' })).toBe(false);
+    expect(allows({ fn: 'oid4vci', wallet: '7' }, { service: 'sqs', queue: 'email' })).toBe(false);
+  });
+
   test('mail only where declared, with the own role; a function without session grants has nothing in a session', () => {
     expect(allows({ fn: 'email-worker', wallet: null }, { service: 'ses' })).toBe(true);
     expect(allows({ fn: 'oid4vci', wallet: null }, { service: 'ses' })).toBe(false);

@@ -284,6 +284,31 @@ describe('what the declaration does not say, pinned (issue 27)', () => {
     }
   });
 
+  test("a wallet session's own partitions are pinned literally: W#<wallet> and W#<wallet>#*, nothing wider", async () => {
+    // Written out here, not derived from walletPartitionPatterns(): the comparison above builds both
+    // sides from that function, so it could not notice a wrong pattern (say `W#<wallet>*`, which reaches W#420).
+    const literal = {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['W#${aws:PrincipalTag/wallet_id}', 'W#${aws:PrincipalTag/wallet_id}#*'] },
+      Null: { 'dynamodb:LeadingKeys': 'false' },
+    };
+    let checked = 0;
+    for (const fn of FUNCTION_NAMES) {
+      const tenantAccess = FUNCTION_ACCESS[fn].tenant;
+      const { tenant } = roles(fn);
+      if (!tenantAccess) continue;
+      const own = iam.policyDocument(tenant!).Statement.filter(
+        (s) => s.Resource === tableArn() && [s.Action].flat().sort().join() === tenantAccess.data.map((a) => `dynamodb:${a}`).sort().join(),
+      );
+      expect({ fn, conditions: own.map((s) => s.Condition) }).toEqual({ fn, conditions: [literal] });
+      // And exercised: a neighbouring wallet whose id extends this one's is outside.
+      for (const partition of ['W#420', 'W#4', 'W#42x', 'W#43#42']) {
+        expect({ fn, partition, allowed: await allowsBoth(tenant!, { action: `dynamodb:${tenantAccess.data[0]}`, resource: tableArn(), keys: { 'dynamodb:LeadingKeys': [partition] }, principalTags: { wallet_id: '42' } }) }).toEqual({ fn, partition, allowed: false });
+      }
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(5);
+  });
+
   test("every KMS key of the stack carries the service tag, so no session can tag it as a wallet's", async () => {
     const keys = ofType('AWS::KMS::Key');
     expect(keys.length).toBeGreaterThanOrEqual(2); // the HMAC key and the alarm topic's

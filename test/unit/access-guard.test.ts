@@ -5,7 +5,7 @@ import { dynamoRequests, guardDynamoDb, guardKeyManager, guardSecrets, guardSqs,
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
-import { allows, type Principal } from '../../lib/service/access';
+import { allows, likeMatches, type Principal } from '../../lib/service/access';
 import { keys, tenantScope } from '../../lib/store/keys';
 import { inRegistry, inRegistrySession, inSession, sessionWallet, withOwnRole } from '../../lib/store/session';
 import { MemoryStore } from '../helpers/memory-store';
@@ -45,6 +45,10 @@ describe('the DynamoDB calls IAM would authorize', () => {
     expect(
       dynamoRequests('BatchGetItemCommand', { RequestItems: { t: { Keys: [{ PK: 'W#1', SK: 'a' }, { PK: { S: 'W#2' }, SK: { S: 'b' } }] } } })!.map((r) => (r.service === 'dynamodb' ? `${r.action} ${r.partition}` : '')),
     ).toEqual(['BatchGetItem W#1', 'BatchGetItem W#2']);
+    // Any spacing around AND; no partition named is '' (which no grant matches).
+    expect(dynamoRequests('QueryCommand', { KeyConditionExpression: 'PK = :pk  AND\tbegins_with(SK, :p)', ExpressionAttributeValues: { ':pk': 'W#3', ':p': 'x' } })).toEqual([{ service: 'dynamodb', action: 'Query', on: 'table', partition: 'W#3' }]);
+    expect(dynamoRequests('QueryCommand', {})).toEqual([{ service: 'dynamodb', action: 'Query', on: 'table', partition: '' }]);
+    expect(dynamoRequests('GetItemCommand', { Key: { SK: 'x' } })).toEqual([{ service: 'dynamodb', action: 'GetItem', on: 'table', partition: '' }]);
     expect(dynamoRequests('ScanCommand', {})).toBeNull();
     expect(dynamoRequests('BatchWriteItemCommand', {})).toBeNull();
   });
@@ -188,5 +192,46 @@ describe('wallet sessions', () => {
     // Issuer keys are never used in a registry session.
     const km = guardKeyManager(new LocalKeyManager(new MemoryStore(), new LocalSecretDeriver('ab'.repeat(32))), 'tenancy');
     await expect(inRegistrySession(tenantScope('7'), () => km.create(tenantScope('7'), 'EdDSA'))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+  });
+});
+
+describe('the access decision (what IAM decides, decided locally)', () => {
+  const table = (fn: Principal['fn'], wallet: string | null, action: string, partition: string) =>
+    allows({ fn, wallet }, { service: 'dynamodb', action: action as never, on: 'table', partition });
+
+  test("a function's own table grant reaches the partitions it names, and no other", () => {
+    expect(table('bootstrap', null, 'PutItem', 'SYS#ADMIN')).toBe(true);
+    expect(table('bootstrap', null, 'PutItem', 'SYS#ADMIN2')).toBe(false);
+    expect(table('bootstrap', null, 'PutItem', 'W#1')).toBe(false);
+    expect(table('bootstrap', null, 'GetItem', 'SYS#ADMIN')).toBe(false);
+  });
+
+  test("a session's extra grants (tenancy: name reservation, public-reference items) reach those prefixes only", () => {
+    expect(table('tenancy', '7', 'PutItem', 'SYS#WNAME#acme')).toBe(true);
+    expect(table('tenancy', '7', 'PutItem', 'SYS#ADMIN')).toBe(false);
+    expect(table('tenancy', '7', 'PutItem', 'W#8')).toBe(false);
+    expect(table('tenancy', '7', 'PutItem', 'W#7')).toBe(true);
+  });
+
+  test("a session's own partitions are table partitions: the same value on an index is not its own", () => {
+    expect(allows({ fn: 'oid4vci', wallet: '7' }, { service: 'dynamodb', action: 'Query', on: 'table', partition: 'W#7' })).toBe(true);
+    expect(allows({ fn: 'oid4vci', wallet: '7' }, { service: 'dynamodb', action: 'Query', on: 'GSI1', partition: 'W#7' })).toBe(false);
+    expect(allows({ fn: 'oid4vci', wallet: '7' }, { service: 'sqs', queue: 'email' })).toBe(false);
+  });
+
+  test('mail only where declared, with the own role; a function without session grants has nothing in a session', () => {
+    expect(allows({ fn: 'email-worker', wallet: null }, { service: 'ses' })).toBe(true);
+    expect(allows({ fn: 'oid4vci', wallet: null }, { service: 'ses' })).toBe(false);
+    expect(allows({ fn: 'email-worker', wallet: '7' }, { service: 'ses' })).toBe(false);
+    expect(allows({ fn: 'meta', wallet: '7' }, { service: 'dynamodb', action: 'GetItem', on: 'table', partition: 'W#7' })).toBe(false);
+    expect(allows({ fn: 'meta', wallet: '7' }, { service: 'kms', action: 'Sign', keyWallet: '7' })).toBe(false);
+  });
+
+  test('StringLike: * is any run of characters (line breaks too); everything else is literal', () => {
+    expect(likeMatches('W#7.x', 'W#7.x')).toBe(true);
+    expect(likeMatches('W#7.x', 'W#7Zx')).toBe(false);
+    expect(likeMatches('W#(7)+$', 'W#(7)+$')).toBe(true);
+    expect(likeMatches('W#7#*', 'W#7#a\nb')).toBe(true);
+    expect(likeMatches('W#7#*', 'W#7')).toBe(false);
   });
 });

@@ -206,11 +206,19 @@ describe('the access decision (what IAM decides, decided locally)', () => {
     expect(table('bootstrap', null, 'GetItem', 'SYS#ADMIN')).toBe(false);
   });
 
-  test("a session's extra grants (tenancy: name reservation, public-reference items) reach those prefixes only", () => {
-    expect(table('tenancy', '7', 'PutItem', 'SYS#WNAME#acme')).toBe(true);
-    expect(table('tenancy', '7', 'PutItem', 'SYS#ADMIN')).toBe(false);
-    expect(table('tenancy', '7', 'PutItem', 'W#8')).toBe(false);
+  test("reservations are the registry session's alone: a wallet session has no write there; the registry session reaches them and its own record only", () => {
+    expect(table('tenancy', '7', 'PutItem', 'SYS#WNAME#acme')).toBe(false);
+    expect(table('tenancy', '7', 'PutItem', 'SYS#PUBREF#abc')).toBe(false);
     expect(table('tenancy', '7', 'PutItem', 'W#7')).toBe(true);
+    const registry = (action: string, partition: string) =>
+      allows({ fn: 'tenancy', wallet: '7', registry: true }, { service: 'dynamodb', action: action as never, on: 'table', partition });
+    expect(registry('PutItem', 'SYS#WNAME#acme')).toBe(true);
+    expect(registry('PutItem', 'SYS#PUBREF#abc')).toBe(true);
+    expect(registry('PutItem', 'W#7')).toBe(true);
+    expect(registry('PutItem', 'SYS#ADMIN')).toBe(false);
+    expect(registry('PutItem', 'W#8')).toBe(false);
+    expect(registry('PutItem', 'W#7#DID#x')).toBe(false);
+    expect(registry('DeleteItem', 'SYS#WNAME#acme')).toBe(false);
   });
 
   test("a session's own partitions are table partitions: the same value on an index is not its own", () => {

@@ -5,39 +5,15 @@
  * runtime's Node process, DynamoDB Local's JVM) from /proc over BENCH_IDLE_SECONDS (default 60).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../infra/local/emulators';
-import { processCpuMs } from './peer/shared';
+import { processCpuMs, processTree } from '../helpers/processes';
 
 const SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
 const SETTLE_SECONDS = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The pid and all its descendants, with their commands. */
-function tree(root: number): { pid: number; comm: string }[] {
-  const children = new Map<number, number[]>();
-  const comms = new Map<number, string>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      comms.set(Number(d), stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  const out: { pid: number; comm: string }[] = [];
-  const walk = (pid: number) => {
-    out.push({ pid, comm: comms.get(pid) ?? '?' });
-    for (const c of children.get(pid) ?? []) walk(c);
-  };
-  walk(root);
-  return out;
-}
 
 async function main() {
   const port = await freePort();
@@ -54,7 +30,7 @@ async function main() {
       await sleep(500);
     }
     await sleep(SETTLE_SECONDS * 1000);
-    const procs = tree(child.pid!);
+    const procs = processTree(child.pid!);
     const before = procs.map((p) => processCpuMs(p.pid));
     const t0 = Date.now();
     await sleep(SECONDS * 1000);

@@ -20,7 +20,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { SpecWallet, wellKnownUrls } from '../helpers/spec-wallet';
-import { BENCH_CLAIMS, BENCH_CONFIGURATION_ID, BENCH_SD_LIST, BENCH_SUBJECT, BENCH_VCT, childPids, processCpuMs } from './peer/shared';
+import { BENCH_CLAIMS, BENCH_CONFIGURATION_ID, BENCH_SD_LIST, BENCH_SUBJECT, BENCH_VCT, childPids } from './peer/shared';
+import { processCpuMs } from '../helpers/processes';
 
 const env = process.env;
 const ROUNDS = Number(env.BENCH_PEER_ROUNDS ?? 3);

@@ -1,4 +1,5 @@
 import { JsonReply, RawRepresentation, type OperationImpls } from '../../http/contract';
+import { ifNoneMatchHits } from '../../http/conditional';
 import { NotFoundError, ProtocolError } from '../../http/errors';
 import type { TenantScope } from '../../store/keys';
 import { inSession } from '../../store/session';
@@ -14,18 +15,9 @@ import type { IssuerProtocol, MetadataDocument } from './service';
  */
 const METADATA_CACHE_CONTROL = 'public, no-cache';
 
-/** RFC 9110 §13.1.2: If-None-Match, weak comparison; `*` matches any current representation. */
-function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (ifNoneMatch === undefined) return false;
-  return ifNoneMatch.split(',').some((t) => {
-    const tag = t.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === etag;
-  });
-}
-
 function conditional(headers: Readonly<Record<string, string>>, doc: MetadataDocument): RawRepresentation | JsonReply {
   const validators = { etag: doc.etag, 'cache-control': METADATA_CACHE_CONTROL };
-  if (matchesEtag(headers['if-none-match'], doc.etag)) return new JsonReply(undefined, { status: 304, headers: validators });
+  if (ifNoneMatchHits(headers['if-none-match'], doc.etag)) return new JsonReply(undefined, { status: 304, headers: validators });
   return new RawRepresentation(doc.body, 'application/json; charset=utf-8', validators);
 }
 

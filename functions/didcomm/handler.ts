@@ -6,7 +6,7 @@ import { InvitationService } from '../../lib/didcomm/protocols/out-of-band/invit
 import { createGroupHandler } from '../../lib/http/router';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
-import { didcommKeyVault } from '../shared/didcomm-keys';
+import { buildDidcommKeyVault } from '../shared/didcomm-keys';
 import { walletSessions } from '../shared/sessions';
 
 const deps = buildDeps('didcomm', { sessions: walletSessions });
@@ -16,7 +16,7 @@ export const handler = createGroupHandler({
   contracts: didcommContracts,
   impls: didcommOperations({
     // Each invitation gets a key of its own; its inline service names the wallet's public reference.
-    invitations: new InvitationService({ store: deps.store, events: deps.events, refs: new PublicRefs(deps.store), keys: didcommKeyVault(deps) }),
+    invitations: new InvitationService({ store: deps.store, events: deps.events, refs: new PublicRefs(deps.store), keys: buildDidcommKeyVault(deps, deps.config.keyBackend === 'kms' ? deps.config.didcommKmsKeyId : undefined) }),
     connections: new ConnectionService(deps.store),
     messages: new MessageService(deps.store),
   }),

@@ -7,7 +7,7 @@ import { OutboxPublisher, type EventPublisher } from '../../lib/events/publisher
 import { createLogger } from '../../lib/logging/logger';
 import type { SecretDeriver } from '../../lib/secrets/port';
 import { FUNCTION_ACCESS, type FunctionName } from '../../lib/service/access';
-import { sessionWallet } from '../../lib/store/session';
+import { inRegistry, sessionWallet } from '../../lib/store/session';
 import type { ItemStore } from '../../lib/store/port';
 
 /**
@@ -33,6 +33,8 @@ export interface Wiring {
   readonly secrets?: (fn: FunctionName, config: Config) => SecretDeriver;
   /** functions/shared/sessions.ts: for functions that declare `tenant` grants. */
   readonly sessions?: (fn: FunctionName, config: Config) => WalletSessions | null;
+  /** functions/shared/sessions.ts `registrySessions`: for functions that declare `registry` grants. */
+  readonly registry?: (fn: FunctionName, config: Config) => WalletSessions | null;
 }
 
 const undeclaredSecrets: SecretDeriver = {
@@ -46,6 +48,7 @@ export function buildDeps(fn: FunctionName, wiring: Wiring = {}, config: Config 
   // The wiring follows the declaration: a mismatch is a start-up error, not a late surprise.
   if (Boolean(access.shared?.mac) !== Boolean(wiring.secrets)) throw new Error(`${fn}: secrets wiring does not match its declared MAC use`);
   if (Boolean(access.tenant) !== Boolean(wiring.sessions)) throw new Error(`${fn}: sessions wiring does not match its declared tenant grants`);
+  if (Boolean(access.registry) !== Boolean(wiring.registry)) throw new Error(`${fn}: registry wiring does not match its declared registry grants`);
   const local = config.keyBackend === 'local';
   const sessions = wiring.sessions?.(fn, config) ?? null;
   const base = new DynamoDBClient({});
@@ -57,7 +60,15 @@ export function buildDeps(fn: FunctionName, wiring: Wiring = {}, config: Config 
     }
     return local ? guardDynamoDb(client, { fn, wallet }) : client;
   });
-  const store = new DynamoDbStore(() => dynamo.get(sessionWallet()), config.tableName);
+  // Registry sessions (wallet creation) have clients of their own: never the wallet session's credentials.
+  const registrySessions = wiring.registry?.(fn, config) ?? null;
+  const registry = new ClientsByWallet<DynamoDBClient>((wallet) => {
+    if (wallet === null || !access.registry) throw new Error(`${fn} has no registry role`);
+    if (!local && !registrySessions) throw new Error(`${fn}: no registry sessions wired`);
+    const client = new DynamoDBClient({ requestHandler: base.config.requestHandler, ...(registrySessions ? { credentials: registrySessions.credentials(wallet) } : {}) });
+    return local ? guardDynamoDb(client, { fn, wallet, registry: true }) : client;
+  }, 16);
+  const store = new DynamoDbStore(() => (inRegistry() ? registry.get(sessionWallet()) : dynamo.get(sessionWallet())), config.tableName);
   const secrets = wiring.secrets?.(fn, config) ?? undeclaredSecrets;
   return { fn, config, store, secrets, events: new OutboxPublisher(store), sessions };
 }

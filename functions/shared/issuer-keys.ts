@@ -6,7 +6,7 @@ import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import type { KeyManager } from '../../lib/keys/port';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { cachingDeriver } from '../../lib/secrets/port';
-import { sessionWallet } from '../../lib/store/session';
+import { inRegistry, sessionWallet } from '../../lib/store/session';
 import type { Deps } from './deps';
 
 /**
@@ -27,7 +27,7 @@ export function buildKeyManager(deps: Deps): KeyManager {
   const clients = new ClientsByWallet<KMSClient>((wallet) => new KMSClient({ requestHandler: base.config.requestHandler, credentials: sessions.credentials(wallet!) }));
   return new KmsKeyManager(() => {
     const wallet = sessionWallet();
-    if (wallet === null) throw new Error('issuer keys are used only inside a wallet session');
+    if (wallet === null || inRegistry()) throw new Error('issuer keys are used only inside a wallet session');
     return clients.get(wallet);
   }, config.issuerKeyTag);
 }

@@ -9,3 +9,11 @@ export function walletSessions(fn: FunctionName, config: Config): WalletSessions
   if (!config.tenantRoleArn) throw new Error(`${fn}: TENANT_ROLE_ARN is not set`);
   return new WalletSessions(new STSClient({}), config.tenantRoleArn, fn);
 }
+
+/** Registry sessions (wallet creation's reservation writes) of the function's registry role; none locally. */
+export function registrySessions(fn: FunctionName, config: Config): WalletSessions | null {
+  if (config.keyBackend === 'local') return null;
+  if (!config.registryRoleArn) throw new Error(`${fn}: REGISTRY_ROLE_ARN is not set`);
+  // Rare (one per wallet created) and never reused for long: a few are kept.
+  return new WalletSessions(new STSClient({}), config.registryRoleArn, `${fn}-registry`, Date.now, 16);
+}

@@ -9,9 +9,9 @@ import { TenancyService } from '../../lib/tenancy/service';
 import type { UsageKeys } from '../../lib/service/usage-keys';
 import { buildDeps, createLogger } from '../shared/deps';
 import { macSecrets } from '../shared/secrets';
-import { walletSessions } from '../shared/sessions';
+import { registrySessions, walletSessions } from '../shared/sessions';
 
-const deps = buildDeps('tenancy', { secrets: macSecrets, sessions: walletSessions });
+const deps = buildDeps('tenancy', { secrets: macSecrets, sessions: walletSessions, registry: registrySessions });
 const { config } = deps;
 
 function usageKeys(): UsageKeys {

@@ -5,7 +5,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { KEY_DELETION_WINDOW_DAYS, KMS_KEY_SPECS } from '../../lib/keys/port';
 import { ACCESS_TAGS, FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
-import type { QueueId } from '../../lib/service/resources';
+import { walletPartitionKey, type QueueId } from '../../lib/service/resources';
 
 /** The tag a wallet's session carries, and the one its issuer keys carry. */
 export const WALLET_TAG = ACCESS_TAGS.wallet;
@@ -26,6 +26,8 @@ export interface DeclaredAccessProps {
   readonly table: dynamodb.ITable;
   /** The service's HMAC key (GenerateMac). */
   readonly macKeyArn: string;
+  /** The KMS key of DIDComm data keys: required when the function declares `tenant.dataKeys`. */
+  readonly didcommKeyArn?: string;
   readonly queue: (id: QueueId) => sqs.IQueue;
   /** Value of the `service` tag on this service's issuer keys. */
   readonly issuerKeyTag: string;
@@ -46,16 +48,32 @@ function dataStatement(table: dynamodb.ITable, grant: DataGrant): iam.PolicyStat
   });
 }
 
+/** A role only `role` may assume, only with a `wallet_id` session tag and no other tag. */
+function walletSessionRole(scope: Construct, id: string, role: iam.Role, description: string): iam.Role {
+  const sessionRole = new iam.Role(scope, id, {
+    description,
+    assumedBy: new iam.PrincipalWithConditions(new iam.SessionTagsPrincipal(new iam.ArnPrincipal(role.roleArn)), {
+      // A session must name its wallet, and carry no other tag.
+      StringLike: { [`aws:RequestTag/${WALLET_TAG}`]: '?*' },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': [WALLET_TAG] },
+    }),
+  });
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [sessionRole.roleArn] }));
+  return sessionRole;
+}
+
 /**
  * A function's permissions, built from its declaration in lib/service/access.ts and nothing else: the
  * shared grants on its execution role, and — when it acts for wallets — a tenant role that only this
  * execution role may assume, only with a `wallet_id` session tag, whose grants reach only that
- * wallet's partitions and issuer keys. The one grant not made here is `usageKeys`: it names the
- * tenants' usage plan, which exists only once the API is deployed, so the root stack attaches it
- * ({@link UsageKeysPolicy}).
+ * wallet's partitions and issuer keys; and, for tenancy, a registry role assumed the same way whose
+ * grants reach only the reservation items and the wallet's record partition (wallet creation). The
+ * one grant not made here is `usageKeys`: it names the tenants' usage plan, which exists only once
+ * the API is deployed, so the root stack attaches it ({@link UsageKeysPolicy}).
  */
 export class DeclaredAccess extends Construct {
   readonly tenantRole?: iam.Role;
+  readonly registryRole?: iam.Role;
 
   constructor(scope: Construct, id: string, props: DeclaredAccessProps) {
     super(scope, id);
@@ -82,18 +100,20 @@ export class DeclaredAccess extends Construct {
         }),
       );
     }
+    const registry = access.registry;
+    if (registry) {
+      const registryRole = walletSessionRole(this, 'RegistryRole', role, `Registry sessions of the ${props.fn} function: wallet-name and public-reference reservations, with the wallet's record`);
+      this.registryRole = registryRole;
+      if (registry.record.length) {
+        // The record partition `W#<wallet>` exactly: none of the wallet's other partitions.
+        registryRole.addToPolicy(dataStatement(table, { actions: registry.record, on: 'table', partitions: [walletPartitionKey(PRINCIPAL_WALLET)] }));
+      }
+      for (const grant of registry.reservations) registryRole.addToPolicy(dataStatement(table, grant));
+    }
     const tenant = access.tenant;
     if (!tenant) return;
-    const tenantRole = new iam.Role(this, 'TenantRole', {
-      description: `Sessions of the ${props.fn} function for one wallet (session tag ${WALLET_TAG})`,
-      assumedBy: new iam.PrincipalWithConditions(new iam.SessionTagsPrincipal(new iam.ArnPrincipal(role.roleArn)), {
-        // A session must name its wallet, and carry no other tag.
-        StringLike: { [`aws:RequestTag/${WALLET_TAG}`]: '?*' },
-        'ForAllValues:StringEquals': { 'aws:TagKeys': [WALLET_TAG] },
-      }),
-    });
+    const tenantRole = walletSessionRole(this, 'TenantRole', role, `Sessions of the ${props.fn} function for one wallet (session tag ${WALLET_TAG})`);
     this.tenantRole = tenantRole;
-    role.addToPolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [tenantRole.roleArn] }));
 
     if (tenant.data.length) {
       tenantRole.addToPolicy(
@@ -101,6 +121,25 @@ export class DeclaredAccess extends Construct {
       );
     }
     for (const grant of tenant.also ?? []) tenantRole.addToPolicy(dataStatement(table, grant));
+
+    const dataKeyActions = tenant.dataKeys ?? [];
+    if (dataKeyActions.length) {
+      if (!props.didcommKeyArn) throw new Error(`${props.fn} declares dataKeys but was given no DIDComm key`);
+      // The issuer-key Deny below covers every key without this wallet's tag, the DIDComm key included.
+      if (tenant.issuerKeys?.length) throw new Error(`${props.fn} declares both issuerKeys and dataKeys: the issuer-key Deny would refuse the DIDComm key`);
+      tenantRole.addToPolicy(
+        new iam.PolicyStatement({
+          actions: dataKeyActions.map((a) => `kms:${a}`),
+          resources: [props.didcommKeyArn],
+          // Only with the session's own wallet as the whole encryption context: a data key made or
+          // unsealed for wallet 42 needs context {wallet_id: 42}, which only wallet 42's session may give.
+          conditions: {
+            StringEquals: { [`kms:EncryptionContext:${WALLET_TAG}`]: PRINCIPAL_WALLET },
+            'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': [WALLET_TAG] },
+          },
+        }),
+      );
+    }
 
     const keyActions = tenant.issuerKeys ?? [];
     if (keyActions.length === 0) return;

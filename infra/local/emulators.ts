@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import type { Server } from "node:http";
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import type { Server, ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { createSqsServer } from 'local-aws-sqs';
 import sesModule from 'aws-ses-v2-local';
+import sesStoreModule from 'aws-ses-v2-local/dist/store.js';
 import { LAUNCHER_CLASS, launcherClassFile } from './dynamodb-launcher';
 
 export const LOOPBACK = '127.0.0.1';
@@ -129,12 +130,64 @@ export async function startSqs(): Promise<Emulator> {
 }
 
 type SesServerFactory = (config?: { host?: string; port?: number }) => Promise<Server>;
+type SesStore = { getStoreReadonly(): { emails: unknown[] }; clearStore(): void };
 
-/** The SES v1/v2 emulator, with its mail viewer at the root URL. */
-export async function startSes(): Promise<Emulator> {
-  const factory = ((sesModule as unknown as { default?: SesServerFactory }).default ?? sesModule) as unknown as SesServerFactory;
-  const port = await freePort();
-  const server = await factory({ host: LOOPBACK, port });
-  return { endpoint: `http://${LOOPBACK}:${port}`, stop: () => closeServer(server) };
+export interface SesOptions {
+  /** Port of the emulator and its mail viewer (0 or absent: a free one). */
+  readonly port?: number;
+  /** JSON file the sent mail is kept in across restarts (null or absent: memory only). */
+  readonly mailFile?: string | null;
 }
 
+/**
+ * The SES v1/v2 emulator, with its mail viewer at the root URL. The emulator keeps mail in a module-level
+ * array only; with `mailFile` we load that array at start and write it back after each request that
+ * changed it, so the viewer shows mail sent before a restart.
+ */
+export async function startSes(opts: SesOptions = {}): Promise<Emulator> {
+  const factory = ((sesModule as unknown as { default?: SesServerFactory }).default ?? sesModule) as unknown as SesServerFactory;
+  const store = ((sesStoreModule as unknown as { default?: SesStore }).default ?? sesStoreModule) as unknown as SesStore;
+  // One emulator per process, but a restart in the same process must show the file's mail, not memory's.
+  store.clearStore();
+  const mailFile = opts.mailFile ?? null;
+  let written = '[]';
+  if (mailFile) {
+    const saved = await readFile(mailFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return '[]';
+      throw err;
+    });
+    const emails: unknown = JSON.parse(saved);
+    if (!Array.isArray(emails)) throw new Error(`${mailFile} does not hold a JSON array of mails`);
+    store.getStoreReadonly().emails.push(...emails);
+    written = JSON.stringify(emails);
+  }
+  let writing: Promise<void> = Promise.resolve();
+  const persist = () => {
+    if (!mailFile) return writing;
+    writing = writing.then(async () => {
+      const now = JSON.stringify(store.getStoreReadonly().emails);
+      if (now === written) return;
+      // Whole-file replace: a crash mid-write leaves the previous file, never half of one.
+      const tmp = `${mailFile}.${process.pid}.tmp`;
+      await writeFile(tmp, now, { mode: 0o600 });
+      await rename(tmp, mailFile);
+      written = now;
+    }).catch((err: unknown) => console.error('[local ses] could not save mail:', err));
+    return writing;
+  };
+  const port = opts.port || (await freePort());
+  const server = await factory({ host: LOOPBACK, port });
+  // Express hands a listen error to the callback, which the emulator resolves with anyway.
+  if (!server.listening) {
+    server.close();
+    throw new Error(`the mail viewer (SES emulator) cannot listen on ${LOOPBACK}:${port}: the port is in use (choose another with MAIL_VIEWER_PORT)`);
+  }
+  server.on('request', (_req, res: ServerResponse) => res.once('finish', () => void persist()));
+  return {
+    endpoint: `http://${LOOPBACK}:${port}`,
+    async stop() {
+      await closeServer(server);
+      await persist();
+    },
+  };
+}

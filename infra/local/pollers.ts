@@ -10,25 +10,94 @@ export interface Poller {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
- * Pause of a queue poller after an empty receive: short while work is coming in, doubling while the
- * queue stays empty, so that an idle runtime does not spend its CPU asking the emulator (which runs in
- * the same process as the handlers) ten times a second per queue.
+ * Activity in the runtime (an API response, a worker invocation): pollers sleeping on an empty stream
+ * look again soon instead of at the end of their backoff, so an idle runtime can poll rarely without
+ * making the first event after a quiet spell wait. A wake never brings a poll closer than `soonMs`
+ * after its sleep began, so that many wakes (a busy API) do not turn into many polls.
  */
-const IDLE_POLL_MS = { first: 50, max: 500 } as const;
+export class Wakeup {
+  readonly #sleepers = new Set<() => void>();
+
+  wake(): void {
+    for (const w of [...this.#sleepers]) w();
+  }
+
+  /** Sleeps `ms`, or until `soonMs` after the start if woken meanwhile (true), or until aborted. */
+  sleep(ms: number, soonMs: number, signal?: AbortSignal): Promise<boolean> {
+    const start = Date.now();
+    return new Promise((resolve) => {
+      let timer = setTimeout(() => done(false), ms);
+      const done = (woken: boolean) => {
+        clearTimeout(timer);
+        this.#sleepers.delete(onWake);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(woken);
+      };
+      const onAbort = () => done(false);
+      signal?.addEventListener('abort', onAbort);
+      const onWake = () => {
+        this.#sleepers.delete(onWake);
+        clearTimeout(timer);
+        timer = setTimeout(() => done(true), Math.max(0, start + soonMs - Date.now()));
+      };
+      this.#sleepers.add(onWake);
+    });
+  }
+}
+
+/**
+ * A poller's pause after an empty read. For `quietAfter` ms after the last message or activity it is
+ * what it always was — a queue 50 ms doubling to 500 ms, the stream 100 ms — so work that follows
+ * activity (a status list's publication job, visible 1 s after the change that queued it) is found as
+ * soon as before; after that the runtime is idle and the pause is `idle` (queues 4 s, the stream 20 s),
+ * cut short by activity.
+ * Queues are short-polled, not long-polled: local-aws-sqs answers a long poll only when
+ * MaxNumberOfMessages are in or the wait is over, and checks its queue on a 10 ms timer for the whole
+ * wait, which costs an idle runtime more (measured: docs/benchmarks.md, "Issue 25") than a short poll
+ * per queue every few seconds. Only messages that become visible with no activity at all (webhook
+ * retries minutes apart) can wait up to `idle` longer.
+ */
+export interface IdlePauses {
+  readonly first: number;
+  readonly max: number;
+  readonly idle: number;
+  readonly quietAfter: number;
+}
+export const QUEUE_IDLE_MS: IdlePauses = { first: 50, max: 500, idle: 4000, quietAfter: 5000 };
+// Every outbox write comes from an API request or a worker invocation, both of which wake the stream
+// poller: its idle pause can be long (each GetRecords costs DynamoDB Local tens of ms of CPU on disk).
+export const STREAM_IDLE_MS: IdlePauses = { first: 100, max: 100, idle: 20_000, quietAfter: 5000 };
+
+/**
+ * Sleeps after an empty read and returns the next pause. Activity (a wake) counts as recent work; it
+ * cuts only the idle pause short (to `first` after its start): busy pauses are short anyway, and a busy
+ * API must not turn into more polls than the busy pauses make.
+ */
+async function pauseAfterEmpty(rules: IdlePauses, state: { pause: number; lastActive: number }, activity: Wakeup, signal: AbortSignal): Promise<void> {
+  const idle = state.pause > rules.max;
+  const woken = await activity.sleep(state.pause, idle ? rules.first : state.pause, signal);
+  if (woken) state.lastActive = Date.now();
+  state.pause = woken && idle ? rules.first : Date.now() - state.lastActive > rules.quietAfter ? rules.idle : Math.min(rules.max, state.pause * 2);
+}
+/** How often the stream poller looks for new shards besides when one closes. */
+const SHARD_REFRESH_MS = 60_000;
 
 /**
  * Runs `step` until stopped; a failing step is reported and retried after a pause, as Lambda's pollers
- * do. Stopping waits for the step under way and then for `drain` (work the steps left running).
+ * do. Stopping aborts a long poll under way, waits for the step and then for `drain` (work the steps left running).
  */
-function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: unknown) => void, drain: () => Promise<void> = async () => undefined): Poller {
+function loop(step: (isStopped: () => boolean, signal: AbortSignal) => Promise<void>, onError: (err: unknown) => void, drain: () => Promise<void> = async () => undefined): Poller {
   let stopped = false;
+  const abort = new AbortController();
   const running = (async () => {
     while (!stopped) {
       try {
-        await step(() => stopped);
+        await step(() => stopped, abort.signal);
       } catch (err) {
-        if (!stopped) onError(err);
+        if (stopped) break;
+        onError(err);
         await sleep(500);
       }
     }
@@ -36,6 +105,7 @@ function loop(step: (isStopped: () => boolean) => Promise<void>, onError: (err: 
   return {
     async stop() {
       stopped = true;
+      abort.abort();
       await running;
       await drain();
     },
@@ -60,9 +130,15 @@ export function pollQueue(opts: {
   batchSize: number;
   concurrency: number;
   onError: (err: unknown) => void;
+  /** Told after each invocation: the worker may have written events or jobs for the other pollers. */
+  activity?: Wakeup;
+  /** The pauses after empty receives (default QUEUE_IDLE_MS; tests shorten them). */
+  pauses?: IdlePauses;
 }): Poller {
   const running = new Set<Promise<void>>();
-  let idlePause: number = IDLE_POLL_MS.first;
+  const activity = opts.activity ?? new Wakeup();
+  const rules = opts.pauses ?? QUEUE_IDLE_MS;
+  const state = { pause: rules.first, lastActive: Date.now() };
 
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
@@ -85,6 +161,8 @@ export function pollQueue(opts: {
     } catch (err) {
       opts.onError(err);
       return; // the whole batch failed: every message comes back after its visibility timeout
+    } finally {
+      activity.wake();
     }
     const done = messages.filter((m) => !failed.has(m.MessageId!));
     if (done.length) {
@@ -95,28 +173,24 @@ export function pollQueue(opts: {
   };
 
   return loop(
-    async (isStopped) => {
+    async (isStopped, signal) => {
       while (running.size >= opts.concurrency) await Promise.race(running);
       const out = await opts.sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: opts.queueUrl,
           MaxNumberOfMessages: opts.batchSize,
-          // SQS's long poll answers as soon as a message is there; the emulator's waits out the whole
-          // wait unless the batch fills. Short polls with a pause when empty come closer to SQS.
-          WaitTimeSeconds: 0,
+          WaitTimeSeconds: 0, // see QUEUE_IDLE_MS
           MessageSystemAttributeNames: ['All'],
           // The emulator reads only the older name; Lambda's event carries these attributes either way
           // (ApproximateReceiveCount, MessageGroupId).
           AttributeNames: ['All'],
         }),
+        { abortSignal: signal },
       );
       const messages = out.Messages ?? [];
-      if (messages.length === 0) {
-        await sleep(idlePause);
-        idlePause = Math.min(IDLE_POLL_MS.max, idlePause * 2);
-        return;
-      }
-      idlePause = IDLE_POLL_MS.first;
+      if (messages.length === 0) return pauseAfterEmpty(rules, state, activity, signal);
+      state.lastActive = Date.now();
+      state.pause = rules.first;
       if (isStopped()) return;
       const invocation: Promise<void> = invoke(messages)
         .catch(opts.onError)
@@ -196,7 +270,11 @@ export function pollStream(opts: {
   onError: (err: unknown) => void;
   /** The table the stream belongs to: images the emulator wrote without type tags are read back from it. */
   table?: { client: DynamoDBClient; name: string };
+  /** Wakes the poller from its idle backoff (API responses, worker invocations). */
+  activity?: Wakeup;
 }): Poller {
+  const activity = opts.activity ?? new Wakeup();
+  const state = { pause: STREAM_IDLE_MS.first, lastActive: Date.now() };
   const iterators = new Map<string, string | null>(); // shard -> next iterator (null: shard closed)
   let initialized = false;
 
@@ -219,8 +297,8 @@ export function pollStream(opts: {
   };
 
   let lastRefresh = 0;
-  return loop(async (isStopped) => {
-    if (Date.now() - lastRefresh > 5000) {
+  return loop(async (isStopped, signal) => {
+    if (Date.now() - lastRefresh > SHARD_REFRESH_MS) {
       await refreshShards();
       lastRefresh = Date.now();
     }
@@ -231,7 +309,7 @@ export function pollStream(opts: {
       const records = await repairImages((out.Records ?? []).map((r) => toLambdaRecord(r, opts.streamArn)).filter(matchesOutboxFilter), opts.table);
       if (records.length) {
         any = true;
-        const res = await opts.worker({ Records: records }, lambdaContext(opts.functionName, 30000));
+        const res = await opts.worker({ Records: records }, lambdaContext(opts.functionName, 30000)).finally(() => activity.wake());
         const failedSeq = res?.batchItemFailures?.[0]?.itemIdentifier;
         if (failedSeq) {
           const retry = await opts.streams.send(
@@ -244,6 +322,11 @@ export function pollStream(opts: {
       iterators.set(shardId, out.NextShardIterator ?? null);
       if (!out.NextShardIterator) lastRefresh = 0; // closed: look for its child
     }
-    if (!any) await sleep(100);
+    if (any) {
+      state.lastActive = Date.now();
+      state.pause = STREAM_IDLE_MS.first;
+      return;
+    }
+    await pauseAfterEmpty(STREAM_IDLE_MS, state, activity, signal); // streams have no long poll
   }, opts.onError);
 }

@@ -29,7 +29,7 @@ import { newPublicRef } from '../../lib/tenancy/public-refs';
 import { platformUsageKey, walletUsageKey } from '../../lib/service/usage-keys';
 import { createGateway, DEFAULT_THROTTLES, type AuthorizerHandler, type GroupHandler, type LocalThrottles, type SourceLimits } from './gateway';
 import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
-import { pollQueue, pollStream, type Poller, type SqsWorker, type StreamWorker } from './pollers';
+import { pollQueue, pollStream, Wakeup, type Poller, type SqsWorker, type StreamWorker } from './pollers';
 import type { Resolver } from '../../lib/webhooks/transport';
 
 export const LOCAL_TABLE_NAME = 'credential-service';
@@ -40,8 +40,10 @@ const LOCAL_STACK_NAME = 'credential-service';
 export interface LocalRuntimeOptions {
   /** HTTP port of the API (0: any free port). */
   readonly port?: number;
-  /** Folder for persistent data (DynamoDB files, the local master key); null keeps everything in memory. */
+  /** Folder for persistent data (DynamoDB files, the local master key, the mail viewer's mail); null keeps everything in memory. */
   readonly dataDir?: string | null;
+  /** Port of the SES emulator and its mail viewer (0 or absent: any free port; `npm start` fixes it: MAIL_VIEWER_PORT). */
+  readonly mailViewerPort?: number;
   /** Use this value as the base (super-admin) key instead of generating one. */
   readonly baseApiKey?: string;
   /** Authorizer decision cache, as on the deployed stage (default: AUTHORIZER_CACHE_TTL_SECONDS, else the stack's default). */
@@ -323,8 +325,16 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     for (const e of started.reverse()) await e.stop().catch(() => undefined);
   };
   try {
-    const [ddb, sqs, ses] = await Promise.all([startDynamoDbLocal(dataDir ? join(dataDir, 'dynamodb') : null), startSqs(), startSes()]);
-    started.push(ddb, sqs, ses);
+    const emulators = await Promise.allSettled([
+      startDynamoDbLocal(dataDir ? join(dataDir, 'dynamodb') : null),
+      startSqs(),
+      startSes({ port: opts.mailViewerPort ?? 0, mailFile: dataDir ? join(dataDir, 'mail.json') : null }),
+    ]);
+    // Those that started are stopped if another failed (a taken mail viewer port, no Java).
+    for (const e of emulators) if (e.status === 'fulfilled') started.push(e.value);
+    const failed = emulators.find((e) => e.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [ddb, sqs, ses] = started as [Emulator, Emulator, Emulator];
 
     // The port is fixed before the handlers load: did:web identifiers contain the public URL.
     const port = opts.port === 0 ? await freePort() : (opts.port ?? 3000);
@@ -400,8 +410,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     for (const q of QUEUES) {
       queueArns[q.id] = (await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrls[q.id], AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
     }
+    // API responses and worker invocations wake the stream poller from its idle backoff (pollers.ts).
+    const activity = new Wakeup();
     const pollers: Poller[] = [
-      pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay'), table: { client: repairClient, name: LOCAL_TABLE_NAME } }),
+      pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay'), table: { client: repairClient, name: LOCAL_TABLE_NAME }, activity }),
       ...QUEUES.map((q) =>
         pollQueue({
           sqs: sqsClient,
@@ -411,6 +423,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
           batchSize: q.consumer.batchSize,
           concurrency: opts.workerConcurrency?.[q.id] ?? q.consumer.maxConcurrency,
           onError: report(workers[q.id].functionName),
+          activity,
         }),
       ),
     ];
@@ -451,6 +464,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       onError: (err) => console.error('[local gateway]', err),
     });
     server.keepAliveTimeout = 5000;
+    server.on('request', (_req, res) => res.once('finish', () => activity.wake()));
     server.listen(port, LOOPBACK);
     await once(server, 'listening');
 

@@ -19,6 +19,7 @@ export interface AreaInputs {
   readonly tableArn: string;
   readonly tableStreamArn: string;
   readonly macKeyArn: string;
+  readonly didcommKeyArn: string;
   readonly alarmTopicArn: string;
   readonly relayFailuresQueueArn: string;
   readonly queues: Readonly<Record<QueueId, { readonly arn: string; readonly url: string }>>;
@@ -104,6 +105,9 @@ export class AreaStack extends NestedStack {
       },
       get macKeyArn() {
         return input('MacKeyArn', inputs.macKeyArn, 'The HMAC key of API keys, tokens and webhook secrets');
+      },
+      get didcommKeyArn() {
+        return input('DidcommKeyArn', inputs.didcommKeyArn, "The KMS key of DIDComm connection keys' data keys");
       },
       queue,
       queueUrl,

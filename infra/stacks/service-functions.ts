@@ -7,7 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
+import { FUNCTION_ACCESS, FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
 import { RESERVED_CONCURRENCY } from '../../lib/service/api-settings';
 import { FUNCTION_AREAS, type Area } from '../../lib/service/areas';
 import { docsRendererBundleFiles } from '../../lib/service/docs-assets';
@@ -43,6 +43,8 @@ export interface ServiceRefs {
   /** The table with its stream: the relay's event source. */
   readonly tableWithStream: dynamodb.ITable;
   readonly macKeyArn: string;
+  /** The KMS key of DIDComm data keys (read only by functions that declare `dataKeys`). */
+  readonly didcommKeyArn: string;
   queue(id: QueueId): sqs.IQueue;
   /** A queue's URL alone (every function's environment names every queue). */
   queueUrl(id: QueueId): string;
@@ -164,8 +166,11 @@ export function addAreaFunctions(scope: Construct, area: Area, config: ServiceCo
     });
     // By name: the plan is made after the API's deployment, which waits for every area.
     if (name === 'tenancy') f.fn.addEnvironment(ENV.usagePlanName, tenantPlanName(config.stackName));
-    const access = new DeclaredAccess(f, 'Access', { fn: name, role: f.role, table: refs.table, macKeyArn: refs.macKeyArn, queue: (id) => refs.queue(id), issuerKeyTag: config.stackName, mail: config.mail });
+    const dataKeys = (FUNCTION_ACCESS[name].tenant?.dataKeys ?? []).length > 0;
+    const access = new DeclaredAccess(f, 'Access', { fn: name, role: f.role, table: refs.table, macKeyArn: refs.macKeyArn, ...(dataKeys ? { didcommKeyArn: refs.didcommKeyArn } : {}), queue: (id) => refs.queue(id), issuerKeyTag: config.stackName, mail: config.mail });
     if (access.tenantRole) f.fn.addEnvironment(ENV.tenantRoleArn, access.tenantRole.roleArn);
+    if (access.registryRole) f.fn.addEnvironment(ENV.registryRoleArn, access.registryRole.roleArn);
+    if (dataKeys) f.fn.addEnvironment(ENV.didcommKmsKeyId, refs.didcommKeyArn);
     fns[name] = f;
     // The authorizer's refusals are Lambda errors by API Gateway's design: the root watches its own metric instead.
     if (name !== 'authorizer') alarms.add(`${name}-errors`, `${name} function errors`, f.fn.metricErrors({ period: Alarms.FIVE_MINUTES, statistic: 'Sum' }), 1);

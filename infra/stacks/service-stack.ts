@@ -49,7 +49,7 @@ export interface ServiceStackProps extends StackProps {
     readonly protocolRoute: ThrottleLimits;
   };
   readonly limits: { readonly maxDidsPerWallet: number; readonly maxDidCreationsPerMinute: number };
-  /** did:indy namespace of this deployment (README, "DIDs"). */
+  /** did:indy namespace of this deployment (docs/dids.md). */
   readonly indyNamespace: string;
   /** Base URL for did:web identifiers when the API sits behind a custom domain; else from each request. */
   readonly publicBaseUrl?: string;
@@ -127,6 +127,14 @@ export class ServiceStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    // DIDComm connection keys are software keys (KMS has no X25519/Ed25519 key agreement): each wallet's
+    // data key is made and unsealed under this key, with the wallet as encryption context (docs/didcomm.md).
+    const didcommKey = new kms.Key(this, 'DidcommDataKeysKey', {
+      description: `${props.serviceName}: seals the DIDComm data keys of each wallet (GenerateDataKey, Decrypt; encryption context wallet_id)`,
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
     // Every key the stack owns (this HMAC key, the alarm topic's, any added later, in any nested stack)
     // carries the service tag: the tenant roles' TagResource only takes keys without one.
     Tags.of(this).add(ACCESS_TAGS.service, stackKeyTag(this.stackName), { includeResourceTypes: ['AWS::KMS::Key'] });
@@ -155,7 +163,7 @@ export class ServiceStack extends Stack {
       alarms.add(`${name}-alarm`, `messages waiting in ${name}`, dead.metricApproximateNumberOfMessagesVisible({ period: Alarms.FIVE_MINUTES, statistic: 'Maximum' }), 1);
     }
 
-    // API: REST API (see README "Why a REST API"), one Lambda integration per endpoint group. Deployed
+    // API: REST API (see docs/design.md, section 2, "REST API, not HTTP API"), one Lambda integration per endpoint group. Deployed
     // by the explicit Deployment below, once every area's methods exist.
     this.api = new apigw.RestApi(this, 'Api', {
       restApiName: props.serviceName,
@@ -209,6 +217,7 @@ export class ServiceStack extends Stack {
       table: this.table,
       tableWithStream: this.table,
       macKeyArn: macKey.keyArn,
+      didcommKeyArn: didcommKey.keyArn,
       queue: (q) => queues[q],
       queueUrl: (q) => queues[q].queueUrl,
       relayFailures,
@@ -253,6 +262,7 @@ export class ServiceStack extends Stack {
             tableArn: this.table.tableArn,
             tableStreamArn: this.table.tableStreamArn!,
             macKeyArn: macKey.keyArn,
+            didcommKeyArn: didcommKey.keyArn,
             alarmTopicArn: alarmTopic.topic.topicArn,
             relayFailuresQueueArn: relayFailures.queueArn,
             queues: Object.fromEntries(QUEUES.map((q) => [q.id, { arn: queues[q.id].queueArn, url: queues[q.id].queueUrl }])) as Record<QueueId, { arn: string; url: string }>,

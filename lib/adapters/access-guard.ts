@@ -7,7 +7,7 @@ import { keyAttributesOf, TABLE, type IndexName, type QueueId } from '../service
 import type { KeyManager } from '../keys/port';
 import type { SecretDeriver } from '../secrets/port';
 import type { UsageKeys } from '../service/usage-keys';
-import { sessionWallet } from '../store/session';
+import { inRegistry, sessionWallet } from '../store/session';
 
 /**
  * The local runtime's IAM: every SDK call and key operation a function makes is checked against its
@@ -160,7 +160,7 @@ export function guardUsageKeys(inner: UsageKeys, principal: Principal): UsageKey
  */
 export function guardKeyManager(inner: KeyManager, fn: Principal['fn']): KeyManager {
   const check = (action: IssuerKeyAction, keyWallet: string) => {
-    const p: Principal = { fn, wallet: sessionWallet() };
+    const p: Principal = { fn, wallet: sessionWallet(), ...(inRegistry() ? { registry: true as const } : {}) };
     const r: AccessRequest = { service: 'kms', action, keyWallet };
     if (!decide(p, r)) deny(p, r);
   };

@@ -51,8 +51,12 @@ const schema = z.discriminatedUnion('keyBackend', [
     tableName: z.string().min(1),
     macKmsKeyId: z.string().min(1),
     issuerKeyTag: z.string().min(1),
+    /** The KMS key of DIDComm data keys: only for functions that declare `dataKeys`. */
+    didcommKmsKeyId: z.string().min(1).optional(),
     /** Absent for functions that never act in a wallet's session. */
     tenantRoleArn: z.string().min(1).optional(),
+    /** Only for a function that declares `registry` grants (tenancy). */
+    registryRoleArn: z.string().min(1).optional(),
     serviceName: z.string().default('credential-service'),
     ...webhooks,
     ...identity,
@@ -101,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyBackend: env[ENV.keyBackend] ?? 'kms',
     tableName: env[ENV.tableName],
     macKmsKeyId: env[ENV.macKmsKeyId],
+    didcommKmsKeyId: env[ENV.didcommKmsKeyId] || undefined,
     localMasterKey: env[ENV.localMasterKey],
     serviceName: env[ENV.serviceName],
     webhookQueueUrl: env[ENV.webhookQueueUrl] || undefined,
@@ -113,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: env[ENV.publicBaseUrl] || undefined,
     indyNamespace: env[ENV.indyNamespace] || undefined,
     tenantRoleArn: env[ENV.tenantRoleArn] || undefined,
+    registryRoleArn: env[ENV.registryRoleArn] || undefined,
     usageKeyPrefix: env[ENV.usageKeyPrefix] || undefined,
     usagePlanName: env[ENV.usagePlanName] || undefined,
     maxDidsPerWallet: env[ENV.maxDidsPerWallet] || undefined,

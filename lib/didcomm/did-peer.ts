@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
+import { decodeMultibaseKey } from '../dids/methods';
 import { publicKeyFromVerkey, verkeyFromDidKey, verkeyFromPublicKey } from './envelope';
 
 export interface DidcommService {
@@ -58,8 +59,6 @@ const PEER4_LONG = new RegExp(`^did:peer:4(z${B58}{46}):(z${B58}{6,})$`);
 const PEER4_SHORT = new RegExp(`^did:peer:4(z${B58}{46})$`);
 const PEER2 = /^did:peer:2((?:\.[AEVIDS][A-Za-z0-9_\-+/=]+)+)$/;
 
-const ED25519_PUB = [0xed, 0x01];
-const X25519_PUB = [0xec, 0x01];
 const JSON_MULTICODEC = [0x80, 0x04]; // varint of 0x0200
 
 // ---------------------------------------------------------------------------------------------
@@ -225,12 +224,8 @@ interface Key {
 }
 
 function multikey(fingerprint: string): Key | undefined {
-  if (!/^z[1-9A-HJ-NP-Za-km-z]+$/.test(fingerprint)) return undefined;
-  const bytes = bs58.decode(fingerprint.slice(1));
-  if (bytes.length !== 34) return undefined;
-  if (bytes[0] === ED25519_PUB[0] && bytes[1] === ED25519_PUB[1]) return { kind: 'Ed25519', bytes: bytes.subarray(2) };
-  if (bytes[0] === X25519_PUB[0] && bytes[1] === X25519_PUB[1]) return { kind: 'X25519', bytes: bytes.subarray(2) };
-  return undefined;
+  const key = decodeMultibaseKey(fingerprint);
+  return key && key.type !== 'P-256' ? { kind: key.type, bytes: key.raw } : undefined;
 }
 
 function methodKey(method: Record<string, unknown>): Key | undefined {

@@ -18,6 +18,7 @@ import { hsalsa, xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
 import { blake2b } from '@noble/hashes/blake2.js';
 import { randomBytes } from '@noble/hashes/utils.js';
 import bs58 from 'bs58';
+import { decodeMultibaseKey, multibaseRawKey } from '../dids/methods';
 
 export interface Ed25519KeyPair {
   /** 32-byte Ed25519 public key. */
@@ -86,23 +87,17 @@ export function publicKeyFromVerkey(verkey: string): Uint8Array {
   return bytes;
 }
 
-const ED25519_MULTICODEC = Uint8Array.of(0xed, 0x01);
-
 export function didKeyFromVerkey(verkey: string): string {
-  const pk = publicKeyFromVerkey(verkey);
-  const bytes = new Uint8Array(34);
-  bytes.set(ED25519_MULTICODEC);
-  bytes.set(pk, 2);
-  return `did:key:z${bs58.encode(bytes)}`;
+  return `did:key:${multibaseRawKey('Ed25519', publicKeyFromVerkey(verkey))}`;
 }
 
 /** The verkey of an Ed25519 `did:key` (a `#fragment` is allowed, as in recipientKeys references). */
 export function verkeyFromDidKey(did: string): string {
-  const match = /^did:key:z([1-9A-HJ-NP-Za-km-z]+)(?:#z[1-9A-HJ-NP-Za-km-z]+)?$/.exec(did);
+  const match = /^did:key:(z[1-9A-HJ-NP-Za-km-z]+)(?:#z[1-9A-HJ-NP-Za-km-z]+)?$/.exec(did);
   if (!match) throw new EnvelopeError('malformed', 'not a did:key');
-  const bytes = bs58.decode(match[1]!);
-  if (bytes.length !== 34 || bytes[0] !== 0xed || bytes[1] !== 0x01) throw new EnvelopeError('malformed', 'not an Ed25519 did:key');
-  return bs58.encode(bytes.subarray(2));
+  const key = decodeMultibaseKey(match[1]!);
+  if (key?.type !== 'Ed25519') throw new EnvelopeError('malformed', 'not an Ed25519 did:key');
+  return bs58.encode(key.raw);
 }
 
 /** A fresh Ed25519 key pair. */

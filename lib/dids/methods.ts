@@ -1,7 +1,7 @@
 import bs58 from 'bs58';
 import type { KeyAlg, PublicJwk } from '../keys/port';
 
-/** DID methods the service creates. sov/indy are Indy-style identifiers without a ledger (README). */
+/** DID methods the service creates. sov/indy are Indy-style identifiers without a ledger (docs/dids.md). */
 export type DidMethod = 'sov' | 'indy' | 'key' | 'jwk' | 'web';
 export const DID_METHODS: readonly DidMethod[] = ['sov', 'indy', 'key', 'jwk', 'web'];
 
@@ -33,12 +33,36 @@ export function indyIdentifier(jwk: PublicJwk): { nym: string; verkey: string } 
   return { nym: bs58.encode(raw.subarray(0, 16)), verkey: bs58.encode(raw) };
 }
 
-/** Multicodec varint prefixes: ed25519-pub 0xed, p256-pub 0x1200. */
-const MULTICODEC: Record<PublicJwk['crv'], Uint8Array> = { Ed25519: Uint8Array.of(0xed, 0x01), 'P-256': Uint8Array.of(0x80, 0x24) };
+/** Multicodec varint prefixes: ed25519-pub 0xed, x25519-pub 0xec, p256-pub 0x1200 (compressed point). */
+export type MulticodecKeyType = 'Ed25519' | 'X25519' | 'P-256';
+const MULTICODEC: Record<MulticodecKeyType, Uint8Array> = {
+  Ed25519: Uint8Array.of(0xed, 0x01),
+  X25519: Uint8Array.of(0xec, 0x01),
+  'P-256': Uint8Array.of(0x80, 0x24),
+};
+const RAW_KEY_LENGTH: Record<MulticodecKeyType, number> = { Ed25519: 32, X25519: 32, 'P-256': 33 };
+
+/** The base58btc multibase ("z…") multicodec form of a raw public key (did:key, publicKeyMultibase, did:peer). */
+export function multibaseRawKey(type: MulticodecKeyType, raw: Uint8Array): string {
+  return `z${bs58.encode(Buffer.concat([MULTICODEC[type], raw]))}`;
+}
 
 /** The base58btc multibase ("z…") multicodec public key of did:key and publicKeyMultibase. */
 export function multibaseKey(jwk: PublicJwk): string {
-  return `z${bs58.encode(Buffer.concat([MULTICODEC[jwk.crv], rawPublicKey(jwk)]))}`;
+  return multibaseRawKey(jwk.crv, rawPublicKey(jwk));
+}
+
+/** The key in a base58btc multicodec multibase value, or undefined for anything else (another codec, a wrong length). */
+export function decodeMultibaseKey(multibase: string): { type: MulticodecKeyType; raw: Uint8Array } | undefined {
+  if (!/^z[1-9A-HJ-NP-Za-km-z]+$/.test(multibase)) return undefined;
+  const bytes = bs58.decode(multibase.slice(1));
+  for (const type of Object.keys(MULTICODEC) as MulticodecKeyType[]) {
+    const prefix = MULTICODEC[type];
+    if (bytes[0] === prefix[0] && bytes[1] === prefix[1] && bytes.length === prefix.length + RAW_KEY_LENGTH[type]) {
+      return { type, raw: bytes.subarray(prefix.length) };
+    }
+  }
+  return undefined;
 }
 
 /** did:jwk: base64url of the JWK's JSON, members in lexicographic order (as RFC 7638 orders them). */

@@ -2,7 +2,7 @@ import * as z from 'zod';
 
 /**
  * The event catalogue: every topic a wallet's webhook targets can receive. Later features add their
- * topics here (and to the README's catalogue); `data` is always the record as the API returns it,
+ * topics here (and to the catalogue in docs/webhooks.md); `data` is always the record as the API returns it,
  * never a secret.
  */
 export const EVENT_TYPES = {

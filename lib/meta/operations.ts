@@ -26,7 +26,11 @@ export function metaOperations(opts: MetaOptions): OperationImpls<typeof metaCon
   const cache = new Map<string, string>();
 
   return {
-    getOpenApi: async () => (document ??= buildOpenApiDocument(ALL_CONTRACTS)),
+    // Built once; only the server (the base URL this request came in on) differs between callers.
+    getOpenApi: async ({ baseUrl }) => {
+      document ??= buildOpenApiDocument(ALL_CONTRACTS);
+      return { ...document, servers: [{ url: baseUrl, description: 'This deployment (the URL this document was fetched from)' }] };
+    },
     getDocsPage: async () =>
       new RawRepresentation(DOCS_HTML, 'text/html; charset=utf-8', { 'content-security-policy': DOCS_CSP, 'cache-control': DOCS_PAGE_CACHE }),
     getDocsAsset: async ({ params }) => {

@@ -9,7 +9,7 @@ import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '.
 import { lostRace } from '../store/retry';
 import type { WalletRefs } from '../tenancy/public-refs';
 import { issuerUrl, oid4vciKeys, PRE_AUTHORIZED_GRANT, SK, type ExchangeRecord, type ExchangeState, type ExchangeTransitionState } from './records';
-import { issuableConfiguration, supportedFromItem, supportedNotFound, unstorable, validateSubject } from './supported';
+import { configurationFromItem, supportedNotFound, unstorable, validateSubject } from './supported';
 
 /**
  * Exchanges and their credential offers (contract 4.4 issue, exchanges): the admin side of the
@@ -158,7 +158,7 @@ export class ExchangeService {
   async issue(scope: TenantScope, input: IssueInput, baseUrl: string) {
     const item = await this.deps.store.get(oid4vciKeys.supported(scope, input.supported_cred_id));
     if (!item) throw supportedNotFound(input.supported_cred_id);
-    const config = issuableConfiguration(supportedFromItem(item));
+    const config = configurationFromItem(item);
     const subject = input.credential_subject ?? {};
     const unfit = unstorable(subject, 'credential_subject');
     if (unfit.length) throw new ValidationError(unfit);

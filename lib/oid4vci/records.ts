@@ -68,10 +68,17 @@ export interface IssuableConfiguration {
   readonly bindingMethods: readonly string[] | null;
   /** Credential signing algorithms (contract: cryptographic_suites_supported). */
   readonly signingAlgs: readonly string[] | null;
+  /**
+   * Whether a status-list definition was ever bound to the configuration, kept on its record (false
+   * from creation; the binding sets it true in its own transaction), so that issuing a configuration
+   * without status lists does not look for bindings. Undefined: a record from before the fact was
+   * kept, or a configuration not read from a record; allocation then looks.
+   */
+  readonly statusListsBound?: boolean;
 }
 
 /**
- * Exchange states (contract 3.1 names `created` and `offer`; the rest is ours, README "OID4VCI"):
+ * Exchange states (contract 3.1 names `created` and `offer`; the rest is ours, docs/oid4vci.md, "Offers and exchanges"):
  * created (creation response only) → offer → redeemed (code traded for an access token) → issued
  * → accepted | deleted | failed (the wallet's notification); offer → expired (code lifetime passed),
  * redeemed → expired (access token lifetime passed unused); offer → failed (tx_code attempts

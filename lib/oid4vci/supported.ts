@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../http/errors';
 import { prefixPage } from '../http/paging';
-import { keys, type TenantScope } from '../store/keys';
+import { issuerVersionBump, keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, type Item, type ItemStore } from '../store/port';
 import {
   oid4vciKeys,
@@ -332,6 +332,15 @@ export function supportedFromItem(item: Item): SupportedCredentialRecord {
   };
 }
 
+/** The supported-credential item's attribute that says whether a status-list definition was ever bound to it. */
+export const STATUS_BOUND = 'status_bound';
+
+/** The configuration of a supported-credential item, with what the item knows about status-list bindings. */
+export function configurationFromItem(item: Item): IssuableConfiguration {
+  const bound = item[STATUS_BOUND];
+  return { ...issuableConfiguration(supportedFromItem(item)), ...(typeof bound === 'boolean' ? { statusListsBound: bound } : {}) };
+}
+
 const strings = (v: unknown): string[] | undefined => (typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
 
 /** What issuance and the metadata need, from any of the three storage shapes (top-level copies first, then format_data). */
@@ -487,7 +496,10 @@ export class SupportedCredentialService {
     try {
       await this.deps.store.write([
         { type: 'put', item: { ...oid4vciKeys.supportedIdentifier(scope, record.identifier), type: 'oid4vci_supported_identifier', supported_cred_id: record.supported_cred_id }, condition: 'not_exists' },
-        { type: 'put', item: { ...oid4vciKeys.supported(scope, record.supported_cred_id), type: 'oid4vci_supported', ...record }, condition: 'not_exists' },
+        // status_bound: no status-list definition yet (IssuableConfiguration.statusListsBound); not part of the record's view.
+        { type: 'put', item: { ...oid4vciKeys.supported(scope, record.supported_cred_id), type: 'oid4vci_supported', ...record, [STATUS_BOUND]: false }, condition: 'not_exists' },
+        // The issuer metadata lists it: instances that keep the document see the change (lib/store/keys.ts).
+        issuerVersionBump(scope),
       ]);
     } catch (err) {
       if (err instanceof ConditionFailedError && err.failedIndexes.includes(0)) {
@@ -521,7 +533,7 @@ export class SupportedCredentialService {
     const own = { type: 'delete', key: oid4vciKeys.supported(scope, id), condition: 'exists' } as const;
     try {
       // The identifier is freed only if it is still this record's.
-      await this.deps.store.write([own, { type: 'delete', key: oid4vciKeys.supportedIdentifier(scope, record.identifier), condition: { equals: { supported_cred_id: id } } }]);
+      await this.deps.store.write([own, { type: 'delete', key: oid4vciKeys.supportedIdentifier(scope, record.identifier), condition: { equals: { supported_cred_id: id } } }, issuerVersionBump(scope)]);
     } catch (err) {
       // Record and reservation are written and deleted together: a failed condition means it is gone.
       throw err instanceof ConditionFailedError ? supportedNotFound(id) : err;

@@ -19,7 +19,7 @@ export interface PresentationDefinitionRecord {
 }
 
 /**
- * Presentation states (contract 3.2 names `request-created`; the rest is ours, README "OID4VP"):
+ * Presentation states (contract 3.2 names `request-created`; the rest is ours, docs/oid4vp.md, "Presentation states"):
  * request-created → request-retrieved (the wallet fetched the signed request object) →
  * presentation-valid | presentation-invalid (the wallet's response, verified); request-created or
  * request-retrieved → expired (no response within the request's lifetime).

@@ -156,7 +156,7 @@ export class VerifierService {
       const translated = dcqlFromDefinition(def.pres_def as never);
       if (!translated.ok) {
         throw new BadRequestError(
-          'This presentation definition cannot be asked of OpenID4VP 1.0 wallets: no equivalent DCQL query (README "OID4VP: definitions and DCQL")',
+          'This presentation definition cannot be asked of OpenID4VP 1.0 wallets: no equivalent DCQL query (docs/oid4vp.md, "Definitions, requests and the two kinds of wallet")',
           'untranslatable_presentation_definition',
           translated.issues.map((i) => ({ path: `pres_def${i.path ? `.${i.path}` : ''}`, message: i.message })),
         );

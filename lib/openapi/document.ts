@@ -1,6 +1,9 @@
 import * as z from 'zod';
 import { ROUTES, type Route } from '../service/routes';
 import { ErrorBodySchema, type OperationContract, type OperationContracts } from '../http/contract';
+import { commonErrorCodes, ERROR_CODES, OPERATION_ERROR_CODES, type ErrorCode } from './error-codes';
+import { OPERATION_EXAMPLES } from './examples';
+import { TAGS } from './tags';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad input: validation failure (with details), malformed JSON',
@@ -93,11 +96,31 @@ function operation(route: Route, contract: OperationContract, components: Schema
   // The router validates path and query parameters (and the gateway refuses a malformed %-escape).
   if (contract.params || contract.query) errors.add(400);
   if (route.auth !== 'public') errors.add(401).add(403);
+  const common = commonErrorCodes({ auth: route.auth, body: Boolean(contract.body), form: Boolean(route.form), params: Boolean(contract.params || contract.query), paged: Boolean(contract.paged) });
+  const own = OPERATION_ERROR_CODES[route.operationId] ?? {};
   for (const status of [...errors].sort()) {
+    const protocolBody = contract.errorBodies?.[status];
+    if (protocolBody) {
+      responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: jsonSchema(protocolBody, 'output', components) } } };
+      continue;
+    }
+    const codes = [...new Set<ErrorCode>([...(common[status] ?? []), ...(own[status] ?? [])])];
     responses[String(status)] = {
-      description: STATUS_TEXT[status] ?? 'Error',
-      content: { 'application/json': { schema: jsonSchema(contract.errorBodies?.[status] ?? ErrorBodySchema, 'output', components) } },
+      description: [STATUS_TEXT[status] ?? 'Error', ...codes.map((c) => `- \`${c}\`: ${ERROR_CODES[c]}`)].join('\n\n'),
+      content: {
+        'application/json': {
+          // The codes this operation answers with: the response-schema test refuses any other.
+          schema: codes.length > 0 ? { $ref: '#/components/schemas/Error', type: 'object', properties: { code: { type: 'string', enum: codes } } } : jsonSchema(ErrorBodySchema, 'output', components),
+          ...(codes.length > 0 ? { example: { error: ERROR_CODES[codes[0]!], code: codes[0] } } : {}),
+        },
+      },
     };
+  }
+  const example = OPERATION_EXAMPLES[route.operationId];
+  if (example?.response !== undefined && contract.status !== 204) {
+    const success = responses[String(contract.status ?? 200)] as { content: Record<string, Record<string, unknown>> };
+    const [first] = Object.keys(success.content);
+    success.content[first!]!.example = example.response;
   }
   return {
     operationId: route.operationId,
@@ -107,16 +130,32 @@ function operation(route: Route, contract: OperationContract, components: Schema
     'x-auth-kind': route.auth,
     parameters: parameters(route, contract, components),
     ...(contract.body
-      ? { requestBody: { required: !contract.bodyOptional, content: { [route.form ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: jsonSchema(contract.body, 'input', components) } } } }
+      ? {
+          requestBody: {
+            required: !contract.bodyOptional,
+            content: {
+              [route.form ? 'application/x-www-form-urlencoded' : 'application/json']: {
+                schema: jsonSchema(contract.body, 'input', components),
+                ...(example?.request !== undefined ? { example: example.request } : {}),
+              },
+            },
+          },
+        }
       : {}),
     responses,
   };
 }
 
-/** The OpenAPI 3.1 document of every route in the route table, from the contracts beside each feature. */
-export function buildOpenApiDocument(contracts: OperationContracts) {
+/**
+ * The OpenAPI 3.1 document of every route in the route table, from the contracts beside each feature.
+ * `serverUrl`: the API's base URL as the caller reached it (the meta function passes the request's),
+ * so that /docs' Servers box and "Try it out" name this deployment, locally and on a stage alike.
+ */
+export function buildOpenApiDocument(contracts: OperationContracts, serverUrl = '/') {
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas: Schemas = {};
+  // The service's error body is a component every error response refers to.
+  jsonSchema(ErrorBodySchema, 'output', schemas);
   for (const route of ROUTES) {
     const contract = contracts[route.operationId];
     if (!contract) throw new Error(`no contract for operation ${route.operationId}`);
@@ -128,9 +167,10 @@ export function buildOpenApiDocument(contracts: OperationContracts) {
       title: 'Credential issuance and verification service',
       version: '1.0.0',
       description:
-        'Multi-tenant API for issuing and verifying credentials. Admin routes take an x-api-key: the base (super-admin) key for subwallets and API keys, a wallet key or subwallet token for /api/v1.',
+        'Multi-tenant API for issuing and verifying credentials. Admin routes take an x-api-key: the base (super-admin) key for subwallets and API keys, a wallet key or subwallet token for /api/v1. The groups below are in the order a new tenant calls them: subwallet, API key, DID made public, supported credential and offer, status list, presentation request. Every error body is {error, code}; each response lists the codes it can carry.',
     },
-    servers: [{ url: '.' }],
+    servers: [{ url: serverUrl, description: serverUrl === '/' ? 'The host serving this document' : 'This deployment (the URL this document was fetched from)' }],
+    tags: TAGS,
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
       schemas,

@@ -1,7 +1,6 @@
 import { createPublicKey, ECDH, type JsonWebKey } from 'node:crypto';
-import bs58 from 'bs58';
 import { didDocument, type DidDocument } from '../dids/document';
-import type { DidMethod } from '../dids/methods';
+import { decodeMultibaseKey, type DidMethod } from '../dids/methods';
 import { publicLookup, qualify } from '../dids/records';
 import type { PublicJwk } from '../keys/port';
 import { TABLE } from '../service/resources';
@@ -46,13 +45,13 @@ export function selfResolve(did: string): DidDocument | null {
       if (jwk.kty === 'EC' && jwk.crv === 'P-256') return documentIfValid(did, 'jwk', { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y }, use);
     }
     if (did.startsWith('did:key:z')) {
-      const bytes = bs58.decode(did.slice(9));
-      if (bytes.length === 34 && bytes[0] === 0xed && bytes[1] === 0x01) {
-        return documentIfValid(did, 'key', { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(bytes.subarray(2)).toString('base64url') });
+      const key = decodeMultibaseKey(did.slice(8));
+      if (key?.type === 'Ed25519') {
+        return documentIfValid(did, 'key', { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(key.raw).toString('base64url') });
       }
-      if (bytes.length === 35 && bytes[0] === 0x80 && bytes[1] === 0x24) {
+      if (key?.type === 'P-256') {
         // Decompressing checks that the point is on the curve (it throws otherwise).
-        const point = ECDH.convertKey(Buffer.from(bytes.subarray(2)), 'prime256v1', undefined, undefined, 'uncompressed') as Buffer;
+        const point = ECDH.convertKey(Buffer.from(key.raw), 'prime256v1', undefined, undefined, 'uncompressed') as Buffer;
         return didDocument(did, 'key', { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') });
       }
     }

@@ -7,12 +7,17 @@ import type { RouteGroup } from './routes';
  * not allow ({@link allows}, applied to every SDK call and key operation), so a missing permission
  * fails `npm test` instead of production.
  *
- * Two principals per function:
+ * Two principals per function, and a third for tenancy:
  * - its own role (`shared`): service-level lookups only — named partitions, a lookup index, the MAC
  *   key, the queues. Used outside any wallet's session (authorizer, public routes, super-admin).
  * - a wallet's session (`tenant`): the function's tenant role assumed with the session tag
  *   `wallet_id`. Its data grants reach only partitions `W#<wallet>` and `W#<wallet>#…` (IAM
  *   `dynamodb:LeadingKeys`), its key grants only KMS keys tagged with that wallet.
+ * - a wallet's registry session (`registry`, tenancy only): a role of its own, assumed with the same
+ *   tag by the wallet-creation path alone, that writes the name reservation (`SYS#WNAME#<name>`) and
+ *   the public-reference lookup (`SYS#PUBREF#<ref>`) together with the new wallet's record. No tenant
+ *   role writes those prefixes: IAM cannot require the puts' `attribute_not_exists`, so any session
+ *   that may put there could overwrite another wallet's reservation.
  *
  * The queue workers (webhook-delivery, email-worker, status-worker) count their wallet's jobs in
  * flight in `W#<wallet>#INFLIGHT` (lib/fairness/in-flight.ts: UpdateItem, and GetItem to find
@@ -58,6 +63,12 @@ export interface FunctionAccess {
     /** The DIDComm data key, only with the encryption context {wallet_id: the session's wallet}. */
     readonly dataKeys?: readonly DataKeyAction[];
   };
+  readonly registry?: {
+    /** Actions on the session's wallet's record partition `W#<wallet>` only (not `W#<wallet>#…`). */
+    readonly record: readonly DataAction[];
+    /** The reservation items it writes; nothing else. */
+    readonly reservations: readonly DataGrant[];
+  };
 }
 
 
@@ -66,6 +77,8 @@ const OWN_DATA_ALL: readonly DataAction[] = DATA_ACTIONS;
 /** Public reference → wallet id lookups (lib/tenancy/public-refs.ts): all a public function's own role reads of the table. */
 const PUBLIC_REF_ITEMS = `${SYSTEM_PARTITIONS.publicRefPrefix}*`;
 const READ_PUBLIC_REFS: DataGrant = { actions: ['GetItem'], on: 'table', partitions: [PUBLIC_REF_ITEMS] };
+/** Wallet-name reservations and public-reference lookups: written only by tenancy's registry session. */
+const RESERVATION_PARTITIONS = [`${SYSTEM_PARTITIONS.walletNamePrefix}*`, PUBLIC_REF_ITEMS] as const;
 
 export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   authorizer: { shared: { data: [{ actions: ['Query'], on: TABLE.gsi1.name }], mac: true } },
@@ -81,12 +94,11 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
       mac: true,
       usageKeys: true,
     },
-    tenant: {
-      data: OWN_DATA_ALL,
-      // A new wallet's name is reserved, and its public reference's lookup item written, in the same
-      // transaction that creates the wallet, inside the new wallet's session: each item holds only {wallet_id}.
-      also: [{ actions: ['PutItem'], on: 'table', partitions: [`${SYSTEM_PARTITIONS.walletNamePrefix}*`, PUBLIC_REF_ITEMS] }],
-    },
+    tenant: { data: OWN_DATA_ALL },
+    // Wallet creation (createSubwallet, super-admin) only: the name reservation, the reference lookup
+    // (each holding only {wallet_id}) and the new wallet's record, in one transaction. No route renames
+    // or removes a wallet, so nothing here deletes or updates them.
+    registry: { record: ['PutItem'], reservations: [{ actions: ['PutItem'], on: 'table', partitions: RESERVATION_PARTITIONS }] },
   },
   webhooks: { shared: { mac: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
   dids: {
@@ -115,7 +127,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'] },
   },
   // DIDComm admin: invitations (a counter, the invitation, its key's lookup item and the event in one transaction), connections and messages.
-  didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },
+  didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   meta: {},
   'webhook-relay': { shared: { sendTo: ['webhook', 'status'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
@@ -151,10 +163,14 @@ export function likeMatches(pattern: string, value: string): boolean {
   return re.test(value);
 }
 
-/** Who makes a call: a function's own role (`wallet` null), or its session for one wallet. */
+/**
+ * Who makes a call: a function's own role (`wallet` null), its session for one wallet, or (`registry`)
+ * its registry session for one wallet.
+ */
 export interface Principal {
   readonly fn: FunctionName;
   readonly wallet: string | null;
+  readonly registry?: true;
 }
 
 export type AccessRequest =
@@ -192,6 +208,12 @@ export function allows(p: Principal, r: AccessRequest): boolean {
         return false; // issuer keys and DIDComm data keys only ever through a wallet's session
     }
   }
+  if (p.registry) {
+    const registry = access.registry;
+    if (!registry || r.service !== 'dynamodb') return false;
+    const record = r.on === 'table' && registry.record.includes(r.action) && r.partition === walletPartitionKey(p.wallet);
+    return record || registry.reservations.some((g) => grantAllows(g, r));
+  }
   const tenant = access.tenant;
   if (!tenant) return false;
   switch (r.service) {
@@ -216,7 +238,7 @@ export class AccessDeniedError extends Error {
   readonly $fault = 'client';
   readonly $metadata = { httpStatusCode: 400 };
   constructor(p: Principal, r: AccessRequest | string) {
-    const who = p.wallet === null ? `${p.fn} (own role)` : `${p.fn} (session of wallet ${p.wallet})`;
+    const who = p.wallet === null ? `${p.fn} (own role)` : `${p.fn} (${p.registry ? 'registry session' : 'session'} of wallet ${p.wallet})`;
     const what = typeof r === 'string' ? r : r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'kms-data-key' ? `kms:${r.action} of the DIDComm data key of wallet ${r.contextWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : r.service === 'ses' ? 'ses:SendRawEmail' : 'kms:GenerateMac';
     super(`${who} is not authorized to perform ${what}: not declared in lib/service/access.ts`);
     this.name = 'AccessDeniedException';

@@ -3,6 +3,8 @@ export const ENV = {
   tableName: 'TABLE_NAME',
   keyBackend: 'KEY_BACKEND', // 'kms' | 'local'
   macKmsKeyId: 'MAC_KMS_KEY_ID',
+  /** The DIDComm data keys' KMS key (only functions that declare `dataKeys`). */
+  didcommKmsKeyId: 'DIDCOMM_KMS_KEY_ID',
   localMasterKey: 'LOCAL_MASTER_KEY', // hex, local runtime only
   authorizerCacheTtl: 'AUTHORIZER_CACHE_TTL_SECONDS',
   serviceName: 'POWERTOOLS_SERVICE_NAME',
@@ -23,6 +25,8 @@ export const ENV = {
   indyNamespace: 'INDY_NAMESPACE',
   /** The function's tenant role, assumed with the session tag wallet_id for wallet-scoped work (deployed only). */
   tenantRoleArn: 'TENANT_ROLE_ARN',
+  /** The function's registry role (tenancy only: wallet creation's reservation writes), assumed with the same tag (deployed only). */
+  registryRoleArn: 'REGISTRY_ROLE_ARN',
   /** Prefix of the usage-plan key values (per-tenant throttling); the tenants' plan name (tenancy only). */
   usageKeyPrefix: 'USAGE_KEY_PREFIX',
   usagePlanName: 'USAGE_PLAN_NAME',

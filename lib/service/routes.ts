@@ -48,12 +48,12 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/subwallets/{wallet_id}', group: 'tenancy', auth: 'superadmin', operationId: 'getSubwallet', tag: 'Subwallets', summary: 'Read one subwallet' },
   { method: 'POST', path: '/api/apikey/create', group: 'tenancy', auth: 'superadmin', operationId: 'createApiKey', tag: 'API keys', summary: 'Create an API key for a subwallet (shown once)' },
   { method: 'POST', path: '/api/apikey/revoke', group: 'tenancy', auth: 'superadmin', operationId: 'revokeApiKey', tag: 'API keys', summary: 'Delete a key by wallet_id+name, or mark it revoked by key_id+wallet_id' },
-  // Not in the contract: a wallet's view of itself and of its own keys (see README, "Decisions").
+  // Not in the contract: a wallet's view of itself and of its own keys (docs/tenancy.md, "Subwallets and API keys").
   { method: 'GET', path: '/api/v1/wallet', group: 'tenancy', auth: 'wallet', operationId: 'getOwnWallet', tag: 'Wallet', summary: 'The calling wallet' },
   { method: 'GET', path: '/api/v1/apikeys', group: 'tenancy', auth: 'wallet', operationId: 'listOwnApiKeys', tag: 'Wallet', summary: "List this wallet's API keys (never the secrets)" },
   { method: 'GET', path: '/api/v1/apikeys/{key_id}', group: 'tenancy', auth: 'wallet', operationId: 'getOwnApiKey', tag: 'Wallet', summary: "Read one of this wallet's API keys" },
   { method: 'POST', path: '/api/v1/apikeys/{key_id}/revoke', group: 'tenancy', auth: 'wallet', operationId: 'revokeOwnApiKey', tag: 'Wallet', summary: "Revoke one of this wallet's API keys" },
-  // Contract 4.10 and section 6: webhook targets, plus what a tenant needs to trust and debug deliveries (README, "Webhooks").
+  // Contract 4.10 and section 6: webhook targets, plus what a tenant needs to trust and debug deliveries (docs/webhooks.md).
   { method: 'GET', path: '/api/v1/settings/webhook-target-urls', group: 'webhooks', auth: 'wallet', operationId: 'getWebhookTargetUrls', tag: 'Webhooks', summary: "This wallet's webhook target URLs" },
   { method: 'PUT', path: '/api/v1/settings/webhook-target-urls', group: 'webhooks', auth: 'wallet', operationId: 'putWebhookTargetUrls', tag: 'Webhooks', summary: 'Replace the webhook target URLs' },
   { method: 'GET', path: '/api/v1/settings/webhook-targets', group: 'webhooks', auth: 'wallet', operationId: 'listWebhookTargets', tag: 'Webhooks', summary: 'Webhook targets with their state (a 410 Gone disables one)' },
@@ -63,7 +63,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/webhook-deliveries', group: 'webhooks', auth: 'wallet', operationId: 'listWebhookDeliveries', tag: 'Webhooks', summary: 'Recent webhook deliveries, newest first, with their attempts' },
   { method: 'GET', path: '/api/v1/webhook-deliveries/{delivery_id}', group: 'webhooks', auth: 'wallet', operationId: 'getWebhookDelivery', tag: 'Webhooks', summary: 'One webhook delivery with its attempts' },
   { method: 'POST', path: '/api/v1/webhook-deliveries/{delivery_id}/redeliver', group: 'webhooks', auth: 'wallet', operationId: 'redeliverWebhook', tag: 'Webhooks', summary: 'Deliver the same event to the same URL again' },
-  // Contract 4.9 (DIDs) and 4.11 (TAA); the list/get/public-did reads are not in the contract (README, "DIDs").
+  // Contract 4.9 (DIDs) and 4.11 (TAA); the list/get/public-did reads are not in the contract (docs/dids.md).
   { method: 'POST', path: '/api/v1/create-did', group: 'dids', auth: 'wallet', operationId: 'createDid', tag: 'DIDs', summary: 'Create a DID on a new KMS key (default did:sov, Ed25519)' },
   { method: 'POST', path: '/api/v1/did/indy', group: 'dids', auth: 'wallet', operationId: 'createIndyDid', tag: 'DIDs', summary: 'Create a did:indy DID' },
   { method: 'POST', path: '/api/v1/set-public-did', group: 'dids', auth: 'wallet', operationId: 'setPublicDid', tag: 'DIDs', summary: "Make a DID the wallet's public DID (published; needs the TAA accepted)" },
@@ -73,7 +73,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/public-did', group: 'dids', auth: 'wallet', operationId: 'getPublicDid', tag: 'DIDs', summary: "This wallet's public DID (null if none)" },
   { method: 'POST', path: '/api/v1/fetch-taa', group: 'taa', auth: 'wallet', operationId: 'fetchTaa', tag: 'TAA', summary: 'The publication agreement, its mechanisms and this wallet’s acceptance' },
   { method: 'POST', path: '/api/v1/accept-taa', group: 'taa', auth: 'wallet', operationId: 'acceptTaa', tag: 'TAA', summary: 'Accept the publication agreement', maxBodyBytes: 256 * 1024 },
-  // Contract 4.4: OID4VCI supported credentials, exchanges and offers (README, "OID4VCI: supported credentials and offers").
+  // Contract 4.4: OID4VCI supported credentials, exchanges and offers (docs/oid4vci.md).
   { method: 'GET', path: '/api/v1/oid4vci/credentials-supported', group: 'oid4vci', auth: 'wallet', operationId: 'listSupportedCredentials', tag: 'OID4VCI', summary: 'Supported credentials; filters supported_cred_id, format, identifier' },
   { method: 'POST', path: '/api/v1/oid4vci/credentials-supported', group: 'oid4vci', auth: 'wallet', operationId: 'createSupportedCredential', tag: 'OID4VCI', summary: 'Create a supported credential (generic: format_data and vc_additional_data as given)' },
   { method: 'POST', path: '/api/v1/oid4vci/credentials-supported/jwt', group: 'oid4vci', auth: 'wallet', operationId: 'createJwtSupportedCredential', tag: 'OID4VCI', summary: 'Create a jwt_vc_json supported credential' },
@@ -84,7 +84,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'getExchange', tag: 'OID4VCI', summary: 'One exchange' },
   { method: 'DELETE', path: '/api/v1/oid4vci/exchanges/{exchange_id}', group: 'oid4vci', auth: 'wallet', operationId: 'deleteExchange', tag: 'OID4VCI', summary: 'Delete an exchange: its offer and code stop working' },
   { method: 'POST', path: '/api/v1/oid4vci/issue', group: 'oid4vci', auth: 'wallet', operationId: 'issueCredentialOffer', tag: 'OID4VCI', summary: 'Create an exchange and its credential offer (pre-authorized code)' },
-  // Contract 4.5: OID4VP presentation definitions, requests and presentations (README "OID4VP: verifying presentations").
+  // Contract 4.5: OID4VP presentation definitions, requests and presentations (docs/oid4vp.md).
   { method: 'GET', path: '/api/v1/settings/trusted-issuers', group: 'oid4vp', auth: 'wallet', operationId: 'getTrustedIssuers', tag: 'OID4VP', summary: 'Issuers whose credentials this verifier accepts (besides its own DIDs and issuers a request pins)' },
   { method: 'PUT', path: '/api/v1/settings/trusted-issuers', group: 'oid4vp', auth: 'wallet', operationId: 'putTrustedIssuers', tag: 'OID4VP', summary: 'Replace the trusted issuers (DIDs, https issuer URLs; ["*"]: any issuer)' },
   { method: 'GET', path: '/api/v1/oid4vp/presentation-definitions', group: 'oid4vp', auth: 'wallet', operationId: 'listPresentationDefinitions', tag: 'OID4VP', summary: 'Presentation definitions' },
@@ -95,10 +95,10 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/oid4vp/presentations/{presentation_id}', group: 'oid4vp', auth: 'wallet', operationId: 'getPresentation', tag: 'OID4VP', summary: 'One presentation, with what was verified' },
   { method: 'DELETE', path: '/api/v1/oid4vp/presentations/{presentation_id}', group: 'oid4vp', auth: 'wallet', operationId: 'deletePresentation', tag: 'OID4VP', summary: 'Delete a presentation (its request stops working)' },
   { method: 'POST', path: '/api/v1/oid4vp/request', group: 'oid4vp', auth: 'wallet', operationId: 'createPresentationRequest', maxBodyBytes: 256 * 1024, tag: 'OID4VP', summary: 'Create a signed presentation request (from a definition or a DCQL query) and its presentation' },
-  // Contract 4.1: bulk credential offers by email (README "Bulk email").
+  // Contract 4.1: bulk credential offers by email (docs/email.md).
   { method: 'POST', path: '/api/v1/emails/verify', group: 'email', auth: 'wallet', operationId: 'verifyEmails', maxBodyBytes: 5 * 1024 * 1024, tooLargeIsBadRequest: true, tag: 'Email', summary: 'Offer credentials to many addresses by email (checked at once, sent in the background)' },
   { method: 'GET', path: '/api/v1/emails', group: 'email', auth: 'wallet', operationId: 'listEmails', tag: 'Email', summary: 'Bulk-email recipients and their outcome; filters request_id, state' },
-  // Contract 4.3: status list definitions, entries, revocation and publication (README "Status lists").
+  // Contract 4.3: status list definitions, entries, revocation and publication (docs/status-lists.md).
   { method: 'GET', path: '/api/v1/status-list/defs', group: 'status-lists', auth: 'wallet', operationId: 'listStatusListDefs', tag: 'Status lists', summary: 'Status list definitions; filters status_purpose, supported_cred_id' },
   { method: 'POST', path: '/api/v1/status-list/defs', group: 'status-lists', auth: 'wallet', operationId: 'createStatusListDef', tag: 'Status lists', summary: 'Create a status list definition (bound to a supported credential: its credentials get entries at issuance)' },
   { method: 'GET', path: '/api/v1/status-list/defs/{id}', group: 'status-lists', auth: 'wallet', operationId: 'getStatusListDef', tag: 'Status lists', summary: 'One definition (an array of one), with its lists\' URLs' },
@@ -115,14 +115,14 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/connections/{id}', group: 'didcomm', auth: 'wallet', operationId: 'getConnection', tag: 'DIDComm', summary: 'One connection (its id is the contact_id)' },
   { method: 'GET', path: '/api/v1/messages', group: 'didcomm', auth: 'wallet', operationId: 'listMessages', tag: 'DIDComm', summary: 'Basic messages sent and received, oldest first' },
   { method: 'GET', path: '/api/v1/messages/{id}', group: 'didcomm', auth: 'wallet', operationId: 'getMessage', tag: 'DIDComm', summary: 'One basic message' },
-  // Public: each definition's lists, signed (README "Status lists: what verifiers fetch").
+  // Public: each definition's lists, signed (docs/status-lists.md, "Publication").
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/ietf', group: 'status-lists-public', auth: 'public', operationId: 'getIetfStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as an IETF Token Status List (statuslist+jwt)' },
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/w3c', group: 'status-lists-public', auth: 'public', operationId: 'getW3cStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as a W3C BitstringStatusListCredential (VC-JWT)' },
   // Public: DID resolution (Universal Resolver style) and did:web documents.
   { method: 'GET', path: '/1.0/identifiers/{did}', group: 'resolver', auth: 'public', operationId: 'resolveDid', cors: true, tag: 'DID resolution', summary: 'Resolve a published DID (and any did:key / did:jwk)' },
   { method: 'GET', path: '/dids/{id}/did.json', group: 'resolver', auth: 'public', operationId: 'getDidWebDocument', cors: true, tag: 'DID resolution', summary: 'The DID document of a published did:web DID' },
-  // Public: each wallet's OpenID4VCI credential issuer at /oid4vci/{public_ref} (README, "OID4VCI: the issuer wallets talk to").
-  // Public URLs name a wallet by its public reference, never by its sequential id (README "Public references").
+  // Public: each wallet's OpenID4VCI credential issuer at /oid4vci/{public_ref} (docs/oid4vci.md, "The issuer wallets talk to").
+  // Public URLs name a wallet by its public reference, never by its sequential id (docs/api.md, "Public references").
   { method: 'GET', path: '/.well-known/openid-credential-issuer/oid4vci/{public_ref}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getCredentialIssuerMetadata', protocol: true, cors: true, tag: 'OID4VCI issuer', summary: 'Credential issuer metadata (OpenID4VCI 1.0 well-known location)' },
   { method: 'GET', path: '/oid4vci/{public_ref}/.well-known/openid-credential-issuer', group: 'oid4vci-issuer', auth: 'public', operationId: 'getCredentialIssuerMetadataAppended', protocol: true, cors: true, tag: 'OID4VCI issuer', summary: 'Credential issuer metadata (older appended location)' },
   { method: 'GET', path: '/.well-known/oauth-authorization-server/oid4vci/{public_ref}', group: 'oid4vci-issuer', auth: 'public', operationId: 'getAuthorizationServerMetadata', protocol: true, cors: true, tag: 'OID4VCI issuer', summary: 'OAuth authorization server metadata (RFC 8414)' },
@@ -132,7 +132,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/oid4vci/{public_ref}/nonce', group: 'oid4vci-issuer', auth: 'public', operationId: 'nonce', protocol: true, invalidRequest: 'invalid_request', tag: 'OID4VCI issuer', summary: 'Nonce endpoint: a fresh c_nonce for proofs' },
   { method: 'POST', path: '/oid4vci/{public_ref}/credential', group: 'oid4vci-issuer', auth: 'public', operationId: 'credential', protocol: true, invalidRequest: 'invalid_credential_request', tag: 'OID4VCI issuer', summary: 'Credential endpoint: one credential per proof of possession' },
   { method: 'POST', path: '/oid4vci/{public_ref}/notification', group: 'oid4vci-issuer', auth: 'public', operationId: 'notification', protocol: true, invalidRequest: 'invalid_notification_request', maxBodyBytes: 8 * 1024, tag: 'OID4VCI issuer', summary: 'Notification endpoint: accepted, deleted or failed' },
-  // Public: each wallet's OpenID4VP verifier at /oid4vp/{public_ref} (README "OID4VP: what wallets call").
+  // Public: each wallet's OpenID4VP verifier at /oid4vp/{public_ref} (docs/oid4vp.md, "What wallets call").
   { method: 'GET', path: '/oid4vp/{public_ref}/request/{presentation_id}', group: 'oid4vp-verifier', auth: 'public', operationId: 'getRequestObject', protocol: true, invalidRequest: 'invalid_request', tag: 'OID4VP verifier', summary: 'The signed request object (request_uri; retrieved once)' },
   { method: 'POST', path: '/oid4vp/{public_ref}/response/{presentation_id}', group: 'oid4vp-verifier', auth: 'public', operationId: 'postPresentationResponse', protocol: true, invalidRequest: 'invalid_request', form: true, maxBodyBytes: 512 * 1024, tag: 'OID4VP verifier', summary: 'Response endpoint (direct_post): the wallet’s vp_token, verified' },
   // Public.

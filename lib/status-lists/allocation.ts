@@ -64,12 +64,17 @@ export class StatusAllocator implements StatusEntrySource {
       : null;
   }
 
+  /** The configuration's definitions; none without a query when its record says none was ever bound. */
+  private bound(scope: TenantScope, config: IssuableConfiguration): Promise<DefinitionRecord[]> {
+    return config.statusListsBound === false ? Promise.resolve([]) : this.definitionsFor(scope, config.supportedCredId);
+  }
+
   async issuerConflict(scope: TenantScope, config: IssuableConfiguration, issuerDid: string): Promise<string | null> {
-    return this.conflict(await this.definitionsFor(scope, config.supportedCredId), issuerDid);
+    return this.conflict(await this.bound(scope, config), issuerDid);
   }
 
   async allocate(scope: TenantScope, config: IssuableConfiguration, exchangeId: string, count: number, issuerDid: string): Promise<StatusAllocation> {
-    const defs = await this.definitionsFor(scope, config.supportedCredId);
+    const defs = await this.bound(scope, config);
     if (defs.length === 0) return { claims: Array.from({ length: count }, () => null), ops: [] };
     const conflict = this.conflict(defs, issuerDid);
     if (conflict) throw new StatusIssuerMismatchError(conflict);

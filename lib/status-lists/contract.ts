@@ -103,7 +103,8 @@ export const statusListContracts = {
     body: z.strictObject({ status: z.string().max(64).optional().meta({ description: 'Binary digits, at most status_size (default 1: revoked, suspended, set)' }) }),
     bodyOptional: true,
     response: EntryView,
-    errors: [400, 401, 403, 404],
+    // 409: the entry kept changing under concurrent requests (status_change_conflict).
+    errors: [400, 401, 403, 404, 409],
   },
 } satisfies OperationContracts;
 

@@ -1,4 +1,5 @@
 import { JsonReply, RawRepresentation, walletScope, type OperationImpls } from '../http/contract';
+import { ifNoneMatchHits } from '../http/conditional';
 import { AppError, NotFoundError } from '../http/errors';
 import { listOrPage } from '../http/paging';
 import { inSession } from '../store/session';
@@ -46,8 +47,7 @@ export function statusListPublicOperations(publisher: StatusListPublisher, refs:
       // Browser verifiers may read the ETag to revalidate.
       'access-control-expose-headers': 'ETag',
     };
-    const match = headers['if-none-match'];
-    if (match && match.split(',').some((t) => t.trim().replace(/^W\//, '') === p.etag)) return new JsonReply(undefined, { status: 304, headers: cache }) as never;
+    if (ifNoneMatchHits(headers['if-none-match'], p.etag)) return new JsonReply(undefined, { status: 304, headers: cache }) as never;
     return new RawRepresentation(p.token, MEDIA_TYPES[format], cache);
   };
   return {

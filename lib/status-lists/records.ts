@@ -5,7 +5,7 @@ import type { StatusSize } from './encoding';
 import type { StatusPurpose } from './tokens';
 
 /**
- * The status-list data model (README "Status lists"). A definition's lists are implicit: its counter
+ * The status-list data model (docs/status-lists.md). A definition's lists are implicit: its counter
  * numbers every entry it ever assigns, entry n lives in list ⌊n / list_size⌋ at a keyed permutation of
  * n mod list_size. So a list needs nothing created before it is used, and the next one (the spare) is
  * already served — issuance never waits on list creation.

@@ -4,7 +4,7 @@ import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { prefixPage } from '../http/paging';
 import { oid4vciKeys } from '../oid4vci/records';
-import { isSdJwt, supportedFromItem } from '../oid4vci/supported';
+import { isSdJwt, STATUS_BOUND, supportedFromItem } from '../oid4vci/supported';
 import type { TenantScope } from '../store/keys';
 import { ConditionFailedError, WriteConflictError, type ItemStore, type WriteOp } from '../store/port';
 import { retryingConflicts } from '../store/retry';
@@ -25,7 +25,7 @@ import {
 } from './records';
 import type { StatusPurpose } from './tokens';
 
-/** Limits of a definition (README "Status lists"): each keeps one item, and one signed list, within DynamoDB's 400 KB. */
+/** Limits of a definition (docs/status-lists.md, "Definitions"): each keeps one item, and one signed list, within DynamoDB's 400 KB. */
 export const LIMITS = {
   minListSize: 131072,
   /**
@@ -153,11 +153,19 @@ export class StatusListService {
       { type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 0 }, condition: 'not_exists' },
       this.deps.events.stage(scope, 'status_list.definition.created', definitionView(def)).op,
     ];
-    if (slot) ops.push({ type: 'put', item: { ...statusKeys.binding(scope, def.supported_cred_id!, slot), definition_id: def.id, definition: def }, condition: 'not_exists' });
+    const flagAt = ops.length + 1;
+    if (slot) {
+      ops.push(
+        { type: 'put', item: { ...statusKeys.binding(scope, def.supported_cred_id!, slot), definition_id: def.id, definition: def }, condition: 'not_exists' },
+        // The configuration's record says it has status lists from now on (issuance looks for bindings only then).
+        { type: 'update', key: oid4vciKeys.supported(scope, def.supported_cred_id!), set: { [STATUS_BOUND]: true }, condition: 'exists' },
+      );
+    }
     try {
       await this.deps.store.write(ops);
     } catch (e) {
       if (e instanceof ConditionFailedError) {
+        if (slot && e.failedIndexes.includes(flagAt)) throw bad(`No supported credential ${input.supported_cred_id} in this wallet`, 'unknown_supported_credential', 'supported_cred_id');
         throw new ConflictError(
           slot === 'status'
             ? `Supported credential ${def.supported_cred_id} already has a status list definition (an SD-JWT VC carries one status list)`

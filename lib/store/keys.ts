@@ -1,5 +1,5 @@
 import { OUTBOX_JOB_SK_PREFIX, OUTBOX_SK_PREFIX, SYSTEM_PARTITIONS, walletPartitionKey } from '../service/resources';
-import type { ItemKey } from './port';
+import type { ItemKey, WriteOp } from './port';
 
 /**
  * Key builders. Every tenant item's partition key starts with `W#<wallet_id>`; the wallet comes from
@@ -25,6 +25,18 @@ export function isWalletId(value: string): boolean {
 }
 
 const walletPk = (s: TenantScope) => walletPartitionKey(s.walletId);
+
+/**
+ * The wallet record's count of changes to what its credential issuer publishes (supported credentials
+ * created or deleted), incremented in the change's own transaction: the issuer metadata is rebuilt
+ * only when it differs from the count the kept document was built at.
+ */
+export const WALLET_ISSUER_VERSION = 'issuer_version';
+
+/** The write that bumps {@link WALLET_ISSUER_VERSION}: part of the transaction that changes a supported credential. */
+export function issuerVersionBump(s: TenantScope): WriteOp {
+  return { type: 'update', key: keys.wallet(s), set: {}, add: { [WALLET_ISSUER_VERSION]: 1 }, condition: 'exists' };
+}
 
 export const keys = {
   wallet: (s: TenantScope): ItemKey => ({ PK: walletPk(s), SK: 'WALLET' }),

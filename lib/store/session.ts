@@ -8,11 +8,21 @@ import type { TenantScope } from './keys';
  * the handler code does. Outside one (authorizer, public lookups, super-admin, workers between
  * records) calls use the function's own narrow role.
  */
-const current = new AsyncLocalStorage<TenantScope>();
+interface ActiveSession {
+  readonly scope: TenantScope;
+  /** The wallet's registry session (wallet creation): a role of its own, see {@link inRegistrySession}. */
+  readonly registry: boolean;
+}
+const current = new AsyncLocalStorage<ActiveSession>();
 
-/** The wallet whose session is active, if any. */
+/** The wallet whose session (of either kind) is active, if any. */
 export function sessionWallet(): string | null {
-  return current.getStore()?.walletId ?? null;
+  return current.getStore()?.scope.walletId ?? null;
+}
+
+/** Whether the active session is a registry session. */
+export function inRegistry(): boolean {
+  return current.getStore()?.registry ?? false;
 }
 
 export class SessionSwitchError extends Error {
@@ -31,10 +41,31 @@ export class SessionSwitchError extends Error {
 export function inSession<T>(scope: TenantScope, fn: () => Promise<T>): Promise<T> {
   const active = current.getStore();
   if (active) {
-    if (active.walletId !== scope.walletId) return Promise.reject(new SessionSwitchError(active.walletId, scope.walletId));
+    if (active.scope.walletId !== scope.walletId) return Promise.reject(new SessionSwitchError(active.scope.walletId, scope.walletId));
+    if (active.registry) return Promise.reject(new RegistrySessionError('a registry session cannot enter a wallet session'));
     return fn();
   }
-  return current.run(scope, fn);
+  return current.run({ scope, registry: false }, fn);
+}
+
+export class RegistrySessionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RegistrySessionError';
+  }
+}
+
+/**
+ * Runs `fn` in `scope`'s registry session: the function's registry role (lib/service/access.ts
+ * `registry`), assumed with the wallet's tag, which may put only wallet-name reservations, public-reference
+ * lookups and the wallet's own record — the writes of wallet creation, which no wallet session may make.
+ * Entered only from outside any session, and nothing is entered from inside it: the code it runs is the
+ * one transaction that needs it.
+ */
+export function inRegistrySession<T>(scope: TenantScope, fn: () => Promise<T>): Promise<T> {
+  const active = current.getStore();
+  if (active) return Promise.reject(new RegistrySessionError(`a registry session cannot be entered from a session of wallet ${active.scope.walletId}`));
+  return current.run({ scope, registry: true }, fn);
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { decodeCursor, encodeCursor } from '../http/paging';
 import { gsi1, keys, tenantScope, type TenantScope } from '../store/keys';
-import { inSession } from '../store/session';
+import { inRegistrySession, inSession } from '../store/session';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
 import type { SecretDeriver } from '../secrets/port';
 import type { EventPublisher } from '../events/publisher';
@@ -54,7 +54,10 @@ export class TenancyService {
     // Before the wallet exists: a wallet without its throttling bucket would be refused at the gateway.
     await this.usage.register(walletId);
     try {
-      await inSession(scope, () => this.store.write([
+      // In the new wallet's registry session, the only principal that may put reservations (no wallet
+      // session can): it reaches the reservation items and this wallet's record, and the code gives it
+      // this one transaction, whose conditions keep every existing reservation as it is.
+      await inRegistrySession(scope, () => this.store.write([
         { type: 'put', condition: 'not_exists', item: { ...keys.walletName(input.wallet_name), wallet_id: walletId } },
         // The public reference and its lookup item (holding only {wallet_id}) come with the wallet.
         { type: 'put', condition: 'not_exists', item: { ...keys.publicRef(publicRef), wallet_id: walletId } },

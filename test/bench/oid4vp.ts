@@ -91,7 +91,7 @@ async function main() {
   }
 
   const verifier = await walletWithPublicDid('bench-vp-verifier', { method: 'key', options: { key_type: 'ed25519' } });
-  // The issuer is another tenant: the verifier lists it, as any relying party must (README "OID4VP: which issuers are trusted").
+  // The issuer is another tenant: the verifier lists it, as any relying party must (docs/oid4vp.md, "Which issuers are trusted").
   await call('PUT', '/api/v1/settings/trusted-issuers', verifier.key, { issuers: [issuer.did] });
 
   /** n requests created, their request objects fetched (and verified by the wallet), answers signed: all untimed. */

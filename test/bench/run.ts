@@ -11,13 +11,16 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/http.ts', env: { BENCH_AUTH_CACHE_TTL: '0', BENCH_SKIP_AUTHORIZER: '1' } },
   { script: 'test/bench/webhooks.ts' },
   { script: 'test/bench/signing.ts' },
+  { script: 'test/bench/didcomm-envelope.ts' },
   { script: 'test/bench/status-list-encoding.ts' },
   { script: 'test/bench/status-lists.ts' },
   { script: 'test/bench/sessions.ts' },
   { script: 'test/bench/oid4vci.ts' },
+  { script: 'test/bench/issuance-peer.ts' }, // ours beside Credo's issuer, same wallet
   { script: 'test/bench/oid4vp.ts' },
   { script: 'test/bench/bulk-email.ts' },
   { script: 'test/bench/bundles.ts' },
+  { script: 'test/bench/idle.ts' }, // npm start with no traffic, 60 s
 ];
 const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=webhooks runs just that part
 

@@ -139,6 +139,11 @@ export class NodeCryptoKeyManagementService implements Kms.KeyManagementService 
   /** Private JWKs per agent context, then per key id. */
   readonly #keys = new Map<string, Map<string, AsymmetricPrivateJwk>>();
 
+  /** A stored private JWK, for subclasses that add operations (credo-didcomm.ts: DIDComm v1 envelopes). */
+  protected privateJwkOf(agentContext: AgentContext, keyId: string): AsymmetricPrivateJwk | undefined {
+    return this.#store(agentContext).get(keyId);
+  }
+
   #store(agentContext: AgentContext) {
     let keys = this.#keys.get(agentContext.contextCorrelationId);
     if (!keys) this.#keys.set(agentContext.contextCorrelationId, (keys = new Map()));
@@ -225,11 +230,11 @@ export class NodeCryptoKeyManagementService implements Kms.KeyManagementService 
     return verified ? { verified: true, publicJwk: Kms.publicJwkFromPrivateJwk(jwk as AsymmetricPrivateJwk) } : { verified: false };
   }
 
-  async encrypt(): Promise<Kms.KmsEncryptReturn> {
+  async encrypt(_agentContext: AgentContext, _options: Kms.KmsEncryptOptions): Promise<Kms.KmsEncryptReturn> {
     throw new Kms.KeyManagementAlgorithmNotSupportedError('encryption', this.backend);
   }
 
-  async decrypt(): Promise<Kms.KmsDecryptReturn> {
+  async decrypt(_agentContext: AgentContext, _options: Kms.KmsDecryptOptions): Promise<Kms.KmsDecryptReturn> {
     throw new Kms.KeyManagementAlgorithmNotSupportedError('decryption', this.backend);
   }
 

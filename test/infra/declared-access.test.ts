@@ -45,13 +45,23 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 const root = () => stacks[0]!;
 const ofType = (type: string, stack?: StackTemplate) => resourcesOf(stack ? [stack] : stacks, type);
 
-function roles(fn: FunctionName): { execution: RoleRef; tenant: RoleRef | null } {
+function roles(fn: FunctionName): { execution: RoleRef; tenant: RoleRef | null; registry: RoleRef | null } {
   const prefix = `${fn.replace(/-/g, '')}functionFn`;
   const found = ofType('AWS::Lambda::Function').filter(({ id }) => id.startsWith(prefix));
   if (found.length !== 1) throw new Error(`${found.length} functions ${fn}`);
   const { stack, resource } = found[0]!;
-  const tenant = resource.Properties.Environment.Variables.TENANT_ROLE_ARN;
-  return { execution: { stack, id: resource.Properties.Role['Fn::GetAtt'][0] }, tenant: tenant ? { stack, id: tenant['Fn::GetAtt'][0] } : null };
+  const { TENANT_ROLE_ARN: tenant, REGISTRY_ROLE_ARN: registry } = resource.Properties.Environment.Variables;
+  return {
+    execution: { stack, id: resource.Properties.Role['Fn::GetAtt'][0] },
+    tenant: tenant ? { stack, id: tenant['Fn::GetAtt'][0] } : null,
+    registry: registry ? { stack, id: registry['Fn::GetAtt'][0] } : null,
+  };
+}
+
+/** The role a principal's calls are made with: the execution role, or its tenant or registry role's session. */
+function roleOf(p: Principal): RoleRef | null {
+  const r = roles(p.fn);
+  return p.wallet === null ? r.execution : p.registry ? r.registry : r.tenant;
 }
 
 const roleArn = (role: RoleRef) => iam.arnOf(role.stack, role.id);
@@ -117,11 +127,9 @@ function probes(): AccessRequest[] {
 
 /** What AWS decides for the principal: its execution role, or its tenant role's session tagged with the wallet. */
 function awsAllows(p: Principal, r: AccessRequest): boolean {
-  const { execution, tenant } = roles(p.fn);
-  const requests = iamRequests(r);
-  if (p.wallet === null) return requests.every((q) => iam.allows(execution, q));
-  if (!tenant) return false;
-  return requests.every((q) => iam.allows(tenant, { ...q, principalTags: { wallet_id: p.wallet! } }));
+  const role = roleOf(p);
+  if (!role) return false;
+  return iamRequests(r).every((q) => iam.allows(role, p.wallet === null ? q : { ...q, principalTags: { wallet_id: p.wallet } }));
 }
 
 /**
@@ -130,8 +138,7 @@ function awsAllows(p: Principal, r: AccessRequest): boolean {
  * test expects none, so every probe is really evaluated.
  */
 async function simulatedAllows(p: Principal, r: AccessRequest, invalid: string[]): Promise<boolean> {
-  const { execution, tenant } = roles(p.fn);
-  const role = p.wallet === null ? execution : tenant;
+  const role = roleOf(p);
   if (!role) return false;
   for (const q of iamRequests(r)) {
     const d = await sim.decide(role, p.wallet === null ? q : { ...q, principalTags: { wallet_id: p.wallet } });
@@ -142,17 +149,18 @@ async function simulatedAllows(p: Principal, r: AccessRequest, invalid: string[]
 }
 
 describe('every role is what its declaration says (lib/service/access.ts)', () => {
-  test.each(FUNCTION_NAMES)('%s: IAM (two evaluators) and the local access guard agree on every probe, for its own role and for a wallet session', async (fn) => {
+  test.each(FUNCTION_NAMES)('%s: IAM (two evaluators) and the local access guard agree on every probe, for its own role, a wallet session and a registry session', async (fn) => {
     const disagreements: string[] = [];
     const invalid: string[] = [];
     let allowed = 0;
-    for (const wallet of [null, '42']) {
+    const principals: Principal[] = [{ fn, wallet: null }, { fn, wallet: '42' }, { fn, wallet: '42', registry: true }];
+    for (const p of principals) {
+      const who = p.wallet === null ? 'own role' : p.registry ? `registry ${p.wallet}` : p.wallet;
       for (const r of probes()) {
-        const p: Principal = { fn, wallet };
         const local = allows(p, r);
         if (local) allowed++;
-        if (local !== awsAllows(p, r)) disagreements.push(`${wallet ?? 'own role'} ${JSON.stringify(r)}: local ${local}, IAM ${!local}`);
-        if (local !== (await simulatedAllows(p, r, invalid))) disagreements.push(`${wallet ?? 'own role'} ${JSON.stringify(r)}: local ${local}, simulator ${!local}`);
+        if (local !== awsAllows(p, r)) disagreements.push(`${who} ${JSON.stringify(r)}: local ${local}, IAM ${!local}`);
+        if (local !== (await simulatedAllows(p, r, invalid))) disagreements.push(`${who} ${JSON.stringify(r)}: local ${local}, simulator ${!local}`);
       }
     }
     expect(disagreements).toEqual([]);
@@ -161,21 +169,33 @@ describe('every role is what its declaration says (lib/service/access.ts)', () =
     if (fn !== 'meta') expect(allowed).toBeGreaterThan(0);
   });
 
-  test('only the function itself may start a session of its tenant role, only tagged with a wallet, only with that tag', () => {
+  test('only the function itself may start a session of its tenant or registry role, only tagged with a wallet, only with that tag', () => {
+    let registries = 0;
     for (const fn of FUNCTION_NAMES) {
-      const { execution, tenant } = roles(fn);
-      if (!tenant) continue;
-      const own = roleArn(execution);
-      const other = roleArn(roles(fn === 'dids' ? 'webhooks' : 'dids').execution);
-      const tenantArn = roleArn(tenant);
-      expect(iam.allows(execution, { action: 'sts:AssumeRole', resource: tenantArn, keys: {} })).toBe(true);
-      expect(iam.allows(execution, { action: 'sts:TagSession', resource: tenantArn, keys: {} })).toBe(true);
-      expect(iam.trusts(tenant, own, 'sts:AssumeRole', { wallet_id: '42' })).toBe(true);
-      expect(iam.trusts(tenant, own, 'sts:TagSession', { wallet_id: '42' })).toBe(true);
-      expect(iam.trusts(tenant, own, 'sts:AssumeRole', {})).toBe(false);
-      expect(iam.trusts(tenant, own, 'sts:TagSession', { wallet_id: '42', role: 'admin' })).toBe(false);
-      expect(iam.trusts(tenant, other, 'sts:AssumeRole', { wallet_id: '42' })).toBe(false);
+      const { execution, tenant, registry } = roles(fn);
+      expect(registry !== null).toBe(FUNCTION_ACCESS[fn].registry !== undefined);
+      for (const sessionRole of [tenant, registry]) {
+        if (!sessionRole) continue;
+        if (sessionRole === registry) registries++;
+        const own = roleArn(execution);
+        const other = roleArn(roles(fn === 'dids' ? 'webhooks' : 'dids').execution);
+        const arn = roleArn(sessionRole);
+        expect(iam.allows(execution, { action: 'sts:AssumeRole', resource: arn, keys: {} })).toBe(true);
+        expect(iam.allows(execution, { action: 'sts:TagSession', resource: arn, keys: {} })).toBe(true);
+        expect(iam.trusts(sessionRole, own, 'sts:AssumeRole', { wallet_id: '42' })).toBe(true);
+        expect(iam.trusts(sessionRole, own, 'sts:TagSession', { wallet_id: '42' })).toBe(true);
+        expect(iam.trusts(sessionRole, own, 'sts:AssumeRole', {})).toBe(false);
+        expect(iam.trusts(sessionRole, own, 'sts:TagSession', { wallet_id: '42', role: 'admin' })).toBe(false);
+        expect(iam.trusts(sessionRole, other, 'sts:AssumeRole', { wallet_id: '42' })).toBe(false);
+      }
+      // No other function's execution role may start a registry session.
+      for (const other of FUNCTION_NAMES) {
+        const theirs = roles(other).registry;
+        if (other === fn || !theirs) continue;
+        expect(iam.allows(execution, { action: 'sts:AssumeRole', resource: roleArn(theirs), keys: {} })).toBe(false);
+      }
     }
+    expect(registries).toBe(1);
   });
 
   test("a wallet session's issuer keys are this stack's, SIGN_VERIFY, Ed25519 or P-256 only", () => {
@@ -214,11 +234,12 @@ describe('every role is what its declaration says (lib/service/access.ts)', () =
   });
 });
 
-/** Every role of every function, with the session tags it would run under (a wallet session for tenant roles). */
+/** Every role of every function, with the session tags it would run under (a wallet session for tenant and registry roles). */
 function everyPrincipalRole(): { fn: FunctionName; role: RoleRef; principalTags: Record<string, string> }[] {
   return FUNCTION_NAMES.flatMap((fn) => {
-    const { execution, tenant } = roles(fn);
-    return [{ fn, role: execution, principalTags: {} as Record<string, string> }, ...(tenant ? [{ fn, role: tenant, principalTags: { wallet_id: '42' } }] : [])];
+    const { execution, tenant, registry } = roles(fn);
+    const sessions = [tenant, registry].filter((r): r is RoleRef => r !== null).map((role) => ({ fn, role, principalTags: { wallet_id: '42' } }));
+    return [{ fn, role: execution, principalTags: {} as Record<string, string> }, ...sessions];
   });
 }
 
@@ -261,6 +282,31 @@ describe('what the declaration does not say, pinned (issue 27)', () => {
         if (uses) expect(statement.Condition.Null).toEqual({ 'dynamodb:LeadingKeys': 'false' });
       }
     }
+  });
+
+  test("a wallet session's own partitions are pinned literally: W#<wallet> and W#<wallet>#*, nothing wider", async () => {
+    // Written out here, not derived from walletPartitionPatterns(): the comparison above builds both
+    // sides from that function, so it could not notice a wrong pattern (say `W#<wallet>*`, which reaches W#420).
+    const literal = {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['W#${aws:PrincipalTag/wallet_id}', 'W#${aws:PrincipalTag/wallet_id}#*'] },
+      Null: { 'dynamodb:LeadingKeys': 'false' },
+    };
+    let checked = 0;
+    for (const fn of FUNCTION_NAMES) {
+      const tenantAccess = FUNCTION_ACCESS[fn].tenant;
+      const { tenant } = roles(fn);
+      if (!tenantAccess) continue;
+      const own = iam.policyDocument(tenant!).Statement.filter(
+        (s) => s.Resource === tableArn() && [s.Action].flat().sort().join() === tenantAccess.data.map((a) => `dynamodb:${a}`).sort().join(),
+      );
+      expect({ fn, conditions: own.map((s) => s.Condition) }).toEqual({ fn, conditions: [literal] });
+      // And exercised: a neighbouring wallet whose id extends this one's is outside.
+      for (const partition of ['W#420', 'W#4', 'W#42x', 'W#43#42']) {
+        expect({ fn, partition, allowed: await allowsBoth(tenant!, { action: `dynamodb:${tenantAccess.data[0]}`, resource: tableArn(), keys: { 'dynamodb:LeadingKeys': [partition] }, principalTags: { wallet_id: '42' } }) }).toEqual({ fn, partition, allowed: false });
+      }
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(5);
   });
 
   test("every KMS key of the stack carries the service tag, so no session can tag it as a wallet's", async () => {
@@ -332,6 +378,49 @@ describe('what the declaration does not say, pinned (issue 27)', () => {
       expect(await sim.decide(tenant, crossWallet, { withoutDenies: true })).toBe('allowed');
     }
     expect(checked).toBeGreaterThan(0);
+  });
+
+  test("no wallet session of any function may write a name reservation or a reference lookup; tenancy's registry session may put only those and its wallet's record", async () => {
+    const table = tableArn();
+    const RESERVATIONS = ['SYS#WNAME#x', 'SYS#PUBREF#x'];
+    const item = (action: string, partitions: string[], wallet = '7'): RequestContext => ({ action: `dynamodb:${action}`, resource: table, keys: { 'dynamodb:LeadingKeys': partitions }, principalTags: { wallet_id: wallet } });
+    let tenantRoles = 0;
+    for (const fn of FUNCTION_NAMES) {
+      const { tenant } = roles(fn);
+      if (!tenant) continue;
+      tenantRoles++;
+      for (const partition of RESERVATIONS) {
+        for (const action of ['PutItem', 'DeleteItem', 'UpdateItem'] as const) {
+          expect({ fn, action, partition, local: allows({ fn, wallet: '7' }, { service: 'dynamodb', action, on: 'table', partition }) }).toEqual({ fn, action, partition, local: false });
+          expect(await decideBoth(tenant, item(action, [partition]))).toBe('implicit-deny');
+        }
+        expect(await decideBoth(tenant, item('BatchWriteItem', [partition]))).toBe('implicit-deny');
+      }
+    }
+    expect(tenantRoles).toBe(FUNCTION_NAMES.filter((fn) => FUNCTION_ACCESS[fn].tenant).length);
+
+    const { registry } = roles('tenancy');
+    const granted = new Set(['PutItem SYS#WNAME#x', 'PutItem SYS#PUBREF#x', 'PutItem W#7']);
+    const seen = new Set<string>();
+    for (const action of [...DATA_ACTIONS, 'BatchWriteItem', 'Scan']) {
+      for (const partition of [...RESERVATIONS, 'W#7', 'W#7#x', 'W#70', 'W#8', 'SYS#COUNTER', 'SYS#ADMIN', 'SYS#WALLETS']) {
+        const probe = `${action} ${partition}`;
+        const expected = granted.has(probe);
+        if (expected) seen.add(probe);
+        expect({ probe, aws: await allowsBoth(registry!, item(action, [partition])) }).toEqual({ probe, aws: expected });
+        if ((DATA_ACTIONS as readonly string[]).includes(action)) {
+          const local = allows({ fn: 'tenancy', wallet: '7', registry: true }, { service: 'dynamodb', action: action as (typeof DATA_ACTIONS)[number], on: 'table', partition });
+          expect({ probe, local }).toEqual({ probe, local: expected });
+        }
+      }
+    }
+    expect(seen).toEqual(granted);
+    // Another wallet's record, even beside a reservation, and a session without a wallet tag: refused.
+    expect(await allowsBoth(registry!, item('PutItem', ['SYS#WNAME#x', 'W#8']))).toBe(false);
+    expect(await allowsBoth(registry!, { action: 'dynamodb:PutItem', resource: table, keys: { 'dynamodb:LeadingKeys': ['W#7'] } })).toBe(false);
+    // The index, issuer keys and the MAC key are not the registry session's.
+    expect(await allowsBoth(registry!, { action: 'dynamodb:Query', resource: `${table}/index/${TABLE.gsi1.name}`, keys: {}, principalTags: { wallet_id: '7' } })).toBe(false);
+    expect(await allowsBoth(registry!, { action: 'kms:GenerateMac', resource: macKeyArn(), keys: {}, principalTags: { wallet_id: '7' } })).toBe(false);
   });
 
   test('no session may create a key or set a key policy bypassing the lockout safety check', async () => {

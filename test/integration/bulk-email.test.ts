@@ -1,12 +1,24 @@
 /**
  * BULK EMAIL over HTTP against the local runtime and the SES emulator: a mixed batch lands in the right
  * arrays, each valid recipient gets exactly one mail (text, HTML, the QR code inline) whose offer an
- * independent wallet redeems for the right credential; a repeat sends nothing; an expired offer is
+ * independent wallet redeems for the right credential; a repeat sends nothing, and neither does a job
+ * delivered twice at once (the recipient's claim); an expired offer is
  * refused. (SES throttling: test/unit/email-sender.test.ts, with an injected mailer.)
  */
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SESClient } from '@aws-sdk/client-ses';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
+import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
+import { SesMailer } from '../../lib/adapters/ses-mailer';
+import { emailKeys, type EmailJob } from '../../lib/email/bulk';
+import { OfferMailer } from '../../lib/email/sender';
+import { OutboxPublisher } from '../../lib/events/publisher';
+import { ExchangeService } from '../../lib/oid4vci/exchanges';
+import type { ItemKey } from '../../lib/store/port';
+import { tenantScope } from '../../lib/store/keys';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { verifySdJwtVc, issuerKeyResolver } from '../helpers/issued-credentials';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 import { SpecWallet } from '../helpers/spec-wallet';
@@ -25,14 +37,14 @@ async function issuerWallet(t: TestApi, label: string) {
   await ok(t.call('POST', '/api/v1/accept-taa', { key, body: { mechanism: 'service_agreement', version: LOCAL_TAA.version } }), 'accept-taa');
   const did = (await ok(t.call('POST', '/api/v1/create-did', { key, body: { method: 'key', options: { key_type: 'p256' } } }), 'create-did')).did.did;
   await ok(t.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(did)}`, { key }), 'set-public-did');
-  await ok(
+  const configuration = await ok(
     t.call('POST', '/api/v1/oid4vci/credentials-supported/sd-jwt', {
       key,
       body: { id: 'Membership', vct: 'https://example.com/membership', claims: { name: { mandatory: true }, level: { value_type: 'integer' } }, display: [{ name: 'Membership card' }] },
     }),
     'configuration',
   );
-  return { key, walletId: w.walletId, label };
+  return { key, walletId: w.walletId, label, supportedCredId: String(configuration.supported_cred_id) };
 }
 
 interface StoredMail {
@@ -135,4 +147,50 @@ test('an offer whose time has passed is refused at the token endpoint', async ()
   ddb.destroy();
   await expect(new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' }).receive(offerUriIn(mail!.body.text!)!)).rejects.toThrow();
   expect((await ok(api.call('GET', `/api/v1/oid4vci/exchanges/${record.exchange_id}`, { key: w.key }), 'exchange')).state).toBe('expired');
+}, 60_000);
+
+test('one job delivered twice at once (both deliveries read the recipient before either claims it): exactly one mail', async () => {
+  const w = await issuerWallet(api, 'Twice');
+  const address = `twice.${Date.now()}@example.org`;
+  const job: EmailJob = {
+    wallet_id: String(w.walletId),
+    request_id: randomUUID(),
+    index: 0,
+    email: address,
+    schema_id: 'Membership',
+    supported_cred_id: w.supportedCredId,
+    credential_subject: { name: 'Twice' },
+    expires_in: 86400,
+    base_url: api.rt.url,
+  };
+  const recordKey = emailKeys.record(tenantScope(job.wallet_id), job.request_id, job.index);
+  // Both deliveries' first read of the recipient returns only once both have made it: the claim alone
+  // (the lease, as DynamoDB evaluates its condition) decides who mails.
+  let reads = 0;
+  let bothRead!: () => void;
+  const barrier = new Promise<void>((r) => (bothRead = r));
+  class BarrierStore extends DynamoDbStore {
+    override async get(key: ItemKey, opts?: { consistent?: boolean }) {
+      const item = await super.get(key, opts);
+      if (key.PK === recordKey.PK && key.SK === recordKey.SK && reads < 2) {
+        if (++reads === 2) bothRead();
+        await barrier;
+      }
+      return item;
+    }
+  }
+  const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
+  const ses = new SESClient({ endpoint: api.rt.endpoints.ses });
+  const store = new BarrierStore(() => client, LOCAL_TABLE_NAME);
+  const events = new OutboxPublisher(store);
+  const sender = new OfferMailer({ store, events, exchanges: new ExchangeService({ store, events, refs: new PublicRefs(store) }), mailer: new SesMailer(ses), from: 'credentials@example.invalid', maxReceives: 5 });
+  const outcomes = await Promise.all([sender.run(job, 1), sender.run(job, 1)]);
+  client.destroy();
+  ses.destroy();
+  expect(outcomes.sort()).toEqual(['sent', 'skipped']);
+  // Give a second mail, were there one, time to land.
+  await new Promise((r) => setTimeout(r, 500));
+  expect(await mailsTo(api, address)).toHaveLength(1);
+  const records = await ok(api.call('GET', `/api/v1/emails?request_id=${job.request_id}`, { key: w.key }), 'list');
+  expect(records).toEqual([expect.objectContaining({ email: address, state: 'sent' })]);
 }, 60_000);

@@ -1,13 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { DOCS_RENDERER_FILES } from '../../lib/service/docs-assets';
 import { ROUTES } from '../../lib/service/routes';
+import { headlessChromium } from '../helpers/chromium';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
-
-// Debian's chromium: CI installs it (.ci/run); playwright-core never downloads a browser.
-const CHROMIUM = '/usr/bin/chromium';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -67,14 +65,15 @@ describe('GET /docs in headless Chromium', () => {
   /** Every request the browser made in the current test; anything off the runtime's origin is aborted too. */
   let requests: string[];
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium); .ci/run does this in CI`);
-    }
+    // /usr/bin/chromium if installed, else the @sparticuz/chromium devDependency's build.
+    const browser = await headlessChromium();
     profile = mkdtempSync(join(tmpdir(), 'docs-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      executablePath: browser.executablePath,
       headless: true,
+      env: { ...process.env, ...browser.env },
       args: [
+        ...browser.args,
         '--headless',
         '--no-sandbox',
         '--disable-gpu',
@@ -136,6 +135,26 @@ describe('GET /docs in headless Chromium', () => {
       expect.arrayContaining(['/docs', '/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js', '/docs/docs-init.js', '/openapi.json']),
     );
     expect(requests.filter((u) => new URL(u).origin !== origin)).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  test("examples are the service's own values: an offer shows the real grant name, and the Servers box names this API", async () => {
+    const { page, problems } = await openDocs();
+    // The Servers box: the URL the document was fetched from, never ".".
+    await page.locator('.servers select').waitFor({ timeout: 30000 });
+    expect(await page.locator('.servers select option').allTextContents()).toEqual([expect.stringMatching(new RegExp(`^${api.rt.url.replace(/[.]/g, '\\.')} - `))]);
+
+    const op = page.locator('#operations-OID4VCI-issueCredentialOffer');
+    await op.locator('.opblock-summary').click();
+    const body = op.locator('.opblock-body');
+    await body.locator('.responses-wrapper').waitFor();
+    const text = (await body.innerText()).replace(/\s+/g, ' ');
+    expect(text).toContain('"urn:ietf:params:oauth:grant-type:pre-authorized_code"');
+    expect(text).toContain('"credential_subject"');
+    expect(text).not.toMatch(/additionalProp|-9007199254740991/);
+    // Each error status lists its codes with their meaning.
+    expect(text).toContain('invalid_credential_subject');
     expect(problems).toEqual([]);
     await page.close();
   });

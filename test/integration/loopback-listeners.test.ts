@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { processTree } from '../helpers/processes';
 import { startTestApi, type TestApi } from '../helpers/runtime';
 
 /**
@@ -14,25 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.rt.stop();
 });
-
-/** `pid` and every process below it. */
-function processTree(pid: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // The command name is in parentheses and may hold spaces or ')': the fields follow the last ')'.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parentOf.set(Number(entry), ppid);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++) for (const [child, parent] of parentOf) if (parent === tree[i]) tree.push(child);
-  return tree;
-}
 
 function socketInodes(pids: readonly number[]): Set<string> {
   const inodes = new Set<string>();
@@ -101,7 +83,7 @@ function listenersOf(inodes: Set<string>): Listener[] {
 const onLinux = process.platform === 'linux' ? test : test.skip;
 
 onLinux('everything the local runtime opens listens on loopback only', () => {
-  const pids = processTree(process.pid);
+  const pids = processTree(process.pid).map((p) => p.pid);
   const listeners = listenersOf(socketInodes(pids));
   const ports = (url: string) => Number(new URL(url).port);
   const expected = [api.rt.url, api.rt.endpoints.dynamodb, api.rt.endpoints.sqs, api.rt.endpoints.ses].map(ports);

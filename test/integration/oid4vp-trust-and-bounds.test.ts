@@ -19,10 +19,14 @@ import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { VERIFICATION_LIMITS } from '../../lib/oid4vp/protocol/verifier';
 import { signIetfStatusListToken } from '../../lib/status-lists/tokens';
 import { startDocumentServer, type DocumentServer } from '../helpers/document-server';
+import { fenceTestNetwork } from '../helpers/loopback-only';
 import { IDENTITY_SUBJECT, IDENTITY_VCT, identityConfiguration, sdJwtVpFormats } from '../helpers/identity-credential';
 import { expectError, ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
 import { generateHolderKey, SpecWallet, type HolderKey, type HttpResult } from '../helpers/spec-wallet';
 import { answerDcql, answerPresentationDefinition, postDirectPost, resolveAuthorizationRequest, type AnswerOptions, type DcqlQuery } from '../helpers/spec-vp-wallet';
+
+// The runtime runs in this process: whatever its SSRF guard decides, its sockets reach loopback only.
+fenceTestNetwork();
 
 const VCT = IDENTITY_VCT;
 const FORMATS = sdJwtVpFormats('dc+sd-jwt');

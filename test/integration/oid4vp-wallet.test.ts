@@ -371,6 +371,20 @@ describe('OID4VP interop (spec wallet): refusals, each recorded with exactly its
     await dcqlRefusal('credential_revoked', {}, revoked.credential, revoked.key);
   }, 60_000);
 
+  test('a credential whose issuer DID was deactivated after issuance → issuer_unresolvable', async () => {
+    // Issued under the issuer's public did:key; then another DID becomes public (a public DID cannot be
+    // deactivated) and the first is deactivated. A did:key resolves by itself: what refuses it is the
+    // service's published record saying it was deactivated.
+    const from = await newIssuer();
+    const gone = await issueTo(from);
+    expect(JSON.parse(Buffer.from(gone.credential.split('.')[1]!, 'base64url').toString()).iss).toBe(from.did);
+    await trustIssuers(issuer.did, from.did);
+    const next = (await ok(api.call('POST', '/api/v1/create-did', { key: from.key, body: { method: 'key', options: { key_type: 'p256' } } }), 'create-did')).did.did as string;
+    await ok(api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(next)}`, { key: from.key }), 'set-public-did');
+    await ok(api.call('POST', `/api/v1/dids/${encodeURIComponent(from.did)}/deactivate`, { key: from.key }), 'deactivate');
+    await dcqlRefusal('issuer_unresolvable', {}, gone.credential, gone.key);
+  }, 60_000);
+
   test('a requested claim withheld → constraints_not_met', async () => {
     await dcqlRefusal('constraints_not_met', { claimsOverride: { identity: ['/given_name'] } });
   });

@@ -40,7 +40,7 @@ beforeAll(async () => {
   ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
   addFormats(ajv);
   // The document's top-level members are not schema keywords: schemas are reached by JSON pointer.
-  ajv.addVocabulary(['openapi', 'info', 'servers', 'components', 'paths']);
+  ajv.addVocabulary(['openapi', 'info', 'servers', 'tags', 'components', 'paths']);
   ajv.addSchema({ ...doc, $id: DOC_ID });
 });
 afterAll(async () => {

@@ -13,6 +13,7 @@ import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { StatusAllocator } from '../../lib/status-lists/allocation';
+import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { issuableConfiguration, supportedFromItem } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
@@ -348,6 +349,33 @@ describe('a burst of revocations', () => {
     // One builder per list: the changes of a burst are signed once (twice if some land during the build).
     expect(spent).toBeLessThanOrEqual(2);
   }, 120_000);
+});
+
+describe('publication on DynamoDB', () => {
+  test('a publisher that read the list before a change cannot put its older list over the newer one (the version condition, as DynamoDB evaluates it)', async () => {
+    const issuer = await newIssuer();
+    await ok(api.call('POST', '/api/v1/status-list/defs', { key: issuer.key, body: { supported_cred_id: issuer.sd } }), 'def');
+    const { exchangeId, credentials } = await issue(issuer, 'sd');
+    const ref = getStatusListFromJWT(credentials[0]!.split('~')[0]!);
+    await ok(api.call('PATCH', `/api/v1/status-list/entries/revoke/${exchangeId}`, { key: issuer.key }), 'revoke');
+    await until(() => ietfStatus(ref.uri, ref.idx), 1);
+
+    const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
+    const store = new DynamoDbStore(() => client, LOCAL_TABLE_NAME);
+    const scope = tenantScope(String(issuer.walletId));
+    const [defId, list] = ref.uri.split('/').slice(-3, -1) as [string, string];
+    // The slow publisher: it read the list before the revocation (content version 0). Its signature is
+    // never checked here (the write must be refused first), so any signer does.
+    const keyManager = { sign: async () => new Uint8Array(64) } as unknown as ConstructorParameters<typeof StatusListPublisher>[0]['keyManager'];
+    const slow = new StatusListPublisher({ store, keyManager, events: new OutboxPublisher(store), refs: new PublicRefs(store) });
+    slow.read = async () => ({ entries: [], version: 0 });
+    const stored = await slow.stored(scope, defId, Number(list), 'ietf');
+    expect(stored!.content_version).toBeGreaterThan(0);
+    const out = await slow.publish(scope, (await slow.definition(scope, defId))!, Number(list), 'ietf', { force: true });
+    client.destroy();
+    expect(out).toEqual({ publication: stored, signed: false });
+    expect(await ietfStatus(ref.uri, ref.idx)).toBe(1);
+  }, 60_000);
 });
 
 describe('allocation', () => {

@@ -1,5 +1,14 @@
+import { buildDeps } from '../../functions/shared/deps';
+import { macSecrets } from '../../functions/shared/secrets';
+import { registrySessions, walletSessions } from '../../functions/shared/sessions';
+import { observeGuardDecisions, type GuardDecision } from '../../lib/adapters/access-guard';
 import { localUsageKeys } from '../../lib/adapters/local-usage-keys';
 import { walletUsageKey } from '../../lib/service/usage-keys';
+import { keys, tenantScope } from '../../lib/store/keys';
+import type { ItemStore, WriteOp } from '../../lib/store/port';
+import { inRegistrySession, inSession } from '../../lib/store/session';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
+import { TenancyService } from '../../lib/tenancy/service';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
 let api: TestApi;
@@ -330,5 +339,84 @@ describe('cursor paging (the body stays a bare array)', () => {
     expectError(await api.call('GET', '/api/v1/dids?cursor=%%%', { key: a.apiKey }), 400, 'invalid_cursor');
     expectError(await api.call('GET', '/api/v1/dids?limit=0', { key: a.apiKey }), 400, 'validation_failed');
     expectError(await api.call('GET', `/api/subwallets?cursor=${bCursor}`, { key: api.baseKey }), 400, 'invalid_cursor');
+  });
+});
+
+describe('name and reference reservations below the code (issue 27)', () => {
+  const tenancyDeps = () => buildDeps('tenancy', { secrets: macSecrets, sessions: walletSessions, registry: registrySessions });
+  const denied = { name: 'AccessDeniedException' };
+
+  test("wallet creation puts the reservation, the reference lookup and the record in the new wallet's registry session; no wallet session writes either", async () => {
+    const decisions: GuardDecision[] = [];
+    const stop = observeGuardDecisions((d) => decisions.push(d));
+    let created;
+    try {
+      created = await api.call('POST', '/api/subwallet/create', { key: api.baseKey, body: { wallet_name: 'registry-probe' } });
+    } finally {
+      stop();
+    }
+    expect(created.status).toBe(200);
+    const id = String(created.body.wallet_id);
+    const tenancy = decisions.filter((d) => d.principal.fn === 'tenancy' && d.request.service === 'dynamodb');
+    const writes = tenancy.filter((d) => d.request.service === 'dynamodb' && d.request.action !== 'GetItem' && d.request.action !== 'Query');
+    expect(writes.map((d) => ({ ...d, request: { ...d.request, partition: (d.request as { partition: string }).partition.replace(/^SYS#PUBREF#.*/, 'SYS#PUBREF#<ref>') } }))).toEqual([
+      { principal: { fn: 'tenancy', wallet: null }, request: { service: 'dynamodb', action: 'UpdateItem', on: 'table', partition: 'SYS#COUNTER' }, allowed: true },
+      ...['SYS#WNAME#registry-probe', 'SYS#PUBREF#<ref>', `W#${id}`].map((partition) => ({
+        principal: { fn: 'tenancy', wallet: id, registry: true },
+        request: { service: 'dynamodb', action: 'PutItem', on: 'table', partition },
+        allowed: true,
+      })),
+    ]);
+    // The wallet works: its key, its record, and its public reference resolving to it.
+    const k = await api.call('POST', '/api/apikey/create', { key: api.baseKey, body: { wallet_id: id, roles: ['admin'] } });
+    const me = await api.call('GET', '/api/v1/wallet', { key: k.body.api_key });
+    expect(me.body).toMatchObject({ wallet_id: Number(id), wallet_name: 'registry-probe' });
+    const publicRefs = new PublicRefs(buildDeps('status-lists-public', { sessions: walletSessions }).store);
+    expect((await publicRefs.resolve(me.body.public_ref))?.walletId).toBe(id);
+  });
+
+  test("a wallet session of tenancy cannot put, update or delete another wallet's reservation or reference lookup; both stay as they were", async () => {
+    const a = await api.newWallet('reservations-a');
+    const b = await api.newWallet('reservations-b');
+    const deps = tenancyDeps();
+    const scopeA = tenantScope(String(a.walletId));
+    const attacks: WriteOp[] = [keys.walletName('reservations-b'), keys.publicRef(b.publicRef)].flatMap((key) => [
+      { type: 'put', item: { ...key, wallet_id: String(a.walletId) } },
+      { type: 'update', key, set: { wallet_id: String(a.walletId) } },
+      { type: 'delete', key },
+    ]);
+    for (const op of attacks) {
+      await expect(inSession(scopeA, () => deps.store.write([op]))).rejects.toMatchObject(denied);
+      // The same from the session of the wallet the item names, and a fresh name: no wallet session writes reservations.
+      await expect(inSession(tenantScope(String(b.walletId)), () => deps.store.write([op]))).rejects.toMatchObject(denied);
+    }
+    await expect(inSession(scopeA, () => deps.store.write([{ type: 'put', condition: 'not_exists', item: { ...keys.walletName('never-reserved'), wallet_id: String(a.walletId) } }]))).rejects.toMatchObject(denied);
+    // A's registry session reaches no other wallet's record, and no item of its own beyond the record partition.
+    await expect(inRegistrySession(scopeA, () => deps.store.write([{ type: 'put', item: { ...keys.wallet(tenantScope(String(b.walletId))), wallet_id: String(a.walletId) } }]))).rejects.toMatchObject(denied);
+    await expect(inRegistrySession(scopeA, () => deps.store.get(keys.walletName('reservations-b')))).rejects.toMatchObject(denied);
+    await expect(inRegistrySession(scopeA, () => deps.store.write([{ type: 'put', item: { ...keys.inFlight(scopeA, 'x'), n: 1 } }]))).rejects.toMatchObject(denied);
+
+    expect(await deps.store.get(keys.walletName('reservations-b'))).toMatchObject({ wallet_id: String(b.walletId) });
+    expect(await deps.store.get(keys.walletName('never-reserved'))).toBeUndefined();
+    const publicRefs = new PublicRefs(buildDeps('status-lists-public', { sessions: walletSessions }).store);
+    expect((await publicRefs.resolve(b.publicRef))?.walletId).toBe(String(b.walletId));
+  });
+
+  test('a name taken between the check and the transaction is refused by the registry session\'s condition: 409, the reservation untouched', async () => {
+    const owner = await api.newWallet('raced-name');
+    const deps = tenancyDeps();
+    // The pre-check misses the name (as when two creations race): the transaction's condition decides.
+    const store = deps.store;
+    const racing: ItemStore = {
+      get: async (key, opts) => (key.PK === keys.walletName('raced-name').PK ? undefined : store.get(key, opts)),
+      getMany: (k, o) => store.getMany(k, o),
+      query: (pk, o) => store.query(pk, o),
+      queryPage: (pk, o) => store.queryPage(pk, o),
+      write: (ops) => store.write(ops),
+      increment: (k, a, c, b) => store.increment(k, a, c, b),
+    };
+    const service = new TenancyService({ ...deps, store: racing, usage: { register: async () => undefined } });
+    await expect(service.createSubwallet({ wallet_name: 'raced-name' })).rejects.toMatchObject({ status: 409, code: 'wallet_name_taken' });
+    expect(await deps.store.get(keys.walletName('raced-name'))).toMatchObject({ wallet_id: String(owner.walletId) });
   });
 });

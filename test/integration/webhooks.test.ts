@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { startReceiver, eventually, type Receiver } from '../helpers/receiver';
+import { fenceTestNetwork } from '../helpers/loopback-only';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
 /**
@@ -11,6 +12,9 @@ import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
  */
 let api: TestApi;
 let rx: Receiver;
+
+// The runtime runs in this process: whatever its SSRF guard decides, its sockets reach loopback only.
+fenceTestNetwork();
 
 // No name here resolves through real DNS: the SSRF guard asks this resolver.
 const resolver = async (host: string) => {
@@ -262,6 +266,23 @@ describe('signing secret rotation', () => {
     const after = (await rx.waitFor(p, 2))[1]!;
     expect(() => new Webhook(again.body.secret).verify(after.body, after.headers as Record<string, string>)).not.toThrow();
     expect(() => new Webhook(rotated.body.secret).verify(after.body, after.headers as Record<string, string>)).toThrow();
+  });
+
+  test('once a 1 s grace period has passed, the old secret no longer verifies a ping', async () => {
+    const p = freshPath('grace');
+    const w = await walletWithTargets(p);
+    const old = (await api.call('GET', '/api/v1/settings/webhook-secret', { key: w.apiKey })).body;
+    const rotated = await api.call('POST', '/api/v1/settings/webhook-secret/rotate', { key: w.apiKey, body: { grace_period_seconds: 1 } });
+    expect(rotated.body).toEqual({ secret: expect.stringMatching(/^whsec_/), previous_secret: old.secret, previous_secret_expires_at: expect.any(String) });
+    // Wait until the expiry is behind us (the runtime's clock is this process's).
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(rotated.body.previous_secret_expires_at) - Date.now()) + 50));
+    expect((await api.call('GET', '/api/v1/settings/webhook-secret', { key: w.apiKey })).body).toEqual({ secret: rotated.body.secret });
+
+    await ping(w.apiKey);
+    const [after] = await rx.waitFor(p, 1);
+    expect(String(after!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(() => new Webhook(rotated.body.secret).verify(after!.body, after!.headers as Record<string, string>)).not.toThrow();
+    expect(() => new Webhook(old.secret).verify(after!.body, after!.headers as Record<string, string>)).toThrow();
   });
 
   test('a bad grace period is a 400', async () => {

@@ -5,9 +5,9 @@ import { dynamoRequests, guardDynamoDb, guardKeyManager, guardSecrets, guardSqs,
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
-import { allows, type Principal } from '../../lib/service/access';
+import { allows, likeMatches, type Principal } from '../../lib/service/access';
 import { keys, tenantScope } from '../../lib/store/keys';
-import { inSession, sessionWallet } from '../../lib/store/session';
+import { inRegistry, inRegistrySession, inSession, sessionWallet, withOwnRole } from '../../lib/store/session';
 import { MemoryStore } from '../helpers/memory-store';
 
 /** A DynamoDB client that answers every call it lets through with an empty success, and records it. */
@@ -45,6 +45,10 @@ describe('the DynamoDB calls IAM would authorize', () => {
     expect(
       dynamoRequests('BatchGetItemCommand', { RequestItems: { t: { Keys: [{ PK: 'W#1', SK: 'a' }, { PK: { S: 'W#2' }, SK: { S: 'b' } }] } } })!.map((r) => (r.service === 'dynamodb' ? `${r.action} ${r.partition}` : '')),
     ).toEqual(['BatchGetItem W#1', 'BatchGetItem W#2']);
+    // Any spacing around AND; no partition named is '' (which no grant matches).
+    expect(dynamoRequests('QueryCommand', { KeyConditionExpression: 'PK = :pk  AND\tbegins_with(SK, :p)', ExpressionAttributeValues: { ':pk': 'W#3', ':p': 'x' } })).toEqual([{ service: 'dynamodb', action: 'Query', on: 'table', partition: 'W#3' }]);
+    expect(dynamoRequests('QueryCommand', {})).toEqual([{ service: 'dynamodb', action: 'Query', on: 'table', partition: '' }]);
+    expect(dynamoRequests('GetItemCommand', { Key: { SK: 'x' } })).toEqual([{ service: 'dynamodb', action: 'GetItem', on: 'table', partition: '' }]);
     expect(dynamoRequests('ScanCommand', {})).toBeNull();
     expect(dynamoRequests('BatchWriteItemCommand', {})).toBeNull();
   });
@@ -155,5 +159,87 @@ describe('wallet sessions', () => {
     // Concurrent sessions do not leak into each other.
     const seen = await Promise.all(['1', '2', '3'].map((w) => inSession(tenantScope(w), async () => (await new Promise((r) => setTimeout(r, 5)), sessionWallet()))));
     expect(seen).toEqual(['1', '2', '3']);
+  });
+
+  test('a registry session is entered only from outside any session, and nothing is entered from inside it', async () => {
+    const a = tenantScope('7');
+    await inRegistrySession(a, async () => {
+      expect([sessionWallet(), inRegistry()]).toEqual(['7', true]);
+      await expect(inSession(a, async () => 'as the wallet')).rejects.toMatchObject({ name: 'RegistrySessionError' });
+      await expect(inSession(tenantScope('8'), async () => 'borrowed')).rejects.toMatchObject({ name: 'SessionSwitchError' });
+      await expect(inRegistrySession(a, async () => 'again')).rejects.toMatchObject({ name: 'RegistrySessionError' });
+      await withOwnRole(async () => expect([sessionWallet(), inRegistry()]).toEqual([null, false]));
+    });
+    await inSession(a, async () => {
+      expect(inRegistry()).toBe(false);
+      await expect(inRegistrySession(a, async () => 'escalated')).rejects.toMatchObject({ name: 'RegistrySessionError' });
+    });
+    expect([sessionWallet(), inRegistry()]).toEqual([null, false]);
+  });
+
+  test("reservations: a wallet session of tenancy may not write them, its registry session may, and only its own wallet's record beside them", async () => {
+    const put = (principal: Principal, PK: string) => fakeDynamo(principal).doc.send(new PutCommand({ TableName: 't', Item: { PK, SK: 'x', wallet_id: '7' } }));
+    for (const PK of ['SYS#WNAME#acme', 'SYS#PUBREF#Aa0_Bb1-Cc2Dd3Ee4Ff5Gg']) {
+      await expect(put({ fn: 'tenancy', wallet: '7' }, PK)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+      await expect(put({ fn: 'tenancy', wallet: null }, PK)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+      await expect(put({ fn: 'tenancy', wallet: '7', registry: true }, PK)).resolves.toBeDefined();
+      await expect(put({ fn: 'dids', wallet: '7', registry: true }, PK)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    }
+    await expect(put({ fn: 'tenancy', wallet: '7', registry: true }, 'W#7')).resolves.toBeDefined();
+    for (const PK of ['W#8', 'W#7#x', 'W#70']) await expect(put({ fn: 'tenancy', wallet: '7', registry: true }, PK)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    const { doc } = fakeDynamo({ fn: 'tenancy', wallet: '7', registry: true });
+    await expect(doc.send(new GetCommand({ TableName: 't', Key: { PK: 'SYS#WNAME#acme', SK: 'WNAME' } }))).rejects.toThrow(/\(registry session of wallet 7\) is not authorized/);
+    // Issuer keys are never used in a registry session.
+    const km = guardKeyManager(new LocalKeyManager(new MemoryStore(), new LocalSecretDeriver('ab'.repeat(32))), 'tenancy');
+    await expect(inRegistrySession(tenantScope('7'), () => km.create(tenantScope('7'), 'EdDSA'))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+  });
+});
+
+describe('the access decision (what IAM decides, decided locally)', () => {
+  const table = (fn: Principal['fn'], wallet: string | null, action: string, partition: string) =>
+    allows({ fn, wallet }, { service: 'dynamodb', action: action as never, on: 'table', partition });
+
+  test("a function's own table grant reaches the partitions it names, and no other", () => {
+    expect(table('bootstrap', null, 'PutItem', 'SYS#ADMIN')).toBe(true);
+    expect(table('bootstrap', null, 'PutItem', 'SYS#ADMIN2')).toBe(false);
+    expect(table('bootstrap', null, 'PutItem', 'W#1')).toBe(false);
+    expect(table('bootstrap', null, 'GetItem', 'SYS#ADMIN')).toBe(false);
+  });
+
+  test("reservations are the registry session's alone: a wallet session has no write there; the registry session reaches them and its own record only", () => {
+    expect(table('tenancy', '7', 'PutItem', 'SYS#WNAME#acme')).toBe(false);
+    expect(table('tenancy', '7', 'PutItem', 'SYS#PUBREF#abc')).toBe(false);
+    expect(table('tenancy', '7', 'PutItem', 'W#7')).toBe(true);
+    const registry = (action: string, partition: string) =>
+      allows({ fn: 'tenancy', wallet: '7', registry: true }, { service: 'dynamodb', action: action as never, on: 'table', partition });
+    expect(registry('PutItem', 'SYS#WNAME#acme')).toBe(true);
+    expect(registry('PutItem', 'SYS#PUBREF#abc')).toBe(true);
+    expect(registry('PutItem', 'W#7')).toBe(true);
+    expect(registry('PutItem', 'SYS#ADMIN')).toBe(false);
+    expect(registry('PutItem', 'W#8')).toBe(false);
+    expect(registry('PutItem', 'W#7#DID#x')).toBe(false);
+    expect(registry('DeleteItem', 'SYS#WNAME#acme')).toBe(false);
+  });
+
+  test("a session's own partitions are table partitions: the same value on an index is not its own", () => {
+    expect(allows({ fn: 'oid4vci', wallet: '7' }, { service: 'dynamodb', action: 'Query', on: 'table', partition: 'W#7' })).toBe(true);
+    expect(allows({ fn: 'oid4vci', wallet: '7' }, { service: 'dynamodb', action: 'Query', on: 'GSI1', partition: 'W#7' })).toBe(false);
+    expect(allows({ fn: 'oid4vci', wallet: '7' }, { service: 'sqs', queue: 'email' })).toBe(false);
+  });
+
+  test('mail only where declared, with the own role; a function without session grants has nothing in a session', () => {
+    expect(allows({ fn: 'email-worker', wallet: null }, { service: 'ses' })).toBe(true);
+    expect(allows({ fn: 'oid4vci', wallet: null }, { service: 'ses' })).toBe(false);
+    expect(allows({ fn: 'email-worker', wallet: '7' }, { service: 'ses' })).toBe(false);
+    expect(allows({ fn: 'meta', wallet: '7' }, { service: 'dynamodb', action: 'GetItem', on: 'table', partition: 'W#7' })).toBe(false);
+    expect(allows({ fn: 'meta', wallet: '7' }, { service: 'kms', action: 'Sign', keyWallet: '7' })).toBe(false);
+  });
+
+  test('StringLike: * is any run of characters (line breaks too); everything else is literal', () => {
+    expect(likeMatches('W#7.x', 'W#7.x')).toBe(true);
+    expect(likeMatches('W#7.x', 'W#7Zx')).toBe(false);
+    expect(likeMatches('W#(7)+$', 'W#(7)+$')).toBe(true);
+    expect(likeMatches('W#7#*', 'W#7#a\nb')).toBe(true);
+    expect(likeMatches('W#7#*', 'W#7')).toBe(false);
   });
 });

@@ -11,6 +11,19 @@ describe('API key format', () => {
     }
   });
 
+  test('a key issued earlier stays well-formed: the checksum is pinned (CRC32 of the body, base62, 6 characters)', () => {
+    // Issued by this code once and written out here: a change to the format would orphan every key already issued.
+    const issued = 'cisk_2P323M2qPSXvWlRQScxbCbws2t338Fy8MnY8CnXZdOy179OUg';
+    expect(isWellFormedApiKey(issued)).toBe(true);
+    expect(isWellFormedApiKey(`${issued.slice(0, -1)}h`)).toBe(false);
+    expect(isWellFormedApiKey(`x${issued}`)).toBe(false);
+    expect(isWellFormedApiKey(`${issued}x`)).toBe(false);
+    expect(isWellFormedApiKey(issued.replace('cisk_', 'cisx_'))).toBe(false);
+    // Bodies whose CRC32 has leading zero hex digits (0x0863f0c4: seven digits, 0x00afe96a: six): the checksum is of all four bytes.
+    expect(isWellFormedApiKey('cisk_VS3WRMAfbjLtf91hrN216dIQ5gJQZhwuEhlVycegFKc09We2O')).toBe(true);
+    expect(isWellFormedApiKey('cisk_feI1NzJIunStcUOhr9fDzoblrrREyUKVCf2ah4iR1sU00mN6Q')).toBe(true);
+  });
+
   test('any single-character change breaks the checksum', () => {
     const key = generateApiKey();
     for (let i = API_KEY_PREFIX.length; i < key.length; i += 3) {
@@ -27,6 +40,13 @@ describe('API key format', () => {
     expect(isLookupCandidate('x'.repeat(32))).toBe(true);
     expect(isLookupCandidate('x'.repeat(257))).toBe(false);
     expect(isLookupCandidate(`${'x'.repeat(31)} `)).toBe(false);
+    expect(isLookupCandidate('x'.repeat(31))).toBe(false);
+    expect(isLookupCandidate('x'.repeat(256))).toBe(true);
+    expect(isLookupCandidate(`!${'~'.repeat(31)}`)).toBe(true);
+    // Anchored at both ends: a control or space character anywhere refuses the value.
+    expect(isLookupCandidate(` ${'x'.repeat(40)}`)).toBe(false);
+    expect(isLookupCandidate(`${'x'.repeat(40)} `)).toBe(false);
+    expect(isLookupCandidate(`${'x'.repeat(20)}\u007f${'x'.repeat(20)}`)).toBe(false);
   });
 
   test('the MAC depends on the secret and compares in constant time', () => {

@@ -70,7 +70,7 @@ describe('OpenAPI document', () => {
     expect(asset.security).toEqual([]);
     expect(Object.keys(asset.responses['200'].content)).toEqual(['text/javascript', 'text/css']);
     expect(asset.parameters).toEqual([expect.objectContaining({ name: 'asset', in: 'path', required: true })]);
-    expect(asset.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(asset.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error', type: 'object', properties: { code: { type: 'string', enum: ['asset_not_found'] } } });
     // The OpenID4VP request object is a JWT of its own media type (RFC 9101), public and never cached.
     const requestObject = (doc.paths['/oid4vp/{public_ref}/request/{presentation_id}'] as any).get;
     expect(requestObject.security).toEqual([]);
@@ -88,12 +88,15 @@ describe('OpenAPI document', () => {
     const content = (doc.paths['/1.0/identifiers/{did}'] as any).get.responses['200'].content;
     const result = { $ref: '#/components/schemas/DidResolutionResult' };
     const document = { $ref: '#/components/schemas/DidDocument' };
-    expect(content).toEqual({
-      'application/json': { schema: result },
-      'application/ld+json;profile="https://w3id.org/did-resolution"': { schema: result },
-      'application/did+ld+json': { schema: document },
-      'application/did+json': { schema: document },
+    const schemas = Object.fromEntries(Object.entries(content as Record<string, { schema: unknown }>).map(([type, media]) => [type, media.schema]));
+    expect(schemas).toEqual({
+      'application/json': result,
+      'application/ld+json;profile="https://w3id.org/did-resolution"': result,
+      'application/did+ld+json': document,
+      'application/did+json': document,
     });
+    // The example (a resolution result) is shown on the first, default media type.
+    expect(content['application/json'].example).toMatchObject({ didDocument: expect.any(Object) });
   });
 
   test('every $ref resolves inside the document (named zod schemas become components)', () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { BulkEmailService, emailKeys, type EmailJob } from '../../lib/email/bulk';
 import { draftFromSdJwt, SupportedCredentialService } from '../../lib/oid4vci/supported';
-import { tenantScope } from '../../lib/store/keys';
+import { keys, tenantScope } from '../../lib/store/keys';
 import type { JobQueue } from '../../lib/webhooks/records';
 import { MemoryStore } from '../helpers/memory-store';
 
@@ -27,6 +27,7 @@ class RecordingQueue implements JobQueue {
 
 async function setup(now = () => new Date()) {
   const store = new MemoryStore();
+  await store.write([{ type: 'put', item: { ...keys.wallet(scope), type: 'wallet', wallet_id: scope.walletId } }]);
   await new SupportedCredentialService({ store }).create(scope, draftFromSdJwt({ id: 'Pid', vct: 'urn:pid', claims: { given_name: { mandatory: true } } }));
   const queue = new RecordingQueue();
   const events = new OutboxPublisher(store, now);

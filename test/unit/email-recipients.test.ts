@@ -1,6 +1,6 @@
 import { draftFromJwt, draftFromSdJwt, SupportedCredentialService } from '../../lib/oid4vci/supported';
 import { BULK_LIMITS, normaliseAddress, planRecipients, supportedIndex, type EmailEntry } from '../../lib/email/recipients';
-import { tenantScope } from '../../lib/store/keys';
+import { keys, tenantScope } from '../../lib/store/keys';
 import { MemoryStore } from '../helpers/memory-store';
 
 /** Planning a bulk request: every entry lands in exactly one place, for a reason a tenant can read. */
@@ -8,7 +8,9 @@ import { MemoryStore } from '../helpers/memory-store';
 const scope = tenantScope('3');
 
 async function wallet() {
-  const service = new SupportedCredentialService({ store: new MemoryStore() });
+  const store = new MemoryStore();
+  await store.write([{ type: 'put', item: { ...keys.wallet(scope), type: 'wallet', wallet_id: scope.walletId } }]);
+  const service = new SupportedCredentialService({ store });
   const pid = await service.create(
     scope,
     draftFromSdJwt({

@@ -2,6 +2,7 @@ import { simpleParser } from 'mailparser';
 import { MailerRejectedError, MailerThrottledError, type Mailer } from '../../lib/email/mailer';
 import { emailKeys, type EmailJob } from '../../lib/email/bulk';
 import { OfferMailer } from '../../lib/email/sender';
+import { draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciFixture, putWallet, scope, BASE } from '../helpers/oid4vci-fixture';
 
 /** The email worker's work for one recipient, in-process: one offer, one mail, the outcome recorded once. */
@@ -91,4 +92,24 @@ test('still throttled: retried by SQS with a fresh offer each time; the last rec
   // The first attempt's offer, never mailed, was deleted before the second made its own.
   expect(await f.store.get({ PK: 'W#7', SK: `VCX#${first}` })).toBeUndefined();
   expect(f.events('email.failed')).toHaveLength(1);
+});
+
+test("the mail names the wallet by its label (line breaks flattened: no header injection) or its id, and the credential by its display name", async () => {
+  const sent: Buffer[] = [];
+  const { f, sender, job } = await setup({
+    async send(raw) {
+      sent.push(raw);
+      return { messageId: `m-${sent.length}` };
+    },
+  });
+  await putWallet(f.store, { label: 'Acme\r\nBcc: thief@evil.example' });
+  const named = await f.supported.create(scope, draftFromSdJwt({ id: 'Member', vct: 'urn:member', claims: { given_name: { value_type: 'string' } }, display: [{ locale: 'en' }, { name: 'Membership card' }] }));
+  expect(await sender.run({ ...job, supported_cred_id: named.supported_cred_id }, 1)).toBe('sent');
+  const first = await simpleParser(sent[0]!);
+  expect(first.subject).toBe('Acme Bcc: thief@evil.example offers you a Membership card');
+  expect(first.bcc).toBeUndefined();
+
+  await putWallet(f.store, { label: undefined });
+  expect(await sender.run({ ...job, request_id: 'req-2' }, 1)).toBe('sent');
+  expect((await simpleParser(sent[1]!)).subject).toBe('Wallet 7 offers you a Pid');
 });

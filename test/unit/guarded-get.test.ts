@@ -1,6 +1,9 @@
-import { request as httpRequest } from 'node:http';
-import { GuardedFetchError, guardedGet, type GuardedGetOptions, type RequestFn } from '../../lib/adapters/guarded-http';
+import { GuardedFetchError, guardedGet, type GuardedGetOptions } from '../../lib/adapters/guarded-http';
 import { startDocumentServer, type DocumentServer } from '../helpers/document-server';
+import { fenceTestNetwork, loopbackOnlyRequest } from '../helpers/loopback-only';
+
+// Whatever the guard decides, nothing here connects outside loopback (the fence throws first).
+fenceTestNetwork();
 
 let server: DocumentServer;
 beforeAll(async () => {
@@ -8,9 +11,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-function spy(): { request: RequestFn; dialled: string[] } {
-  const dialled: string[] = [];
-  return { dialled, request: (_p, options) => (dialled.push(String(options.host)), httpRequest(options)) };
+function spy() {
+  const request = loopbackOnlyRequest();
+  return { request, dialled: request.dialled };
 }
 const base = (extra: Partial<GuardedGetOptions> = {}): GuardedGetOptions => ({ timeoutMs: 1000, maxBytes: 1024, accept: 'application/json', allowLoopback: true, allowHttp: true, ...extra });
 

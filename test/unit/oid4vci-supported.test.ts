@@ -12,7 +12,7 @@ import {
 } from '../../lib/oid4vci/supported';
 import type { IssuableConfiguration, SupportedCredentialRecord } from '../../lib/oid4vci/records';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
-import { tenantScope } from '../../lib/store/keys';
+import { keys, tenantScope, WALLET_ISSUER_VERSION } from '../../lib/store/keys';
 import { MemoryStore } from '../helpers/memory-store';
 
 const CLAIMS = {
@@ -264,9 +264,15 @@ test('JSON pointers: RFC 6901 escapes both ways', () => {
 describe('SupportedCredentialService', () => {
   const scope = tenantScope('7');
   const other = tenantScope('8');
-
-  test('ids are unique per wallet; deleting frees the id; another wallet has its own', async () => {
+  /** A store with both wallets' records (a change of supported credentials counts on the wallet's record). */
+  const walletsStore = async () => {
     const store = new MemoryStore();
+    await store.write([scope, other].map((s) => ({ type: 'put' as const, item: { ...keys.wallet(s), type: 'wallet', wallet_id: s.walletId } })));
+    return store;
+  };
+
+  test('ids are unique per wallet; deleting frees the id; another wallet has its own; each change counts on the wallet record', async () => {
+    const store = await walletsStore();
     const svc = new SupportedCredentialService({ store, now: () => new Date('2026-11-23T10:00:00Z') });
     const a = await svc.create(scope, sd());
     expect(a).toMatchObject({ wallet_id: '7', identifier: 'Pid', created_at: '2026-11-23T10:00:00.000Z', updated_at: '2026-11-23T10:00:00.000Z' });
@@ -279,6 +285,9 @@ describe('SupportedCredentialService', () => {
     expect(await store.get(oid4vciKeys.supportedIdentifier(scope, 'Pid'))).toBeUndefined();
     await expect(svc.delete(scope, a.supported_cred_id)).rejects.toMatchObject({ status: 404 });
     await expect(svc.create(scope, sd())).resolves.toMatchObject({ identifier: 'Pid' });
+    // Created, refused (nothing written), deleted, created: three changes; the other wallet's one is its own.
+    expect((await store.get(keys.wallet(scope)))![WALLET_ISSUER_VERSION]).toBe(3);
+    expect((await store.get(keys.wallet(other)))![WALLET_ISSUER_VERSION]).toBe(1);
   });
 
   test('an invalid draft is a 400 naming every problem, and stores nothing', async () => {
@@ -293,7 +302,7 @@ describe('SupportedCredentialService', () => {
   });
 
   test('list filters, and pages', async () => {
-    const svc = new SupportedCredentialService({ store: new MemoryStore() });
+    const svc = new SupportedCredentialService({ store: await walletsStore() });
     const a = await svc.create(scope, sd());
     const b = await svc.create(scope, jwt());
     const c = await svc.create(scope, sd({ id: 'Dc', format: 'dc+sd-jwt' }));

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { DEFAULT_PROTOCOL_SETTINGS } from '../../lib/oid4vci/protocol/service';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
 import type { ItemKey } from '../../lib/store/port';
 import { MemoryStore } from '../helpers/memory-store';
@@ -53,6 +54,17 @@ describe('PIN guesses sent at the same time', () => {
     expect(outcome.filter((o, i) => i !== right && o !== 'invalid_grant')).toEqual([]);
     const ex = await s.exchange();
     expect(ex.state).toBe(outcome[right] === 'redeemed' ? 'redeemed' : 'failed');
+  });
+
+  test('a right PIN counted past the limit is not compared: invalid_grant, and the exchange fails', async () => {
+    // Deterministic form of the race above: the counter already stands at the limit (the other
+    // guesses were counted) while the exchange is still `offer` (their burn has not committed yet).
+    const s = await setup();
+    const max = DEFAULT_PROTOCOL_SETTINGS.maxTxCodeAttempts;
+    await s.store.increment(oid4vciKeys.exchange(scope, s.exchangeId), 'tx_code_attempts', undefined, max);
+    expect(await s.exchange()).toMatchObject({ state: 'offer', tx_code_attempts: max });
+    await expect(s.token('4711')).rejects.toMatchObject({ code: 'invalid_grant' });
+    expect((await s.exchange()).state).toBe('failed');
   });
 
   test('a right PIN among the first guesses still redeems, and only once', async () => {

@@ -1,6 +1,5 @@
-import { request as httpRequest } from 'node:http';
 import { jwtVerify, SignJWT, type JWK } from 'jose';
-import { guardedFetcher, type GuardedFetch, type RequestFn } from '../../lib/adapters/guarded-http';
+import { guardedFetcher, type GuardedFetch } from '../../lib/adapters/guarded-http';
 import { didDocument } from '../../lib/dids/document';
 import { multibaseKey } from '../../lib/dids/methods';
 import type { PublicJwk } from '../../lib/keys/port';
@@ -8,17 +7,18 @@ import { createIssuerKeyResolver, didWebUrl, type IssuerKeyResolverDeps } from '
 import { PresentationInvalidError, type IssuerKeyResolver } from '../../lib/oid4vp/verification/types';
 import type { Resolved } from '../../lib/resolver/resolver';
 import { ed25519Issuer, startDocumentServer, type DocumentServer } from '../helpers/document-server';
+import { fenceTestNetwork, loopbackOnlyRequest } from '../helpers/loopback-only';
+
+// Whatever the guard decides, nothing here connects outside loopback (the fence throws first).
+fenceTestNetwork();
 
 const issuer = ed25519Issuer();
 const other = ed25519Issuer();
 const pub = issuer.publicJwk as unknown as PublicJwk;
 
 /** Every connection the guard makes, by the address it dials; the loopback server is the only one that answers. */
-const dialled: string[] = [];
-const countingRequest: RequestFn = (_protocol, options) => {
-  dialled.push(String(options.host));
-  return httpRequest(options);
-};
+const countingRequest = loopbackOnlyRequest();
+const dialled = countingRequest.dialled;
 const loopbackFetch = guardedFetcher({ allowLoopback: true, allowHttp: true, timeoutMs: 2000, maxBytes: 1024 * 1024, request: countingRequest });
 /** For resolutions that must not touch the network at all. */
 const noNetwork: GuardedFetch = async (url) => {

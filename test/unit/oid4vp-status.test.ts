@@ -1,7 +1,6 @@
-import { request as httpRequest } from 'node:http';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { SignJWT } from 'jose';
-import { guardedFetcher, type RequestFn } from '../../lib/adapters/guarded-http';
+import { guardedFetcher } from '../../lib/adapters/guarded-http';
 import { FetchCache } from '../../lib/oid4vp/verification/fetch-cache';
 import { createIssuerKeyResolver } from '../../lib/oid4vp/verification/issuer-keys';
 import { createStatusChecker, type StatusCheckerDeps } from '../../lib/oid4vp/verification/status';
@@ -9,6 +8,10 @@ import { PresentationInvalidError, type StatusChecker } from '../../lib/oid4vp/v
 import type { StatusEntries, StatusSize } from '../../lib/status-lists/encoding';
 import { signIetfStatusListToken, signW3cStatusListCredential, w3cStatusEntry, type StatusPurpose } from '../../lib/status-lists/tokens';
 import { ed25519Issuer, startDocumentServer, type DocumentServer } from '../helpers/document-server';
+import { fenceTestNetwork, loopbackOnlyRequest } from '../helpers/loopback-only';
+
+// Whatever the guard decides, nothing here connects outside loopback (the fence throws first).
+fenceTestNetwork();
 
 const DAY = 24 * 3600 * 1000;
 const issuer = ed25519Issuer();
@@ -409,11 +412,7 @@ describe('fetch limits and the SSRF guard', () => {
 
   test.each(['10.0.0.5', '169.254.169.254', '127.0.0.1'])('a list host resolving to %s is refused before any connection (deployed policy)', async (address) => {
     const resolved: string[] = [];
-    let connections = 0;
-    const request: RequestFn = (protocol, options) => {
-      connections++;
-      return httpRequest(options); // never reached; would only ever dial what the guard vetted
-    };
+    const request = loopbackOnlyRequest();
     const fetch = guardedFetcher({
       allowLoopback: false,
       timeoutMs: 1000,
@@ -428,7 +427,7 @@ describe('fetch limits and the SSRF guard', () => {
     expect((await refusal(c.ietf({ uri: 'https://lists.example.test/1', idx: 0 }, BY))).detail).toMatch(/refused_address/);
     expect((await refusal(c.w3c(w3cStatusEntry({ url: 'https://lists.example.test/2', index: 0, purpose: 'revocation', statusSize: 1 }), BY))).detail).toMatch(/refused_address/);
     expect(resolved).toEqual(['lists.example.test', 'lists.example.test']);
-    expect(connections).toBe(0);
+    expect(request.dialled).toEqual([]);
   });
 
   test('plain http is refused unless the local runtime allows it', async () => {

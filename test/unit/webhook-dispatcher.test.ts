@@ -1,11 +1,12 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
+import { Webhook } from 'standardwebhooks';
 import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope } from '../../lib/store/keys';
 import { WebhookDispatcher, type AttemptReport } from '../../lib/webhooks/dispatcher';
-import { jobFromOutboxItem, WebhookSettingsRepo, type DeliveryJob, type JobQueue } from '../../lib/webhooks/records';
+import { jobFromOutboxItem, signingGenerations, WebhookSettingsRepo, type DeliveryJob, type JobQueue } from '../../lib/webhooks/records';
 import { STALLED_AFTER_MS, WebhookService } from '../../lib/webhooks/service';
 import type { WebhookRequest, WebhookResult, WebhookTransport } from '../../lib/webhooks/transport';
 import { MemoryStore } from '../helpers/memory-store';
@@ -279,6 +280,44 @@ describe('WebhookService', () => {
     s.advance(60_000);
     await s.dispatcher.runJob(job); // SQS hands the old job over once more
     expect((await s.settings.load(s.scope)).targets[0]).toMatchObject({ state: 'active' });
+  });
+});
+
+describe('signing secret rotation: the grace rule on both sides of previous_expires_at', () => {
+  test('the rule itself: the previous generation signs strictly before its expiry, not at or after it', () => {
+    const expires = new Date(T0 + 60_000);
+    const s = { rev: 'r', targets: [], secret_generation: 2, previous_generation: 1, previous_expires_at: expires.toISOString() };
+    expect(signingGenerations(s, new Date(T0))).toEqual([2, 1]);
+    expect(signingGenerations(s, new Date(T0 + 59_999))).toEqual([2, 1]);
+    expect(signingGenerations(s, expires)).toEqual([2]);
+    expect(signingGenerations(s, new Date(T0 + 60_001))).toEqual([2]);
+    expect(signingGenerations({ ...s, previous_expires_at: undefined }, new Date(T0))).toEqual([2]);
+  });
+
+  test('a delivery is signed by both secrets until the grace ends and by the new one only from then; the secret view follows', async () => {
+    const s = setup();
+    await s.setTargets(['https://a.example/in']);
+    const before = await s.service.getSecret(s.scope);
+    const rotated = await s.service.rotateSecret(s.scope, 60);
+    expect(rotated).toEqual({ secret: expect.any(String), previous_secret: before.secret, previous_secret_expires_at: new Date(T0 + 60_000).toISOString() });
+
+    /** The signatures on a fresh ping's request, each named by the secret (standardwebhooks' own signer) that made it. */
+    const signersOfNextPing = async () => {
+      const event = await s.publisher.publish(s.scope, 'ping', {});
+      await s.dispatcher.fanOut(event);
+      await s.dispatcher.runJob(s.sent.shift()!.job);
+      const req = s.requests.at(-1)!;
+      const at = new Date(Number(req.headers['webhook-timestamp']) * 1000);
+      const name = new Map([rotated.secret, before.secret].map((secret, i) => [new Webhook(secret).sign(req.headers['webhook-id']!, at, req.body), i === 0 ? 'new' : 'old']));
+      return req.headers['webhook-signature']!.split(' ').map((sig) => name.get(sig) ?? 'unknown');
+    };
+
+    s.advance(59_999);
+    expect(await signersOfNextPing()).toEqual(['new', 'old']);
+    expect(await s.service.getSecret(s.scope)).toEqual(rotated);
+    s.advance(1);
+    expect(await signersOfNextPing()).toEqual(['new']);
+    expect(await s.service.getSecret(s.scope)).toEqual({ secret: rotated.secret });
   });
 });
 

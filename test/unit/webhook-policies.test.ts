@@ -12,6 +12,9 @@ describe('SSRF address policy', () => {
     '224.0.0.1', '255.255.255.255', '192.0.2.1', 'fc00::1', 'fd00:ec2::254', 'fe80::1', '::', 'ff02::1', '2001:db8::1',
     '::ffff:10.0.0.1', '::ffff:a00:1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', 'not-an-ip',
     '::10.0.0.1', '::a00:1', '::ffff:0:a00:1', '::ffff:0:10.0.0.1', '64:ff9b::1', '64:ff9b::10.1.2.3', '3fff::1', '5f00::1',
+    // One address in each remaining range of the block list (benchmarking, 6to4 relay, documentation, IETF, reserved; NAT64 local, discard, Teredo and ORCHID, 6to4, site-local).
+    '198.18.0.1', '198.19.255.254', '192.88.99.1', '198.51.100.7', '203.0.113.9', '192.0.0.8', '240.0.0.1', '0.1.2.3',
+    '64:ff9b:1::a00:1', '100::1', '2001:0:4136:e378::1', '2001:10::1', '2002:c000:204::1', 'fec0::1', 'fe80::a:b',
   ])('%s is refused', (address) => {
     expect(addressAllowed(address, { allowLoopback: true })).toBe(false);
     expect(addressAllowed(address, { allowLoopback: false })).toBe(false);

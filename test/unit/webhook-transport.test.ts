@@ -1,7 +1,12 @@
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { NodeWebhookTransport, type RequestFn } from '../../lib/adapters/node-webhook-transport';
+import { fenceTestNetwork, loopbackOnlyRequest } from '../helpers/loopback-only';
 import { startReceiver, type Receiver } from '../helpers/receiver';
+
+// Whatever the guard decides, nothing here connects outside loopback: the transports built without
+// an injected request dial through node's sockets, which the fence wraps.
+fenceTestNetwork();
 
 const body = '{"id":"evt_1"}';
 const headers = { 'webhook-id': 'evt_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' };
@@ -109,12 +114,8 @@ describe('HTTP exchange (loopback receiver)', () => {
   test('when the first vetted address refuses the connection, the next one is tried', async () => {
     rx.on('/fallback', 200);
     const port = new URL(rx.url).port;
-    const tried: string[] = [];
-    const request: RequestFn = (protocol, options) => {
-      tried.push(String(options.host));
-      expect(protocol).toBe('http:');
-      return httpRequest(options);
-    };
+    const request = loopbackOnlyRequest();
+    const tried = request.dialled;
     // The receiver listens on 127.0.0.1 only, so ::1 on its port refuses (or is unreachable).
     const t = new NodeWebhookTransport({ allowLoopback: true, request, resolver: async () => [{ address: '::1', family: 6 }, { address: '127.0.0.1', family: 4 }] });
     const res = await t.post({ url: `http://receiver.example.test:${port}/fallback`, headers, body, timeoutMs: 2000 });

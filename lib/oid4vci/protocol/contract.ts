@@ -31,10 +31,10 @@ const Body = z.record(z.string(), z.unknown());
 
 export const issuerProtocolContracts = {
   // No input to get wrong: any reference that names no issuer is a 404.
-  getCredentialIssuerMetadata: { params: WalletParam, response: IssuerMetadata, errors: [404] },
-  getCredentialIssuerMetadataAppended: { params: WalletParam, response: IssuerMetadata, errors: [404] },
-  getAuthorizationServerMetadata: { params: WalletParam, response: AsMetadata, errors: [404] },
-  getAuthorizationServerMetadataAppended: { params: WalletParam, response: AsMetadata, errors: [404] },
+  getCredentialIssuerMetadata: { params: WalletParam, response: IssuerMetadata, errors: [404], conditional: true },
+  getCredentialIssuerMetadataAppended: { params: WalletParam, response: IssuerMetadata, errors: [404], conditional: true },
+  getAuthorizationServerMetadata: { params: WalletParam, response: AsMetadata, errors: [404], conditional: true },
+  getAuthorizationServerMetadataAppended: { params: WalletParam, response: AsMetadata, errors: [404], conditional: true },
   getCredentialOffer: { params: OfferParam, response: Offer, errors: [400, 404] },
   token: { params: WalletParam, body: z.record(z.string(), z.string()), response: TokenResponse, errors: [400, 401, 404], errorBodies: oauthErrors },
   nonce: { params: WalletParam, body: Body, bodyOptional: true, response: NonceResponse, errors: [400, 404], errorBodies: { 400: OAuthError, 413: OAuthError } },

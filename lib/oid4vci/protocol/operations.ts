@@ -1,11 +1,25 @@
-import { JsonReply, type OperationImpls } from '../../http/contract';
+import { JsonReply, RawRepresentation, type OperationImpls } from '../../http/contract';
+import { ifNoneMatchHits } from '../../http/conditional';
 import { NotFoundError, ProtocolError } from '../../http/errors';
 import type { TenantScope } from '../../store/keys';
 import { inSession } from '../../store/session';
 import type { PublicRefs } from '../../tenancy/public-refs';
 import { issuerUrl } from '../records';
 import { NotificationRequest, type issuerProtocolContracts } from './contract';
-import type { IssuerProtocol } from './service';
+import type { IssuerProtocol, MetadataDocument } from './service';
+
+/**
+ * Metadata may be stored by wallets and shared caches but is revalidated on each use (`no-cache`), not
+ * served stale for a max-age: an offer for a configuration created a moment ago must find it in the
+ * metadata. Revalidation is cheap: If-None-Match with the entity tag gets a 304 without a body.
+ */
+const METADATA_CACHE_CONTROL = 'public, no-cache';
+
+function conditional(headers: Readonly<Record<string, string>>, doc: MetadataDocument): RawRepresentation | JsonReply {
+  const validators = { etag: doc.etag, 'cache-control': METADATA_CACHE_CONTROL };
+  if (ifNoneMatchHits(headers['if-none-match'], doc.etag)) return new JsonReply(undefined, { status: 304, headers: validators });
+  return new RawRepresentation(doc.body, 'application/json; charset=utf-8', validators);
+}
 
 /**
  * Public endpoints: the wallet is the one the path's public reference names (looked up with the
@@ -19,8 +33,9 @@ export function issuerProtocolOperations(protocol: IssuerProtocol, refs: PublicR
     if (!scope) throw new NotFoundError('No such credential issuer', 'issuer_not_found');
     return inSession(scope, () => fn(scope, issuerUrl(baseUrl, params.public_ref)));
   };
-  const metadata = (c: Call) => asWallet(c, (s, issuer) => protocol.issuerMetadata(s, issuer)) as never;
-  const asMetadata = (c: Call) => asWallet(c, (s, issuer) => protocol.authorizationServerMetadata(s, issuer)) as never;
+  type Get = Call & { request: { headers: Readonly<Record<string, string>> } };
+  const metadata = (c: Get) => asWallet(c, async (s, issuer) => conditional(c.request.headers, await protocol.issuerMetadataDocument(s, issuer))) as never;
+  const asMetadata = (c: Get) => asWallet(c, async (s, issuer) => conditional(c.request.headers, await protocol.authorizationServerMetadataDocument(s, issuer))) as never;
   return {
     getCredentialIssuerMetadata: metadata,
     getCredentialIssuerMetadataAppended: metadata,

@@ -1,4 +1,4 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   decodeJwt,
@@ -21,11 +21,11 @@ import type { KeyManager } from '../../keys/port';
 import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks, type CallbackKeys } from '../../oid4vc/callbacks';
 import { headerJwk, privateJwkMembers } from '../../oid4vc/jwk';
-import { keys, type TenantScope } from '../../store/keys';
+import { keys, WALLET_ISSUER_VERSION, type TenantScope } from '../../store/keys';
 import { memo } from '../../memo';
 import { retryingConflicts } from '../../store/retry';
 import { ConditionFailedError, WriteConflictError, type ItemKey, type ItemStore, type WriteOp } from '../../store/port';
-import { isSdJwt, issuableConfiguration, supportedFromItem } from '../supported';
+import { configurationFromItem, isSdJwt, issuableConfiguration, supportedFromItem } from '../supported';
 import { lookupHash, oid4vciKeys, SK, type ExchangeRecord, type ExchangeTransitionState, type IssuableConfiguration, type SupportedFormat } from '../records';
 import { exchangeFromItem, exchangeTransition, settleExpired } from '../exchanges';
 import { issueCredential, StatusDefinitionGoneError, StatusIssuerMismatchError, type HolderBinding, type StatusAllocation, type StatusEntrySource } from './formats';
@@ -67,6 +67,17 @@ export interface ProtocolRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
+}
+
+/** A metadata document as served: its JSON text and a strong entity tag of that text. */
+export interface MetadataDocument {
+  readonly body: string;
+  readonly etag: string;
+}
+
+function serialized(doc: Record<string, unknown>): MetadataDocument {
+  const body = JSON.stringify(doc);
+  return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
 }
 
 /** Private claims of our access tokens (RFC 9068 allows them): the exchange's configuration and issuer DID. */
@@ -168,10 +179,15 @@ export class IssuerProtocol {
     return { callbacks: oid4vcCallbacks({ tokenKey }), secrets };
   }
 
-  private async walletLabel(scope: TenantScope): Promise<string | null> {
+  /**
+   * The wallet record: whether the issuer exists, its label, and `issuer_version` (WALLET_ISSUER_VERSION),
+   * which every change of its supported credentials increments in the change's own transaction.
+   */
+  private async walletState(scope: TenantScope): Promise<{ label: string | null; version: number }> {
     const wallet = await this.deps.store.get(keys.wallet(scope));
     if (!wallet) throw new NotFoundError('No such credential issuer', 'issuer_not_found');
-    return typeof wallet.label === 'string' && wallet.label ? wallet.label : null;
+    const version = wallet[WALLET_ISSUER_VERSION];
+    return { label: typeof wallet.label === 'string' && wallet.label ? wallet.label : null, version: typeof version === 'number' ? version : 0 };
   }
 
   private async configurations(scope: TenantScope): Promise<IssuableConfiguration[]> {
@@ -179,8 +195,30 @@ export class IssuerProtocol {
     return items.map((i) => issuableConfiguration(supportedFromItem(i)));
   }
 
+  /**
+   * The credential issuer metadata, serialized, per issuer URL and kept per instance: the document
+   * changes only with the wallet's supported credentials (which bump its issuer_version) or its label,
+   * so a request reads the wallet record alone and rebuilds only when either differs from what was
+   * built. Other instances see the change through the same record.
+   */
+  private readonly documents = new Map<string, MetadataDocument & { readonly version: number; readonly label: string | null }>();
+
+  async issuerMetadataDocument(scope: TenantScope, issuer: string): Promise<MetadataDocument> {
+    const { label, version } = await this.walletState(scope);
+    const key = `${scope.walletId}|${issuer}`;
+    const cached = this.documents.get(key);
+    if (cached && cached.version === version && cached.label === label) return cached;
+    const doc = { ...serialized(await this.buildIssuerMetadata(scope, issuer, label)), version, label };
+    if (this.documents.size >= 1000) this.documents.delete(this.documents.keys().next().value!);
+    this.documents.set(key, doc);
+    return doc;
+  }
+
   async issuerMetadata(scope: TenantScope, issuer: string): Promise<Record<string, unknown>> {
-    const label = await this.walletLabel(scope);
+    return JSON.parse((await this.issuerMetadataDocument(scope, issuer)).body) as Record<string, unknown>;
+  }
+
+  private async buildIssuerMetadata(scope: TenantScope, issuer: string, label: string | null): Promise<Record<string, unknown>> {
     const lib = new Openid4vciIssuer({ callbacks: oid4vcCallbacks() });
     // A configuration the library (and so wallets) would reject is left out, not allowed to break the
     // whole document: every other configuration of the wallet stays offerable.
@@ -191,9 +229,16 @@ export class IssuerProtocol {
     return lib.getCredentialIssuerMetadataDraft11(metadata as unknown as IssuerMetadataResult['credentialIssuer']) as Record<string, unknown>;
   }
 
+  /** RFC 8414 metadata: fixed per issuer URL, so serialized once; the wallet record is read to answer 404 for a deleted wallet. */
+  private readonly asDocuments = memo((issuer: string) => serialized(authorizationServerMetadata(issuer)), 1000);
+
+  async authorizationServerMetadataDocument(scope: TenantScope, issuer: string): Promise<MetadataDocument> {
+    await this.walletState(scope);
+    return this.asDocuments(issuer);
+  }
+
   async authorizationServerMetadata(scope: TenantScope, issuer: string): Promise<Record<string, unknown>> {
-    await this.walletLabel(scope);
-    return authorizationServerMetadata(issuer);
+    return JSON.parse((await this.authorizationServerMetadataDocument(scope, issuer)).body) as Record<string, unknown>;
   }
 
   /** The offer by reference: served while its code can still be redeemed, unguessable (256-bit id). */
@@ -419,7 +464,7 @@ export class IssuerProtocol {
     if (!record) await this.deny(scope, ex, 'configuration_deleted', 'The credential configuration of this offer no longer exists');
     const did = didItem ? didFromItem(didItem) : null;
     if (!did || did.deactivated_at) await this.deny(scope, ex, 'issuer_did_unavailable', 'The issuer DID of this offer no longer exists or was deactivated');
-    const config = issuableConfiguration(supportedFromItem(record!));
+    const config = configurationFromItem(record!);
     const issuerMetadata = this.metadataOf(issuer, config) ?? (await this.deny(scope, ex, 'configuration_invalid', 'The credential configuration of this offer cannot be issued (wallets would reject its metadata)'));
     const lib = new Openid4vciIssuer({ callbacks });
     precheckCredentialRequest(body, config);

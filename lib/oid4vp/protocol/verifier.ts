@@ -33,7 +33,7 @@ export interface VerifierProtocolDeps {
 }
 
 /**
- * What one response may make the verifier do (README "OID4VP: bounded verification"). Everything is
+ * What one response may make the verifier do (docs/oid4vp.md, "Bounded verification"). Everything is
  * counted before the first fetch, and beyond a bound the response is refused (`limits_exceeded`);
  * the deadline covers the whole verification, and when it passes every fetch still in flight is
  * cancelled and the presentation ends `verification_timeout`.

@@ -14,7 +14,7 @@ export interface MatchedCredential {
   readonly claims: Readonly<Record<string, unknown>>;
   /** JSON pointers (RFC 6901) of the selectively disclosable claims the holder disclosed. */
   readonly disclosed: readonly string[];
-  /** Why its issuer is trusted (README "OID4VP: which issuers are trusted"). */
+  /** Why its issuer is trusted (docs/oid4vp.md, "Which issuers are trusted"). */
   readonly issuer_trust: TrustReason;
 }
 

@@ -2,14 +2,14 @@ import { comparableDid } from '../../store/keys';
 import type { TrustReason } from './types';
 
 /**
- * Which issuers a verifier accepts credentials from (README "OID4VP: which issuers are trusted").
+ * Which issuers a verifier accepts credentials from (docs/oid4vp.md, "Which issuers are trusted").
  * A signature proves who issued a credential, not that the verifier should believe them: anyone can
  * sign a credential of any `vct` under a fresh did:jwk. So an issuer must be trusted, in this order:
  * pinned by the request, listed in the wallet's trusted-issuers setting, a DID of the wallet itself,
  * or accepted because the setting is the single value `"*"` (any issuer: the opt-out).
  */
 
-/** The setting's opt-out: any issuer is trusted (dangerous: README). */
+/** The setting's opt-out: any issuer is trusted (dangerous: docs/oid4vp.md). */
 export const ANY_ISSUER = '*';
 /** At most this many entries in the setting, each at most this long (DIDs: the service's DID bound). */
 export const MAX_TRUSTED_ISSUERS = 100;

@@ -33,7 +33,7 @@ export const INVALID_REASONS = {
   status_unavailable: "The credential's status list could not be fetched or verified",
   status_signer_mismatch: "The status list is signed by another issuer than the credential's",
   untrusted_issuer: 'The issuer is not trusted: not a DID of this wallet, not in its trusted-issuers setting, not pinned by the request',
-  limits_exceeded: 'The response holds more credentials, issuers or status lists than one response may (README "OID4VP")',
+  limits_exceeded: 'The response holds more credentials, issuers or status lists than one response may (docs/oid4vp.md, "Bounded verification")',
   verification_timeout: 'Fetching issuer keys and status lists did not finish within the verification deadline',
   holder_mismatch: 'The VP holder is not the subject the credentials were issued to',
   constraints_not_met: 'The disclosed claims do not satisfy the requested constraints (a field missing or failing its filter)',
@@ -62,7 +62,7 @@ export class PresentationInvalidError extends Error {
  */
 export type IssuerKeyResolver = (input: { readonly iss: string | undefined; readonly header: Readonly<Record<string, unknown>>; readonly signal?: AbortSignal | undefined }) => Promise<JWK>;
 
-/** Why a credential's issuer was trusted (README "OID4VP: which issuers are trusted"). */
+/** Why a credential's issuer was trusted (docs/oid4vp.md, "Which issuers are trusted"). */
 export const TRUST_REASONS = ['own_did', 'trusted_issuers_setting', 'pinned_by_request', 'any_issuer'] as const;
 export type TrustReason = (typeof TRUST_REASONS)[number];
 

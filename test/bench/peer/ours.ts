@@ -1,0 +1,19 @@
+/**
+ * Our side of the side-by-side bench (issuance-peer.ts starts it as a child process, so that its CPU
+ * is its own): the local runtime `npm start` runs, as the other benches start it (harness.ts).
+ * Tells the parent `{ url, baseApiKey }` over IPC when ready.
+ */
+import { startBenchRuntime } from '../harness';
+
+async function main() {
+  const { rt } = await startBenchRuntime();
+  process.send!({ url: rt.url, baseApiKey: rt.baseApiKey });
+  process.on('disconnect', () => {
+    void rt.stop().finally(() => process.exit(0));
+  });
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,253 @@
+/**
+ * An independent DIDComm v1 agent for interop tests: Credo 0.6.3 (`@credo-ts/core` +
+ * `@credo-ts/didcomm`) without Askar or `@credo-ts/node`. What Askar would give it:
+ * - key management: credo-support.ts's node:crypto backend, plus the operations Credo's envelope
+ *   service asks for, on libsodium-wrappers: `ECDH-HSALSA20` key agreement with `XSALSA20-POLY1305`
+ *   (crypto_box when a sender key is named, crypto_box_seal when not) and `C20P` (IETF
+ *   ChaCha20-Poly1305) under a raw content key;
+ * - an HTTP inbound transport on a loopback port (node:http), and Credo's own HTTP outbound
+ *   transport over credo-support's loopback-only fetch.
+ * Storage is in memory. Test-only.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  Agent,
+  ConsoleLogger,
+  DidsModule,
+  InjectionSymbols,
+  KeyDidRegistrar,
+  KeyDidResolver,
+  Kms,
+  LogLevel,
+  PeerDidRegistrar,
+  PeerDidResolver,
+  type AgentContext,
+  type DependencyManager,
+  type Module,
+} from '@credo-ts/core';
+import {
+  DidCommBasicMessageEventTypes,
+  DidCommBasicMessageRole,
+  DidCommConnectionEventTypes,
+  DidCommDidExchangeState,
+  DidCommHttpOutboundTransport,
+  DidCommMessageReceiver,
+  DidCommModule,
+  type DidCommBasicMessageStateChangedEvent,
+  type DidCommConnectionRecord,
+  type DidCommConnectionStateChangedEvent,
+  type DidCommInboundTransport,
+} from '@credo-ts/didcomm';
+import sodium from 'libsodium-wrappers';
+import { InMemoryStorageService, NodeCryptoKeyManagementService, nodeAgentDependencies } from './credo-support';
+
+// ---------------------------------------------------------------------------------------------
+// Key management: DIDComm v1 envelope operations on libsodium
+
+const b64u = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
+const unb64u = (text: string) => new Uint8Array(Buffer.from(text, 'base64url'));
+/** A copy on a plain ArrayBuffer, the type Credo's KMS returns. */
+const own = (bytes: Uint8Array) => new Uint8Array(bytes);
+
+export class SodiumDidcommKeyManagementService extends NodeCryptoKeyManagementService {
+
+  override isOperationSupported(agentContext: AgentContext, operation: Kms.KmsOperation): boolean {
+    if (operation.operation === 'encrypt' || operation.operation === 'decrypt') {
+      const algorithm = operation.operation === 'encrypt' ? operation.encryption.algorithm : operation.decryption.algorithm;
+      if (operation.keyAgreement) return operation.keyAgreement.algorithm === 'ECDH-HSALSA20' && algorithm === 'XSALSA20-POLY1305';
+      return algorithm === 'C20P';
+    }
+    return super.isOperationSupported(agentContext, operation);
+  }
+
+  /** Our Ed25519 key as X25519 (public, secret), as libsodium converts it. */
+  #x25519(agentContext: AgentContext, keyId: string) {
+    const jwk = this.privateJwkOf(agentContext, keyId) as Kms.KmsJwkPrivateOkp | undefined;
+    if (!jwk || jwk.crv !== 'Ed25519') throw new Kms.KeyManagementKeyNotFoundError(keyId, [this.backend]);
+    const pair = sodium.crypto_sign_seed_keypair(unb64u(jwk.d));
+    return { publicKey: sodium.crypto_sign_ed25519_pk_to_curve25519(pair.publicKey), secretKey: sodium.crypto_sign_ed25519_sk_to_curve25519(pair.privateKey) };
+  }
+
+  override async encrypt(agentContext: AgentContext, options: Kms.KmsEncryptOptions): Promise<Kms.KmsEncryptReturn> {
+    await sodium.ready;
+    const { key, encryption, data } = options;
+    if ('keyAgreement' in key && key.keyAgreement) {
+      const agreement = key.keyAgreement as { algorithm: string; keyId?: string; externalPublicJwk: { x: string } };
+      if (agreement.algorithm !== 'ECDH-HSALSA20' || encryption.algorithm !== 'XSALSA20-POLY1305') throw new Kms.KeyManagementAlgorithmNotSupportedError('key agreement', this.backend);
+      const recipient = unb64u(agreement.externalPublicJwk.x);
+      if (!agreement.keyId) return { encrypted: own(sodium.crypto_box_seal(data, recipient)) };
+      const nonce = sodium.randombytes_buf(sodium.crypto_box_NONCEBYTES);
+      return { encrypted: own(sodium.crypto_box_easy(data, nonce, recipient, this.#x25519(agentContext, agreement.keyId).secretKey)), iv: own(nonce) };
+    }
+    if ('privateJwk' in key && key.privateJwk?.kty === 'oct' && encryption.algorithm === 'C20P') {
+      const iv = encryption.iv ?? sodium.randombytes_buf(sodium.crypto_aead_chacha20poly1305_ietf_NPUBBYTES);
+      const sealed = sodium.crypto_aead_chacha20poly1305_ietf_encrypt(data, encryption.aad ?? null, null, iv, unb64u(key.privateJwk.k));
+      return { encrypted: own(sealed.subarray(0, sealed.length - 16)), iv: own(iv), tag: own(sealed.subarray(sealed.length - 16)) };
+    }
+    throw new Kms.KeyManagementAlgorithmNotSupportedError(`encryption ${encryption.algorithm}`, this.backend);
+  }
+
+  override async decrypt(agentContext: AgentContext, options: Kms.KmsDecryptOptions): Promise<Kms.KmsDecryptReturn> {
+    await sodium.ready;
+    const { key, decryption, encrypted } = options;
+    if ('keyAgreement' in key && key.keyAgreement) {
+      const agreement = key.keyAgreement as { algorithm: string; keyId: string; externalPublicJwk?: { x: string } };
+      if (agreement.algorithm !== 'ECDH-HSALSA20' || decryption.algorithm !== 'XSALSA20-POLY1305') throw new Kms.KeyManagementAlgorithmNotSupportedError('key agreement', this.backend);
+      const ours = this.#x25519(agentContext, agreement.keyId);
+      if (agreement.externalPublicJwk && decryption.iv) {
+        return { data: own(sodium.crypto_box_open_easy(encrypted, decryption.iv, unb64u(agreement.externalPublicJwk.x), ours.secretKey)) };
+      }
+      return { data: own(sodium.crypto_box_seal_open(encrypted, ours.publicKey, ours.secretKey)) };
+    }
+    if ('privateJwk' in key && key.privateJwk?.kty === 'oct' && decryption.algorithm === 'C20P') {
+      if (!decryption.iv || !decryption.tag) throw new Kms.KeyManagementError('C20P needs iv and tag');
+      const sealed = new Uint8Array([...encrypted, ...decryption.tag]);
+      return { data: own(sodium.crypto_aead_chacha20poly1305_ietf_decrypt(null, sealed, decryption.aad ?? null, decryption.iv, unb64u(key.privateJwk.k))) };
+    }
+    throw new Kms.KeyManagementAlgorithmNotSupportedError(`decryption ${decryption.algorithm}`, this.backend);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP inbound transport on loopback
+
+const MAX_BODY = 1024 * 1024;
+
+/** Accepts POSTed envelopes and hands them to Credo's message receiver; answers once processed. */
+class LoopbackHttpInboundTransport implements DidCommInboundTransport {
+  #context: AgentContext | undefined;
+  constructor(private readonly server: Server) {}
+
+  async start(agentContext: AgentContext) {
+    this.#context = agentContext;
+    this.server.on('request', (req, res) => {
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_BODY) req.destroy();
+        else chunks.push(c);
+      });
+      req.on('end', async () => {
+        try {
+          const receiver = this.#context!.dependencyManager.resolve(DidCommMessageReceiver);
+          await receiver.receiveMessage(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          res.writeHead(200).end();
+        } catch (error) {
+          res.writeHead(500, { 'content-type': 'text/plain' }).end(String((error as Error).message));
+        }
+      });
+    });
+  }
+
+  async stop() {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The peer
+
+class InMemoryStorageModule implements Module {
+  register(dependencyManager: DependencyManager) {
+    dependencyManager.registerInstance(InjectionSymbols.StorageService, new InMemoryStorageService());
+  }
+}
+
+export interface CredoPeer {
+  agent: Agent;
+  endpoint: string;
+  createInvitation(opts?: { multiUse?: boolean }): Promise<{ invitationUrl: string; outOfBandId: string }>;
+  receiveInvitationUrl(url: string): Promise<{ connectionId: string }>;
+  waitForConnection(predicate?: (c: { id: string; state: string; theirLabel?: string; outOfBandId?: string }) => boolean, timeoutMs?: number): Promise<{ id: string; state: string; theirLabel?: string }>;
+  sendBasicMessage(connectionId: string, content: string): Promise<void>;
+  waitForBasicMessage(predicate: (content: string) => boolean, timeoutMs?: number): Promise<{ content: string; connectionId: string }>;
+  stop(): Promise<void>;
+}
+
+export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel } = {}): Promise<CredoPeer> {
+  await sodium.ready;
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const envLevel = process.env.CREDO_LOG ? LogLevel[process.env.CREDO_LOG as keyof typeof LogLevel] : undefined;
+
+  const agent = new Agent({
+    config: { label: opts.label ?? 'credo-peer', logger: new ConsoleLogger(opts.logLevel ?? envLevel ?? LogLevel.off) } as ConstructorParameters<typeof Agent>[0]['config'],
+    dependencies: nodeAgentDependencies(),
+    modules: {
+      storage: new InMemoryStorageModule(),
+      kms: new Kms.KeyManagementModule({ backends: [new SodiumDidcommKeyManagementService()] }),
+      dids: new DidsModule({ resolvers: [new PeerDidResolver(), new KeyDidResolver()], registrars: [new PeerDidRegistrar(), new KeyDidRegistrar()] }),
+      didcomm: new DidCommModule({
+        endpoints: [endpoint],
+        transports: { inbound: [new LoopbackHttpInboundTransport(server)], outbound: [new DidCommHttpOutboundTransport()] },
+        connections: { autoAcceptConnections: true },
+        basicMessages: true,
+        // What DID Exchange needs and nothing more.
+        credentials: false,
+        proofs: false,
+        messagePickup: false,
+        mediator: false,
+        mediationRecipient: false,
+      }),
+    },
+  });
+  await agent.initialize();
+  const didcomm = agent.modules.didcomm;
+
+  const summary = (c: DidCommConnectionRecord) => ({ id: c.id, state: c.state, theirLabel: c.theirLabel, outOfBandId: c.outOfBandId });
+
+  return {
+    agent,
+    endpoint,
+    async createInvitation(o = {}) {
+      const record = await didcomm.oob.createInvitation({ multiUseInvitation: o.multiUse ?? false, label: opts.label ?? 'credo-peer' });
+      return { invitationUrl: record.outOfBandInvitation.toUrl({ domain: endpoint }), outOfBandId: record.id };
+    },
+    async receiveInvitationUrl(url) {
+      const { connectionRecord } = await didcomm.oob.receiveInvitationFromUrl(url, { autoAcceptInvitation: true, autoAcceptConnection: true, label: opts.label ?? 'credo-peer' });
+      if (!connectionRecord) throw new Error('credo peer: the invitation made no connection');
+      return { connectionId: connectionRecord.id };
+    },
+    async waitForConnection(predicate = () => true, timeoutMs = 20_000) {
+      const done = (c: DidCommConnectionRecord) => c.state === DidCommDidExchangeState.Completed && predicate(summary(c));
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => (off(), reject(new Error('credo peer: no completed connection in time'))), timeoutMs);
+        const listener = ({ payload }: DidCommConnectionStateChangedEvent) => {
+          if (done(payload.connectionRecord)) (off(), resolve(summary(payload.connectionRecord)));
+        };
+        const off = () => (clearTimeout(timer), agent.events.off(DidCommConnectionEventTypes.DidCommConnectionStateChanged, listener));
+        agent.events.on(DidCommConnectionEventTypes.DidCommConnectionStateChanged, listener);
+        void didcomm.connections.getAll().then((all) => {
+          const found = all.find(done);
+          if (found) (off(), resolve(summary(found)));
+        });
+      });
+    },
+    async sendBasicMessage(connectionId, content) {
+      await didcomm.basicMessages!.sendMessage(connectionId, content);
+    },
+    async waitForBasicMessage(predicate, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => (off(), reject(new Error('credo peer: no matching basic message in time'))), timeoutMs);
+        const listener = ({ payload }: DidCommBasicMessageStateChangedEvent) => {
+          const record = payload.basicMessageRecord;
+          if (record.role === DidCommBasicMessageRole.Receiver && predicate(record.content)) (off(), resolve({ content: record.content, connectionId: record.connectionId }));
+        };
+        const off = () => (clearTimeout(timer), agent.events.off(DidCommBasicMessageEventTypes.DidCommBasicMessageStateChanged, listener));
+        agent.events.on(DidCommBasicMessageEventTypes.DidCommBasicMessageStateChanged, listener);
+        void didcomm.basicMessages!.findAllByQuery({ role: DidCommBasicMessageRole.Receiver }).then((all) => {
+          const found = all.find((r) => predicate(r.content));
+          if (found) (off(), resolve({ content: found.content, connectionId: found.connectionId }));
+        });
+      });
+    },
+    async stop() {
+      await agent.shutdown();
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * What `npm run mutation` measures (StrykerJS, docs/testing.md): the security-critical modules, each
+ * group run on its own against the unit tests that exercise it (fast: no emulators). A range after a
+ * file (`file:from-to`) limits mutation to those lines (the functions, not declarations that only the
+ * infra tests read).
+ */
+export const MUTATION_GROUPS = [
+  {
+    name: 'access',
+    what: 'tenant partition patterns and the access decision (what IAM decides, decided locally)',
+    mutate: ['lib/service/access.ts:128-200'],
+    tests: ['test/unit/access-guard.test.ts'],
+  },
+  {
+    name: 'access-guard',
+    what: 'the access guard: the partitions a DynamoDB call names, the guard wired into the SDK clients and key manager, its refusal message',
+    mutate: ['lib/adapters/access-guard.ts', 'lib/service/access.ts:201-212'],
+    tests: ['test/unit/access-guard.test.ts'],
+  },
+  {
+    name: 'authentication',
+    what: 'API key format, MAC and authentication',
+    mutate: ['lib/tenancy/api-key-format.ts', 'lib/tenancy/authenticate.ts'],
+    tests: ['test/unit/api-key-format.test.ts', 'test/unit/authenticate.test.ts'],
+  },
+  {
+    name: 'oid4vci',
+    what: 'OID4VCI token and credential endpoints, SD-JWT issuance',
+    mutate: ['lib/oid4vci/protocol/service.ts', 'lib/oid4vci/protocol/formats.ts'],
+    tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/oid4vci-issuance.test.ts', 'test/unit/oid4vp-verification.test.ts'],
+  },
+  {
+    name: 'oid4vp',
+    what: 'OID4VP verification (SD-JWT VC, JWT VP, issuer keys, trust)',
+    mutate: ['lib/oid4vp/verification/sd-jwt.ts', 'lib/oid4vp/verification/jwt-vp.ts', 'lib/oid4vp/verification/issuer-keys.ts', 'lib/oid4vp/verification/trust.ts'],
+    tests: ['test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vp-issuer-keys.test.ts', 'test/unit/oid4vp-trust.test.ts', 'test/unit/oid4vp-status.test.ts'],
+  },
+  {
+    name: 'status-lists',
+    what: 'status-list allocation and publication',
+    mutate: ['lib/status-lists/allocation.ts', 'lib/status-lists/publication.ts'],
+    tests: ['test/unit/status-lists.test.ts', 'test/unit/status-list-permutation.test.ts'],
+  },
+  {
+    name: 'webhooks',
+    what: 'webhook signing, secret rotation rule and address policy',
+    mutate: ['lib/webhooks/signing.ts', 'lib/webhooks/address-policy.ts', 'lib/webhooks/records.ts:120-124'],
+    tests: ['test/unit/webhook-policies.test.ts', 'test/unit/webhook-dispatcher.test.ts', 'test/unit/webhook-transport.test.ts'],
+  },
+  {
+    name: 'email',
+    what: "email recipient claiming (the lease) and sending",
+    mutate: ['lib/email/sender.ts'],
+    tests: ['test/unit/email-sender.test.ts'],
+  },
+];

@@ -1,0 +1,113 @@
+/**
+ * The local runtime's pollers idle without busy polling: after a quiet spell a poller pauses long,
+ * activity cuts that pause short (never to less than its first pause), a busy API adds no polls, and
+ * stopping ends a pause.
+ */
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { pollQueue, Wakeup } from '../../infra/local/pollers';
+
+describe('Wakeup', () => {
+  test('sleeps the whole pause when nothing happens', async () => {
+    const t0 = Date.now();
+    expect(await new Wakeup().sleep(200, 20)).toBe(false);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
+  });
+
+  test('a wake cuts the pause short, but not below soonMs from the start', async () => {
+    const w = new Wakeup();
+    const t0 = Date.now();
+    const slept = w.sleep(5000, 60);
+    setTimeout(() => w.wake(), 5);
+    expect(await slept).toBe(true);
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(55);
+    expect(took).toBeLessThan(1000);
+  });
+
+  test('a wake after soonMs ends the pause at once; abort ends it too', async () => {
+    const w = new Wakeup();
+    const t0 = Date.now();
+    const slept = w.sleep(5000, 10);
+    setTimeout(() => w.wake(), 80);
+    expect(await slept).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    const abort = new AbortController();
+    const t1 = Date.now();
+    const aborted = w.sleep(5000, 10, abort.signal);
+    setTimeout(() => abort.abort(), 20);
+    expect(await aborted).toBe(false);
+    expect(Date.now() - t1).toBeLessThan(1000);
+  });
+});
+
+describe('pollQueue', () => {
+  test('empty: short polls with the busy pauses, then the idle pause; activity cuts only the idle pause short and busy wakes add no polls; work is taken in batches; stop ends a pause', async () => {
+    const receives: number[] = [];
+    const queue: { MessageId: string; ReceiptHandle: string; Body: string }[] = [];
+    const deleted: string[] = [];
+    const sqs = {
+      send: async (cmd: { input: Record<string, any>; constructor: { name: string } }) => {
+        if (cmd.constructor.name === 'DeleteMessageBatchCommand') {
+          deleted.push(...cmd.input.Entries.map((e: { ReceiptHandle: string }) => e.ReceiptHandle));
+          return {};
+        }
+        expect(cmd.input.WaitTimeSeconds).toBe(0);
+        receives.push(Date.now());
+        return { Messages: queue.splice(0, cmd.input.MaxNumberOfMessages) };
+      },
+    } as unknown as SQSClient;
+    const batches: number[] = [];
+    const activity = new Wakeup();
+    const errors: unknown[] = [];
+    const t0 = Date.now();
+    const poller = pollQueue({
+      sqs,
+      queueUrl: 'q',
+      queueArn: 'arn:q',
+      functionName: 'w',
+      worker: async (event) => {
+        batches.push(event.Records.length);
+        return { batchItemFailures: [] };
+      },
+      batchSize: 10,
+      concurrency: 1,
+      onError: (e) => errors.push(e),
+      activity,
+      pauses: { first: 20, max: 40, idle: 60_000, quietAfter: 250 },
+    });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // Busy pauses (20, 40, 40, ...) for 250 ms: several polls; then idle: none for a long while.
+    await sleep(600);
+    expect(receives.filter((t) => t - t0 < 300).length).toBeGreaterThanOrEqual(2);
+    const idleSince = receives.length;
+    await sleep(500);
+    expect(receives.length).toBe(idleSince);
+
+    // Activity ends the idle pause (not before `first` after it began); then busy pauses again.
+    const woke = Date.now();
+    activity.wake();
+    await sleep(35);
+    expect(receives.length).toBeGreaterThan(idleSince);
+    expect(receives[idleSince]! - woke).toBeLessThan(200);
+    // A busy API: wakes every millisecond add no polls beyond the busy pauses' (at most 20, 40, 40, 40, 40 in 200 ms;
+    // cut short to `first` by each wake they would be 10).
+    const before = receives.length;
+    const spam = setInterval(() => activity.wake(), 1);
+    await sleep(200);
+    clearInterval(spam);
+    expect(receives.length - before).toBeLessThanOrEqual(7);
+
+    // Work: taken in batches of 10 (next poll within the busy pause).
+    for (let i = 0; i < 12; i++) queue.push({ MessageId: `m${i}`, ReceiptHandle: `r${i}`, Body: '{}' });
+    for (let i = 0; i < 50 && deleted.length < 12; i++) await sleep(20);
+    expect(batches).toEqual([10, 2]);
+    expect(deleted).toHaveLength(12);
+
+    // Quiet again, in the idle pause: stop ends it at once.
+    await sleep(400);
+    const t1 = Date.now();
+    await poller.stop();
+    expect(Date.now() - t1).toBeLessThan(500);
+    expect(errors).toEqual([]);
+  });
+});

@@ -22,7 +22,7 @@ import { localUsageKeys } from '../../lib/adapters/local-usage-keys';
 import { API_DEFAULTS, RESERVED_CONCURRENCY, SOURCE_LIMITS } from '../../lib/service/api-settings';
 import { docsRendererDir } from '../../lib/service/docs-assets';
 import { ENV } from '../../lib/service/env-names';
-import { DLQ_RETENTION_DAYS, QUEUES, TABLE, queueUrlEnvName, type QueueId } from '../../lib/service/resources';
+import { DLQ_RETENTION_DAYS, QUEUES, TABLE, localQueueName, queueUrlEnvName, type QueueId } from '../../lib/service/resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../../lib/service/routes';
 import { gsi1, keys } from '../../lib/store/keys';
 import { newPublicRef } from '../../lib/tenancy/public-refs';
@@ -195,13 +195,14 @@ export async function ensureQueues(client: SQSClient): Promise<Record<string, st
   const urls: Record<string, string> = {};
   for (const q of QUEUES) {
     const dlq = await client.send(
-      new CreateQueueCommand({ QueueName: `${q.id}-dlq`, Attributes: { MessageRetentionPeriod: String(DLQ_RETENTION_DAYS * 86400) } }),
+      new CreateQueueCommand({ QueueName: localQueueName(q, true), Attributes: { MessageRetentionPeriod: String(DLQ_RETENTION_DAYS * 86400), ...(q.fifo ? { FifoQueue: 'true' } : {}) } }),
     );
     const dlqArn = (await client.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
     const main = await client.send(
       new CreateQueueCommand({
-        QueueName: q.id,
+        QueueName: localQueueName(q),
         Attributes: {
+          ...(q.fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'true' } : {}),
           VisibilityTimeout: String(q.visibilityTimeoutSeconds),
           MessageRetentionPeriod: String(q.retentionDays * 86400),
           RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: q.maxReceiveCount }),
@@ -398,6 +399,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const delivery = ((await import('../../functions/workers/webhook-delivery')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const statusWorker = ((await import('../../functions/workers/status-lists')) as { createHandler: () => SqsWorker }).createHandler();
     const emailWorker = ((await import('../../functions/workers/email')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.mailer ? { mailer: opts.mailer } : {});
+    const didcommWorker = ((await import('../../functions/workers/didcomm-inbound')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
     const repairClient = new DynamoDBClient({ endpoint: ddb.endpoint });
@@ -405,6 +407,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       webhook: { functionName: 'webhook-delivery', worker: delivery },
       status: { functionName: 'status-worker', worker: statusWorker },
       email: { functionName: 'email-worker', worker: emailWorker },
+      'didcomm-inbound': { functionName: 'didcomm-worker', worker: didcommWorker },
     };
     const queueArns: Record<string, string | undefined> = {};
     for (const q of QUEUES) {

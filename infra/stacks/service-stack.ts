@@ -146,8 +146,10 @@ export class ServiceStack extends Stack {
     // Work queues, each with a DLQ; anything parked in a dead-letter store needs a human.
     const queues = {} as Record<QueueId, sqs.Queue>;
     for (const q of QUEUES) {
-      const dlq = new sqs.Queue(this, `${q.id}-dlq`, { retentionPeriod: Duration.days(DLQ_RETENTION_DAYS), encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true });
+      const fifo = q.fifo ? { fifo: true, contentBasedDeduplication: true } : {};
+      const dlq = new sqs.Queue(this, `${q.id}-dlq`, { retentionPeriod: Duration.days(DLQ_RETENTION_DAYS), encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, ...(q.fifo ? { fifo: true } : {}) });
       queues[q.id] = new sqs.Queue(this, `${q.id}-queue`, {
+        ...fifo,
         visibilityTimeout: Duration.seconds(q.visibilityTimeoutSeconds),
         retentionPeriod: Duration.days(q.retentionDays),
         encryption: sqs.QueueEncryption.SQS_MANAGED,

@@ -17,7 +17,8 @@ export class SqsJobQueue implements JobQueue {
       const out = await this.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: this.queueUrl,
-          Entries: chunk.map((m, j) => ({ Id: String(j), MessageBody: m.body, DelaySeconds: m.delaySeconds, MessageGroupId: m.group })),
+          // No DelaySeconds when there is none: FIFO queues refuse a per-message delay.
+          Entries: chunk.map((m, j) => ({ Id: String(j), MessageBody: m.body, ...(m.delaySeconds > 0 ? { DelaySeconds: m.delaySeconds } : {}), MessageGroupId: m.group })),
         }),
       );
       if (out.Failed?.length) {

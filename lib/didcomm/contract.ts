@@ -1,8 +1,9 @@
 import * as z from 'zod';
 import type { OperationContracts } from '../http/contract';
 import { PAGING_QUERY } from '../http/paging';
-import { Timestamp } from '../tenancy/contract';
+import { PublicRefPath, Timestamp } from '../tenancy/contract';
 import { CONNECTION_SORT_FIELDS, DEFAULT_PAGE_SIZE, MAX_LISTING_DEPTH, MAX_PAGE_SIZE } from './connections';
+import { INBOUND_MEDIA_TYPES } from './inbound';
 import { CONNECTION_STATES, INVITATION_STATES, MAX_INVITATION_ID, MESSAGE_DIRECTIONS, MESSAGE_STATES, RFC23_STATES } from './records';
 
 /**
@@ -117,4 +118,20 @@ export const didcommContracts = {
   getConnection: { params: z.strictObject({ id: RecordId }), response: ConnectionView, errors: [400, 401, 403, 404] },
   listMessages: { query: z.object({ ...PAGING_QUERY }), paged: true, response: z.array(MessageView), errors: [400, 401, 403] },
   getMessage: { params: z.strictObject({ id: RecordId }), response: MessageView, errors: [400, 401, 403, 404] },
+} satisfies OperationContracts;
+
+/**
+ * The public endpoint peers post envelopes to (`POST /didcomm/{public_ref}`): an RFC 0019 envelope
+ * (a JWE in JSON serialization), sent as `application/didcomm-envelope-enc`, the older
+ * `application/ssi-agent-wire`, or JSON. 202 with no body once it is stored and queued.
+ */
+export const didcommPublicContracts = {
+  postDidcommEnvelope: {
+    params: z.strictObject({ public_ref: PublicRefPath }),
+    body: JsonObject.meta({ title: 'DidcommEnvelope', description: 'Aries RFC 0019 envelope: {protected, iv, ciphertext, tag}, the protected header naming the recipients' }),
+    requestMediaTypes: INBOUND_MEDIA_TYPES,
+    response: z.undefined(),
+    status: 202,
+    errors: [400, 404, 413, 415],
+  },
 } satisfies OperationContracts;

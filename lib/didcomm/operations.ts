@@ -1,7 +1,11 @@
 import { walletScope, type OperationImpls } from '../http/contract';
 import { listOrPage } from '../http/paging';
 import type { ConnectionService } from './connections';
-import type { didcommContracts } from './contract';
+import type { didcommContracts, didcommPublicContracts } from './contract';
+import { InboundService, type InboundResult } from './inbound';
+import type { PublicRefs } from '../tenancy/public-refs';
+import { JsonReply } from '../http/contract';
+import { inSession } from '../store/session';
 import type { MessageService } from './messages';
 import type { InvitationService } from './protocols/out-of-band/invitations';
 import { connectionView } from './records';
@@ -36,5 +40,22 @@ export function didcommOperations(s: DidcommServices): OperationImpls<typeof did
         (p) => s.messages.listPage(walletScope(caller), p),
       ),
     getMessage: ({ caller, params }) => s.messages.get(walletScope(caller), params.id),
+  };
+}
+
+/**
+ * The public endpoint: the media type, then the path's reference (one that names no wallet is a 404
+ * before any session), then the envelope stored and queued in that wallet's session. Answered 202
+ * alike whether or not the envelope was for a key of the wallet (no oracle for which keys exist).
+ */
+export function didcommPublicOperations(inbound: InboundService, refs: PublicRefs, onAccepted: (r: InboundResult) => void = () => undefined): OperationImpls<typeof didcommPublicContracts> {
+  return {
+    postDidcommEnvelope: async ({ params, body, request }) => {
+      InboundService.checkMediaType(request.headers['content-type'] ?? '');
+      const scope = await refs.resolve(params.public_ref);
+      const result = await (scope ? inSession(scope, () => inbound.accept(scope, body, request.url)) : inbound.accept(null, body, request.url));
+      onAccepted(result);
+      return new JsonReply(undefined, { status: 202 }) as never;
+    },
   };
 }

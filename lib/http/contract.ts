@@ -5,6 +5,8 @@ import type { Paged } from './paging';
 /** What a route accepts and returns; the router validates with it and the OpenAPI document shows it. */
 export interface OperationContract {
   readonly body?: z.ZodType;
+  /** Media types the request body may be sent as (default JSON, or a form on `form` routes): for the OpenAPI document. */
+  readonly requestMediaTypes?: readonly string[];
   /** The body may be left out altogether (it then reads as `{}`). */
   readonly bodyOptional?: true;
   /** A list that pages by cursor (lib/http/paging.ts): its query takes `limit` and `cursor`. */

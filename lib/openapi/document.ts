@@ -133,12 +133,12 @@ function operation(route: Route, contract: OperationContract, components: Schema
       ? {
           requestBody: {
             required: !contract.bodyOptional,
-            content: {
-              [route.form ? 'application/x-www-form-urlencoded' : 'application/json']: {
-                schema: jsonSchema(contract.body, 'input', components),
-                ...(example?.request !== undefined ? { example: example.request } : {}),
-              },
-            },
+            content: Object.fromEntries(
+              (contract.requestMediaTypes ?? [route.form ? 'application/x-www-form-urlencoded' : 'application/json']).map((type) => [
+                type,
+                { schema: jsonSchema(contract.body!, 'input', components), ...(example?.request !== undefined ? { example: example.request } : {}) },
+              ]),
+            ),
           },
         }
       : {}),

@@ -23,7 +23,7 @@ import type { RouteGroup } from './routes';
  * flight in `W#<wallet>#INFLIGHT` (lib/fairness/in-flight.ts: UpdateItem, and GetItem to find
  * expired places), with their `tenant` grants on the wallet's own partitions.
  */
-export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker';
+export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker' | 'didcomm-worker';
 
 export const DATA_ACTIONS = ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
 export type DataAction = (typeof DATA_ACTIONS)[number];
@@ -128,6 +128,10 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   },
   // DIDComm admin: invitations (a counter, the invitation, its key's lookup item and the event in one transaction), connections and messages.
   didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
+  // Public DIDComm endpoint: the path's reference, then in that wallet's session the recipient lookups (one BatchGet) and the stored envelope; the job goes on the inbound FIFO queue.
+  'didcomm-inbound': { shared: { data: [READ_PUBLIC_REFS], sendTo: ['didcomm-inbound'] }, tenant: { data: ['BatchGetItem', 'PutItem'] } },
+  // Inbound worker: the stored envelope, the records it names, the decision's transaction (records, events), the wallet's in-flight counter; keys unsealed (and, for a new connection, made) with the wallet's data key.
+  'didcomm-worker': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   meta: {},
   'webhook-relay': { shared: { sendTo: ['webhook', 'status'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },

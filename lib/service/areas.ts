@@ -39,4 +39,6 @@ export const FUNCTION_AREAS: Readonly<Record<FunctionName, Area>> = {
   'oid4vp-verifier': 'oid4vp',
   // DIDComm v1: invitations, connections and basic messages.
   didcomm: 'didcomm',
+  'didcomm-inbound': 'didcomm',
+  'didcomm-worker': 'didcomm',
 };

@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'oid4vp' | 'oid4vp-verifier' | 'didcomm' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'oid4vp' | 'oid4vp-verifier' | 'didcomm' | 'didcomm-inbound' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -114,6 +114,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/connections', group: 'didcomm', auth: 'wallet', operationId: 'listConnections', tag: 'DIDComm', summary: 'Connections (contacts), one page; sort-field, sort-direction, page-size, current-page, item-count' },
   { method: 'GET', path: '/api/v1/connections/{id}', group: 'didcomm', auth: 'wallet', operationId: 'getConnection', tag: 'DIDComm', summary: 'One connection (its id is the contact_id)' },
   { method: 'GET', path: '/api/v1/messages', group: 'didcomm', auth: 'wallet', operationId: 'listMessages', tag: 'DIDComm', summary: 'Basic messages sent and received, oldest first' },
+  { method: 'POST', path: '/didcomm/{public_ref}', group: 'didcomm-inbound', auth: 'public', operationId: 'postDidcommEnvelope', protocol: true, maxBodyBytes: 256 * 1024, tag: 'DIDComm (public)', summary: 'The DIDComm v1 endpoint of a wallet: an encrypted envelope, stored and queued (202)' },
   { method: 'GET', path: '/api/v1/messages/{id}', group: 'didcomm', auth: 'wallet', operationId: 'getMessage', tag: 'DIDComm', summary: 'One basic message' },
   // Public: each definition's lists, signed (docs/status-lists.md, "Publication").
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/ietf', group: 'status-lists-public', auth: 'public', operationId: 'getIetfStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as an IETF Token Status List (statuslist+jwt)' },

@@ -482,7 +482,7 @@ describe('data and keys', () => {
       expect(resolve(fn, vars.MAC_KMS_KEY_ID)).toBe(resolver.arnOf(key.stack, key.id));
       expect(resolve(fn, vars.TABLE_NAME)).toBe(ref(table));
       for (const q of QUEUES) {
-        const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id}queue`))!;
+        const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id.replace(/-/g, '')}queue`))!;
         expect(resolve(fn, vars[queueUrlEnvName(q.id)])).toBe(ref(queue));
       }
     }
@@ -492,8 +492,13 @@ describe('data and keys', () => {
     const queues = ofType('AWS::SQS::Queue');
     expect(queues).toHaveLength(QUEUES.length * 2 + 1); // + the relay's on-failure destination
     for (const q of QUEUES) {
-      const queue = queues.find(({ id }) => id.startsWith(`${q.id}queue`))!;
+      const queue = queues.find(({ id }) => id.startsWith(`${q.id.replace(/-/g, '')}queue`))!;
       expect(props(queue)).toMatchObject({ VisibilityTimeout: q.visibilityTimeoutSeconds, RedrivePolicy: { deadLetterTargetArn: expect.anything(), maxReceiveCount: q.maxReceiveCount } });
+      // A FIFO queue (ordered per group, deduplicated by content) needs a FIFO DLQ.
+      const dlq = queues.find(({ id }) => id.startsWith(`${q.id.replace(/-/g, '')}dlq`))!;
+      expect(props(queue).FifoQueue).toBe(q.fifo);
+      expect(props(queue).ContentBasedDeduplication).toBe(q.fifo);
+      expect(props(dlq).FifoQueue).toBe(q.fifo);
     }
   });
 });
@@ -659,10 +664,10 @@ describe('events and webhooks', () => {
   });
 
   test('each queue feeds its worker with partial batch responses and the consumer settings declared beside it', () => {
-    const workers = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker' } as const;
+    const workers = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker', 'didcomm-inbound': 'didcomm-worker' } as const;
     for (const q of QUEUES) {
       const [m] = mappingOf(workers[q.id]);
-      const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id}queue`))!;
+      const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id.replace(/-/g, '')}queue`))!;
       expect(resolve(m!, props(m!).EventSourceArn)).toBe(resolver.arnOf(queue.stack, queue.id));
       expect(props(m!)).toMatchObject({ BatchSize: q.consumer.batchSize, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: q.consumer.maxConcurrency } });
       // AWS's advice: visibility timeout at least 6 x the function timeout.

@@ -5,6 +5,7 @@ import { tenantScope } from '../../lib/store/keys';
 import { MemoryStore } from '../helpers/memory-store';
 
 const A = tenantScope('5');
+const ENDPOINT = 'https://agents.example/didcomm/ref';
 
 function setup() {
   const store = new MemoryStore();
@@ -21,7 +22,7 @@ test('an envelope for one of the wallet’s keys is stored and queued in the gro
   const { store, sent, inbound, verkey } = setup();
   await store.write([{ type: 'put', item: { ...didcommKeys.recipientKey(A, verkey), kind: 'connection', connection_id: 'c1' } }]);
   const other = verkeyFromPublicKey(generateKeyPair().publicKey);
-  const out = await inbound.accept(A, envelopeFor([other, verkey]));
+  const out = await inbound.accept(A, envelopeFor([other, verkey]), ENDPOINT);
   expect(out).toMatchObject({ stored: true });
   const id = (out as { inboundId: string }).inboundId;
   expect(await store.get({ PK: 'W#5', SK: `DCIN#${id}` })).toMatchObject({ recipient: verkey, ttl: expect.any(Number) });
@@ -31,11 +32,11 @@ test('an envelope for one of the wallet’s keys is stored and queued in the gro
 test('an envelope for no key of this wallet is not stored (and answered alike); junk is a 400; no wallet is a 404', async () => {
   const { store, sent, inbound, verkey } = setup();
   const size = store.items.size;
-  expect(await inbound.accept(A, envelopeFor([verkey]))).toEqual({ stored: false, reason: 'not_for_us' });
-  await expect(inbound.accept(A, { protected: 'e30', iv: 'x', ciphertext: 'x', tag: 'x' })).rejects.toMatchObject({ status: 400, code: 'invalid_envelope' });
-  await expect(inbound.accept(A, 'not an object')).rejects.toMatchObject({ status: 400, code: 'invalid_envelope' });
-  await expect(inbound.accept(A, { ...envelopeFor([verkey]), ciphertext: 'x'.repeat(MAX_INBOUND_BYTES) })).rejects.toMatchObject({ status: 400 });
-  await expect(inbound.accept(null, envelopeFor([verkey]))).rejects.toMatchObject({ status: 404 });
+  expect(await inbound.accept(A, envelopeFor([verkey]), ENDPOINT)).toEqual({ stored: false, reason: 'not_for_us' });
+  await expect(inbound.accept(A, { protected: 'e30', iv: 'x', ciphertext: 'x', tag: 'x' }, ENDPOINT)).rejects.toMatchObject({ status: 400, code: 'invalid_envelope' });
+  await expect(inbound.accept(A, 'not an object', ENDPOINT)).rejects.toMatchObject({ status: 400, code: 'invalid_envelope' });
+  await expect(inbound.accept(A, { ...envelopeFor([verkey]), ciphertext: 'x'.repeat(MAX_INBOUND_BYTES) }, ENDPOINT)).rejects.toMatchObject({ status: 400 });
+  await expect(inbound.accept(null, envelopeFor([verkey]), ENDPOINT)).rejects.toMatchObject({ status: 404 });
   expect(store.items.size).toBe(size);
   expect(sent).toEqual([]);
 });

@@ -99,7 +99,7 @@ export const didcommContracts = {
     }),
     bodyOptional: true,
     response: CreatedInvitation,
-    errors: [400, 401, 403, 503],
+    errors: [400, 401, 403],
   },
   listInvitations: { query: z.object({ ...PAGING_QUERY }), paged: true, response: z.array(InvitationView), errors: [400, 401, 403] },
   getInvitation: { params: z.strictObject({ invitation_id: InvitationIdParam }), response: InvitationView, errors: [400, 401, 403, 404] },

@@ -9,8 +9,8 @@ import { issuerProtocolContracts } from '../oid4vci/protocol/contract';
 import { oid4vciAdminContracts } from '../oid4vci/contract';
 import { statusListContracts, statusListPublicContracts } from '../status-lists/contract';
 import { emailContracts } from '../email/contract';
-import { didcommContracts } from '../didcomm/contract';
+import { didcommContracts, didcommPublicContracts } from '../didcomm/contract';
 import { oid4vpAdminContracts, oid4vpPublicContracts } from '../oid4vp/contract';
 
 /** Every feature's contracts, for the OpenAPI document. A feature adds its map here. */
-export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...didContracts, ...taaContracts, ...oid4vciAdminContracts, ...resolverContracts, ...issuerProtocolContracts, ...statusListContracts, ...statusListPublicContracts, ...emailContracts, ...oid4vpAdminContracts, ...oid4vpPublicContracts, ...didcommContracts, ...metaContracts };
+export const ALL_CONTRACTS: OperationContracts = { ...tenancyContracts, ...webhookContracts, ...didContracts, ...taaContracts, ...oid4vciAdminContracts, ...resolverContracts, ...issuerProtocolContracts, ...statusListContracts, ...statusListPublicContracts, ...emailContracts, ...oid4vpAdminContracts, ...oid4vpPublicContracts, ...didcommContracts, ...didcommPublicContracts, ...metaContracts };

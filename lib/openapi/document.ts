@@ -76,8 +76,8 @@ function operation(route: Route, contract: OperationContract, components: Schema
             },
           }
         : {}),
-      // 204 No Content has no body, so no media type.
-      ...(contract.status === 204 ? {} : { content: Object.fromEntries([
+      // 204 No Content, and a success declared without a body (z.undefined(): 202 Accepted), have no media type.
+      ...(contract.status === 204 || isUndefined(contract.response) ? {} : { content: Object.fromEntries([
         ...(contract.mediaTypes ?? ['application/json']).map((type) => [type, { schema: jsonSchema(contract.response, 'output', components) }]),
         ...Object.entries(contract.negotiated ?? {}).map(([type, schema]) => [type, { schema: jsonSchema(schema, 'output', components) }]),
       ]) }),
@@ -117,7 +117,7 @@ function operation(route: Route, contract: OperationContract, components: Schema
     };
   }
   const example = OPERATION_EXAMPLES[route.operationId];
-  if (example?.response !== undefined && contract.status !== 204) {
+  if (example?.response !== undefined && contract.status !== 204 && !isUndefined(contract.response)) {
     const success = responses[String(contract.status ?? 200)] as { content: Record<string, Record<string, unknown>> };
     const [first] = Object.keys(success.content);
     success.content[first!]!.example = example.response;
@@ -177,4 +177,8 @@ export function buildOpenApiDocument(contracts: OperationContracts, serverUrl = 
     },
     paths,
   };
+}
+
+function isUndefined(schema: z.ZodType): boolean {
+  return (schema as { def?: { type?: string } }).def?.type === 'undefined';
 }

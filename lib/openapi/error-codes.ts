@@ -90,6 +90,14 @@ export const ERROR_CODES = {
   invalid_idempotency_key: 'Idempotency-Key must be 1 to 255 characters',
   request_too_large: 'The request is too large to keep for repeats: send it in parts',
   idempotency_key_reused: 'This Idempotency-Key was used with another body in the last 24 hours',
+  // DIDComm
+  invitation_not_found: 'No such invitation in this wallet',
+  invitation_changed: 'The invitation changed while it was being deleted; try again',
+  connection_not_found: 'No such connection in this wallet',
+  message_not_found: 'No such basic message in this wallet',
+  endpoint_not_found: 'No DIDComm endpoint under this public reference',
+  invalid_envelope: 'Not a DIDComm v1 (RFC 0019) envelope: JSON with protected, iv, ciphertext and tag, naming 1 to 20 recipients',
+  unsupported_media_type: 'Send the envelope as application/didcomm-envelope-enc, application/ssi-agent-wire or application/json',
   // /docs
   asset_not_found: 'Not a file of the API reference page',
 } as const;
@@ -159,6 +167,11 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   getRequestObject: { 404: ['presentation_request_not_found'] },
   postPresentationResponse: { 404: ['presentation_request_not_found'] },
   getDocsAsset: { 404: ['asset_not_found'] },
+  getInvitation: { 404: ['invitation_not_found'] },
+  deleteInvitation: { 404: ['invitation_not_found'], 409: ['invitation_changed'] },
+  getConnection: { 404: ['connection_not_found'] },
+  getMessage: { 404: ['message_not_found'] },
+  postDidcommEnvelope: { 400: ['invalid_envelope'], 404: ['endpoint_not_found'], 415: ['unsupported_media_type'] },
 };
 
 /** What the operation's kind answers with, whatever it does: the same rules that decide its statuses. */

@@ -55,6 +55,15 @@ export const TAGS: readonly { readonly name: string; readonly description: strin
     description: "**What holder wallets call** (no key): the signed request object (fetched once) and the `direct_post` response endpoint of each wallet's verifier.",
   },
   {
+    name: 'DIDComm',
+    description:
+      "**Connect with Aries agents (DIDComm v1).** Create an Out-of-Band invitation and show its `invitation_url` (or QR code) to a holder's agent (Credo, ACA-Py); the connection appears under connections once its DID Exchange completes, and basic messages in both directions under messages.",
+  },
+  {
+    name: 'DIDComm (public)',
+    description: "**What other agents call** (no key): each wallet's DIDComm endpoint, named in its invitations and did:peer documents. Envelopes are stored and queued at once (202) and handled in order per connection.",
+  },
+  {
     name: 'Email',
     description: '**Offers to many people.** Mail each recipient their own offer (from the public DID) in one request; follow each recipient\'s outcome.',
   },

@@ -5,6 +5,7 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
 import { ALL_CONTRACTS } from '../../lib/openapi/all-contracts';
 import { ROUTES, type Route } from '../../lib/service/routes';
+import { packMessage, verkeyFromDidKey } from '../../lib/didcomm/envelope';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
 import { startTestApi, type TestApi } from '../helpers/runtime';
 import { SpecWallet } from '../helpers/spec-wallet';
@@ -658,6 +659,16 @@ describe('DIDComm', () => {
     await hit('getMessage', `${M}/${messageId}`, 200, { key });
     await hit('getMessage', `${M}/${messageId}`, 404, { key: other.apiKey });
     await hit('getMessage', `${M}/${'x'.repeat(129)}`, 400, { key });
+
+    // The public endpoint: an envelope to the invitation's key is taken (202, no body); the agent's verdict comes later, from the worker.
+    const D = `/didcomm/${(await hit('getOwnWallet', '/api/v1/wallet', 200, { key })).body.public_ref}`;
+    const envelope = Buffer.from(packMessage({ '@type': 'https://didcomm.org/trust_ping/1.0/ping', '@id': 'p' }, [verkeyFromDidKey(created.invitation.services[0].recipientKeys[0])])).toString();
+    const wire = { 'content-type': 'application/didcomm-envelope-enc' };
+    await hit('postDidcommEnvelope', D, 202, { rawBody: envelope, headers: wire });
+    await hit('postDidcommEnvelope', D, 415, { rawBody: envelope, headers: { 'content-type': 'text/plain' } });
+    await hit('postDidcommEnvelope', D, 400, { rawBody: '{"protected":"e30"}', headers: wire });
+    await hit('postDidcommEnvelope', '/didcomm/AAAAAAAAAAAAAAAAAAAAAA', 404, { rawBody: envelope, headers: wire });
+    await hit('postDidcommEnvelope', D, 413, { rawBody: JSON.stringify({ ciphertext: 'x'.repeat(300 * 1024) }), headers: wire });
   });
 });
 

@@ -62,6 +62,7 @@ export const WORKER_ENTRIES: Partial<Record<FunctionName, string>> = {
   'webhook-delivery': 'functions/workers/webhook-delivery.ts',
   'status-worker': 'functions/workers/status-lists.ts',
   'email-worker': 'functions/workers/email.ts',
+  'didcomm-outbound': 'functions/workers/didcomm-outbound.ts',
 };
 
 const DESCRIPTIONS: Record<FunctionName, string> = {
@@ -85,6 +86,7 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   oid4vp: 'Endpoint group: OID4VP presentation definitions, requests and presentations',
   'oid4vp-verifier': 'Public OpenID4VP verifier endpoints (request objects, direct_post responses)',
   didcomm: 'Endpoint group: DIDComm invitations, connections and basic messages',
+  'didcomm-outbound': 'Packs and posts DIDComm messages to peers (one attempt per message), retries with backoff',
 };
 
 const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
@@ -92,12 +94,13 @@ const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
   'webhook-delivery': Duration.seconds(30),
   'status-worker': Duration.seconds(60),
   'email-worker': Duration.seconds(60),
+  'didcomm-outbound': Duration.seconds(30),
   // A response may need an issuer's did.json, its metadata and JWKS, and status lists (3 s each at most), within the gateway's 29 s.
   'oid4vp-verifier': Duration.seconds(25),
 };
 
 /** The worker each queue feeds, with the consumer settings declared beside the queue (lib/service/resources.ts). */
-const QUEUE_WORKERS: Record<QueueId, FunctionName> = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker' };
+const QUEUE_WORKERS: Record<QueueId, FunctionName> = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker', 'didcomm-outbound': 'didcomm-outbound' };
 
 /** Functions that read the publication agreement (shipped as a file: Lambda allows 4 KB of environment). */
 const TAA_READERS: readonly FunctionName[] = ['dids', 'taa'];

@@ -23,7 +23,7 @@ import type { RouteGroup } from './routes';
  * flight in `W#<wallet>#INFLIGHT` (lib/fairness/in-flight.ts: UpdateItem, and GetItem to find
  * expired places), with their `tenant` grants on the wallet's own partitions.
  */
-export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker';
+export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker' | 'didcomm-outbound';
 
 export const DATA_ACTIONS = ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
 export type DataAction = (typeof DATA_ACTIONS)[number];
@@ -129,11 +129,15 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // DIDComm admin: invitations (a counter, the invitation, its key's lookup item and the event in one transaction), connections and messages.
   didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   meta: {},
-  'webhook-relay': { shared: { sendTo: ['webhook', 'status'] }, tenant: { data: ['GetItem', 'PutItem'] } },
+  // Also queues the DIDComm outbound jobs (JOBQ#DCOUT#…) a decision wrote with its records.
+  'webhook-relay': { shared: { sendTo: ['webhook', 'status', 'didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
   // One offer and one mail per recipient: the exchange as POST /api/v1/oid4vci/issue makes it, the recipient's record and events.
   // Recipients of a wallet at its cap go back on the email queue, delayed (lib/fairness/share.ts).
   'email-worker': { shared: { mail: true, sendTo: ['email'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] } },
+  // DIDComm outbound: packs each queued message with the connection's key (unsealed: Decrypt only) and posts it;
+  // marks our basic message sent or failed with its event; retries and over-cap jobs go back on its own queue.
+  'didcomm-outbound': { shared: { sendTo: ['didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], dataKeys: ['Decrypt'] } },
   // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items (queueing the rest of a large removal).
   'status-worker': { shared: { sendTo: ['status'] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };

@@ -39,4 +39,5 @@ export const FUNCTION_AREAS: Readonly<Record<FunctionName, Area>> = {
   'oid4vp-verifier': 'oid4vp',
   // DIDComm v1: invitations, connections and basic messages.
   didcomm: 'didcomm',
+  'didcomm-outbound': 'didcomm',
 };

@@ -115,6 +115,8 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/connections/{id}', group: 'didcomm', auth: 'wallet', operationId: 'getConnection', tag: 'DIDComm', summary: 'One connection (its id is the contact_id)' },
   { method: 'GET', path: '/api/v1/messages', group: 'didcomm', auth: 'wallet', operationId: 'listMessages', tag: 'DIDComm', summary: 'Basic messages sent and received, oldest first' },
   { method: 'GET', path: '/api/v1/messages/{id}', group: 'didcomm', auth: 'wallet', operationId: 'getMessage', tag: 'DIDComm', summary: 'One basic message' },
+  { method: 'POST', path: '/api/v1/messages', group: 'didcomm', auth: 'wallet', operationId: 'sendMessage', tag: 'DIDComm', summary: 'Send a basic message to a contact, or on the connection an invitation produced; queued, then sent by the outbound worker' },
+  { method: 'POST', path: '/api/v1/invitations/receive', group: 'didcomm', auth: 'wallet', operationId: 'receiveInvitation', tag: 'DIDComm', summary: "Accept another agent's Out-of-Band invitation: a connection in state request, and the DID Exchange request sent" },
   // Public: each definition's lists, signed (docs/status-lists.md, "Publication").
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/ietf', group: 'status-lists-public', auth: 'public', operationId: 'getIetfStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as an IETF Token Status List (statuslist+jwt)' },
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/w3c', group: 'status-lists-public', auth: 'public', operationId: 'getW3cStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as a W3C BitstringStatusListCredential (VC-JWT)' },

@@ -659,10 +659,10 @@ describe('events and webhooks', () => {
   });
 
   test('each queue feeds its worker with partial batch responses and the consumer settings declared beside it', () => {
-    const workers = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker' } as const;
+    const workers = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker', 'didcomm-outbound': 'didcomm-outbound' } as const;
     for (const q of QUEUES) {
       const [m] = mappingOf(workers[q.id]);
-      const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id}queue`))!;
+      const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id.replace(/-/g, '')}queue`))!;
       expect(resolve(m!, props(m!).EventSourceArn)).toBe(resolver.arnOf(queue.stack, queue.id));
       expect(props(m!)).toMatchObject({ BatchSize: q.consumer.batchSize, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: q.consumer.maxConcurrency } });
       // AWS's advice: visibility timeout at least 6 x the function timeout.

@@ -113,6 +113,7 @@ export async function onRequest(ctx: AgentContext, raw: unknown, version: DidExc
   const writes: Decision['writes'] = [
     { type: 'put', item: connectionItem(ctx.scope, connection), condition: 'not_exists' },
     { type: 'put', item: { ...didcommKeys.recipientKey(ctx.scope, mine.verkey), type: 'didcomm_key', kind: 'connection', connection_id: connection.connection_id }, condition: 'not_exists' },
+    { type: 'put', item: { ...didcommKeys.invitationConnection(ctx.scope, invitation.invitation_id, connection.connection_id), type: 'didcomm_invitation_connection', connection_id: connection.connection_id }, condition: 'not_exists' },
     staged(ctx, 'connection.response', connection),
   ];
   if (invitation.multi_use) {

@@ -173,7 +173,7 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   postPresentationResponse: { 404: ['presentation_request_not_found'] },
   getDocsAsset: { 404: ['asset_not_found'] },
   sendMessage: { 400: ['message_required', 'target_required', 'target_mismatch', 'message_too_large'], 404: ['contact_not_found', 'invitation_not_found'], 409: ['no_connection', 'invitation_ambiguous', 'connection_not_active'] },
-  receiveInvitation: { 400: ['invitation_required', 'unsupported_invitation', 'invalid_invitation'] },
+  receiveInvitation: { 400: ['invitation_required', 'unsupported_invitation', 'invalid_invitation'], ...KEYS_503 },
 };
 
 /** What the operation's kind answers with, whatever it does: the same rules that decide its statuses. */

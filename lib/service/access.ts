@@ -127,7 +127,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'] },
   },
   // DIDComm admin: invitations (a counter, the invitation, its key's lookup item and the event in one transaction), connections and messages.
-  didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
+  // Sending a message checks (ConditionCheckItem) that its connection is still active in the transaction that stores it with its outbound job.
+  didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   meta: {},
   // Also queues the DIDComm outbound jobs (JOBQ#DCOUT#…) a decision wrote with its records.
   'webhook-relay': { shared: { sendTo: ['webhook', 'status', 'didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem'] } },

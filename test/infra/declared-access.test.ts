@@ -71,7 +71,7 @@ const didcommKeyArn = () => {
   const key = ofType('AWS::KMS::Key', root()).find(({ resource }) => String(resource.Properties.Description ?? '').includes('DIDComm'));
   return key ? iam.arnOf(root(), key.id) : `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/00000000-d1dc-0000-0000-000000000000`;
 };
-const queueArn = (q: string) => iam.arnOf(root(), ofType('AWS::SQS::Queue', root()).find(({ id }) => id.startsWith(`${q}queue`))!.id);
+const queueArn = (q: string) => iam.arnOf(root(), ofType('AWS::SQS::Queue', root()).find(({ id }) => id.startsWith(`${q.replace(/-/g, '')}queue`))!.id);
 const tenantPlanId = () => iam.refOf(root(), ofType('AWS::ApiGateway::UsagePlan', root()).find(({ resource }) => resource.Properties.UsagePlanName.endsWith('-tenants'))!.id);
 
 /** The IAM request (or requests: CreateKey with tags also needs TagResource) AWS would authorize. */

@@ -482,7 +482,7 @@ describe('data and keys', () => {
       expect(resolve(fn, vars.MAC_KMS_KEY_ID)).toBe(resolver.arnOf(key.stack, key.id));
       expect(resolve(fn, vars.TABLE_NAME)).toBe(ref(table));
       for (const q of QUEUES) {
-        const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id}queue`))!;
+        const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id.replace(/-/g, '')}queue`))!;
         expect(resolve(fn, vars[queueUrlEnvName(q.id)])).toBe(ref(queue));
       }
     }
@@ -492,7 +492,7 @@ describe('data and keys', () => {
     const queues = ofType('AWS::SQS::Queue');
     expect(queues).toHaveLength(QUEUES.length * 2 + 1); // + the relay's on-failure destination
     for (const q of QUEUES) {
-      const queue = queues.find(({ id }) => id.startsWith(`${q.id}queue`))!;
+      const queue = queues.find(({ id }) => id.startsWith(`${q.id.replace(/-/g, '')}queue`))!;
       expect(props(queue)).toMatchObject({ VisibilityTimeout: q.visibilityTimeoutSeconds, RedrivePolicy: { deadLetterTargetArn: expect.anything(), maxReceiveCount: q.maxReceiveCount } });
     }
   });

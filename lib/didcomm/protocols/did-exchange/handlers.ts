@@ -3,7 +3,7 @@ import type { EventType } from '../../../events/envelope';
 import { ProtocolViolation, type AgentContext, type Decision, type PeerService, type ResolvedPeer } from '../../agent';
 import { connectionData, connectionItem, didcommKeys, type InvitationRecord, type StoredConnection } from '../../records';
 import { newMessageId, threadOf, type Attachment } from '../common';
-import { verkeyOfDidKey } from '../out-of-band/invitations';
+import { verkeyOfDidKey } from '../out-of-band/did-key';
 import type { InlineService, OutOfBandInvitation } from '../out-of-band/messages';
 import { DIDEXCHANGE_1_0, DIDEXCHANGE_1_1 } from '../out-of-band/messages';
 import { DidExchangeComplete, DidExchangeRequest, DidExchangeResponse, didExchangeType, ProblemReport, type DidExchangeVersion } from './messages';

@@ -19,7 +19,7 @@ import type { RouteGroup } from './routes';
  *   role writes those prefixes: IAM cannot require the puts' `attribute_not_exists`, so any session
  *   that may put there could overwrite another wallet's reservation.
  *
- * The queue workers (webhook-delivery, email-worker, status-worker) count their wallet's jobs in
+ * The queue workers (webhook-delivery, email-worker, status-worker, didcomm-outbound) count their wallet's jobs in
  * flight in `W#<wallet>#INFLIGHT` (lib/fairness/in-flight.ts: UpdateItem, and GetItem to find
  * expired places), with their `tenant` grants on the wallet's own partitions.
  */

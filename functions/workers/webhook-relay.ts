@@ -5,7 +5,7 @@ import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { enqueueJobs, jobsForEvent } from '../../lib/status-lists/jobs';
 import { jobFromOutboxItem } from '../../lib/webhooks/records';
-import { outboundJobFromOutboxItem } from '../../lib/didcomm/outbound';
+import { OUTBOUND_JOB_TYPE, outboundJobFromOutboxItem } from '../../lib/didcomm/outbound';
 import { tenantMessageGroup } from '../../lib/fairness/share';
 import { TABLE, walletPartitionKey } from '../../lib/service/resources';
 import type { Item } from '../../lib/store/port';
@@ -54,6 +54,10 @@ export function createHandler() {
     }
     // A DIDComm message a committed decision sends (lib/didcomm/outbound.ts): its job as written.
     const outbound = outboundJobFromOutboxItem(item);
+    if (!outbound && item.type === OUTBOUND_JOB_TYPE) {
+      logger.error('malformed DIDComm outbound job; not queued', { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey] });
+      return;
+    }
     if (outbound) {
       if (!namesItsOwnWallet(item, outbound.wallet_id)) {
         logger.error('DIDComm outbound job names a wallet other than its partition; not queued', { partition: item[TABLE.partitionKey], job_id: outbound.job_id, wallet_id: outbound.wallet_id });

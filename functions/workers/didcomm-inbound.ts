@@ -10,7 +10,7 @@ import { buildDeps, createLogger } from '../shared/deps';
 import { buildDidcommKeyVault } from '../shared/didcomm-keys';
 import { workerFairShare } from '../shared/fair-share';
 import { walletSessions } from '../shared/sessions';
-import { webhookTransport, type WebhookOverrides } from '../shared/webhook-transport';
+import type { WebhookOverrides } from '../shared/webhook-transport';
 
 /**
  * The DIDComm inbound worker: each message of the FIFO queue names an envelope the public endpoint
@@ -18,7 +18,8 @@ import { webhookTransport, type WebhookOverrides } from '../shared/webhook-trans
  * wallet's session (lib/didcomm/agent-runtime.ts). Order per connection, fairness between wallets and
  * retries: lib/didcomm/inbound-batch.ts.
  */
-export function createHandler(overrides: WebhookOverrides = {}) {
+// Replies are outbound jobs in the decision's transaction (lib/didcomm/outbound.ts): this worker posts nothing.
+export function createHandler(_overrides: WebhookOverrides = {}) {
   const deps = buildDeps('didcomm-worker', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
   const agent = new AgentRuntime({
@@ -26,7 +27,6 @@ export function createHandler(overrides: WebhookOverrides = {}) {
     events: deps.events,
     keys: buildDidcommKeyVault(deps, deps.config.keyBackend === 'kms' ? deps.config.didcommKmsKeyId : undefined),
     dids: PEER_DIDS,
-    transport: webhookTransport(deps, overrides),
     maxEnvelopeBytes: MAX_INBOUND_BYTES,
     timeoutMs: deps.config.webhookTimeoutMs,
   });

@@ -5,11 +5,13 @@ import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { enqueueJobs, jobsForEvent } from '../../lib/status-lists/jobs';
 import { jobFromOutboxItem } from '../../lib/webhooks/records';
+import { OUTBOUND_JOB_TYPE, outboundJobFromOutboxItem } from '../../lib/didcomm/outbound';
+import { tenantMessageGroup } from '../../lib/fairness/share';
 import { TABLE, walletPartitionKey } from '../../lib/service/resources';
 import type { Item } from '../../lib/store/port';
 import { buildDeps, createLogger } from '../shared/deps';
 import { walletSessions } from '../shared/sessions';
-import { buildStatusQueue } from '../shared/job-queue';
+import { buildJobQueue, buildStatusQueue } from '../shared/job-queue';
 import { buildDispatcher } from '../shared/webhook-dispatcher';
 
 /**
@@ -32,6 +34,7 @@ export function createHandler() {
   const logger = createLogger(deps.config.serviceName);
   const dispatcher = buildDispatcher(deps, logger);
   const statusQueue = buildStatusQueue(deps);
+  const didcommQueue = buildJobQueue(deps, 'didcomm-outbound');
 
   const relay = async (r: DynamoDBRecord) => {
     const item = newImageOf(r);
@@ -47,6 +50,21 @@ export function createHandler() {
       await enqueueJobs(statusQueue, statusJobs);
       const jobs = await inSession(tenantScope(event.wallet_id), () => dispatcher.fanOut(event));
       logger.info('event relayed', { event_id: event.id, event_type: event.type, wallet_id: event.wallet_id, deliveries: jobs, status_jobs: statusJobs.length });
+      return;
+    }
+    // A DIDComm message a committed decision sends (lib/didcomm/outbound.ts): its job as written.
+    const outbound = outboundJobFromOutboxItem(item);
+    if (!outbound && item.type === OUTBOUND_JOB_TYPE) {
+      logger.error('malformed DIDComm outbound job; not queued', { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey] });
+      return;
+    }
+    if (outbound) {
+      if (!namesItsOwnWallet(item, outbound.wallet_id)) {
+        logger.error('DIDComm outbound job names a wallet other than its partition; not queued', { partition: item[TABLE.partitionKey], job_id: outbound.job_id, wallet_id: outbound.wallet_id });
+        return;
+      }
+      await didcommQueue.send([{ body: JSON.stringify(outbound), delaySeconds: 0, group: tenantMessageGroup(outbound.wallet_id) }]);
+      logger.info('DIDComm outbound job queued', { job_id: outbound.job_id, wallet_id: outbound.wallet_id, connection_id: outbound.connection_id });
       return;
     }
     const job = jobFromOutboxItem(item);

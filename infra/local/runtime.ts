@@ -398,6 +398,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const relay = ((await import('../../functions/workers/webhook-relay')) as { createHandler: () => StreamWorker }).createHandler();
     const delivery = ((await import('../../functions/workers/webhook-delivery')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const statusWorker = ((await import('../../functions/workers/status-lists')) as { createHandler: () => SqsWorker }).createHandler();
+    const didcommOutbound = ((await import('../../functions/workers/didcomm-outbound')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const emailWorker = ((await import('../../functions/workers/email')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.mailer ? { mailer: opts.mailer } : {});
     const didcommWorker = ((await import('../../functions/workers/didcomm-inbound')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
@@ -408,6 +409,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       status: { functionName: 'status-worker', worker: statusWorker },
       email: { functionName: 'email-worker', worker: emailWorker },
       'didcomm-inbound': { functionName: 'didcomm-worker', worker: didcommWorker },
+      'didcomm-outbound': { functionName: 'didcomm-outbound', worker: didcommOutbound },
     };
     const queueArns: Record<string, string | undefined> = {};
     for (const q of QUEUES) {

@@ -63,6 +63,7 @@ export const WORKER_ENTRIES: Partial<Record<FunctionName, string>> = {
   'status-worker': 'functions/workers/status-lists.ts',
   'email-worker': 'functions/workers/email.ts',
   'didcomm-worker': 'functions/workers/didcomm-inbound.ts',
+  'didcomm-outbound': 'functions/workers/didcomm-outbound.ts',
 };
 
 const DESCRIPTIONS: Record<FunctionName, string> = {
@@ -88,6 +89,7 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   didcomm: 'Endpoint group: DIDComm invitations, connections and basic messages',
   'didcomm-inbound': 'Public DIDComm v1 endpoint: stores and queues inbound envelopes',
   'didcomm-worker': 'Unpacks inbound DIDComm envelopes and runs the agent (DID Exchange, trust ping, basic messages)',
+  'didcomm-outbound': 'Packs and posts DIDComm messages to peers (one attempt per message), retries with backoff',
 };
 
 const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
@@ -96,12 +98,13 @@ const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
   'status-worker': Duration.seconds(60),
   'email-worker': Duration.seconds(60),
   'didcomm-worker': Duration.seconds(30),
+  'didcomm-outbound': Duration.seconds(30),
   // A response may need an issuer's did.json, its metadata and JWKS, and status lists (3 s each at most), within the gateway's 29 s.
   'oid4vp-verifier': Duration.seconds(25),
 };
 
 /** The worker each queue feeds, with the consumer settings declared beside the queue (lib/service/resources.ts). */
-const QUEUE_WORKERS: Record<QueueId, FunctionName> = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker', 'didcomm-inbound': 'didcomm-worker' };
+const QUEUE_WORKERS: Record<QueueId, FunctionName> = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker', 'didcomm-inbound': 'didcomm-worker', 'didcomm-outbound': 'didcomm-outbound' };
 
 /** Functions that read the publication agreement (shipped as a file: Lambda allows 4 KB of environment). */
 const TAA_READERS: readonly FunctionName[] = ['dids', 'taa'];

@@ -26,8 +26,9 @@ export class NodeWebhookTransport implements WebhookTransport {
         url: new URL(req.url),
         method: 'POST',
         headers: {
-          ...req.headers,
+          // JSON unless the caller says otherwise (DIDComm envelopes: application/didcomm-envelope-enc).
           'content-type': 'application/json',
+          ...req.headers,
           'content-length': String(Buffer.byteLength(req.body)),
           'user-agent': this.opts.userAgent ?? 'credential-service-webhooks/1',
         },

@@ -10,25 +10,33 @@ import { EnvelopeError, envelopeRecipients, packMessage, unpackMessage } from '.
 import { acceptInvitation } from './protocols/did-exchange/handlers';
 import { sendBasicMessage } from './protocols/basic-message/handlers';
 import { OutOfBandInvitation } from './protocols/out-of-band/messages';
-import { didcommKeys, invitationFromItem, storedConnectionFromItem, type MessageRecord, type StoredConnection } from './records';
+import { outboundJobWrites, OutboundTooLargeError } from './outbound';
+import { didcommKeys, invitationFromItem, messageFromItem, storedConnectionFromItem, type MessageRecord, type StoredConnection } from './records';
 
 /**
  * The DIDComm agent of one wallet at work: an inbound envelope is unpacked with the key it names,
- * dispatched, and the decision committed in one transaction; outbound messages are packed and posted
- * afterwards. Nothing here knows SQS or Lambda: the workers in functions/ drive it.
+ * dispatched, and the decision committed in one transaction together with an outbox job per message
+ * to send (lib/didcomm/outbound.ts); the outbound worker packs and posts them ({@link AgentRuntime.send}).
+ * Nothing here knows SQS or Lambda: the workers in functions/ drive it.
  */
 export interface AgentRuntimeDeps {
   readonly store: ItemStore;
   readonly events: EventPublisher;
   readonly keys: AgentKeys;
   readonly dids: PeerDids;
-  /** Posts an envelope; the webhooks' SSRF-guarded transport. */
-  readonly transport: WebhookTransport;
+  /** Posts an envelope; the webhooks' SSRF-guarded transport (only the outbound worker sends). */
+  readonly transport?: WebhookTransport;
   readonly now?: () => Date;
   readonly maxEnvelopeBytes: number;
   readonly timeoutMs: number;
+  /**
+   * Why a peer's endpoint from an invitation we accept is unacceptable, or null (the webhooks' target
+   * URL rule): refused at once rather than retried for a day by the outbound worker's SSRF guard.
+   */
+  readonly endpointProblem?: (url: string) => string | null;
 }
 
+/** `outbound`: the messages the committed decision queued (their jobs were written with it; nothing more to do). */
 export type InboundOutcome =
   | { readonly kind: 'committed'; readonly outbound: readonly Outbound[]; readonly type: string }
   | { readonly kind: 'dropped'; readonly reason: string; readonly detail: string };
@@ -89,8 +97,15 @@ export class AgentRuntime {
       if (err instanceof ProtocolViolation) return { kind: 'dropped', reason: err.problemCode, detail: err.message };
       throw err;
     }
+    let writes;
     try {
-      if (decision.writes.length > 0) await this.deps.store.write(decision.writes);
+      writes = [...decision.writes, ...outboundJobWrites(scope, decision.outbound, this.now())];
+    } catch (err) {
+      if (err instanceof OutboundTooLargeError) return { kind: 'dropped', reason: 'too_large', detail: err.message };
+      throw err;
+    }
+    try {
+      if (writes.length > 0) await this.deps.store.write(writes);
     } catch (err) {
       // A replay, or a message racing another on the same record: the conditions refused it.
       if ((err as Error).name === 'ConditionFailedError') return { kind: 'dropped', reason: 'stale', detail: 'the records changed: a duplicate or a concurrent message' };
@@ -99,31 +114,61 @@ export class AgentRuntime {
     return { kind: 'committed', outbound: decision.outbound, type: String(unpacked.message['@type']) };
   }
 
-  /** Accepts another agent's invitation (URL or JSON): the connection in state request, and the request to send. */
+  /** Accepts another agent's invitation (its JSON): the connection in state request, and the request's outbound job, in one transaction. */
   async acceptInvitation(scope: TenantScope, endpoint: string, invitation: unknown, opts: { label: string; alias: string | null }): Promise<{ connection: StoredConnection; outbound: readonly Outbound[] }> {
     const parsed = OutOfBandInvitation.safeParse(invitation);
     if (!parsed.success) throw new ProtocolViolation('invalid_invitation', `not an Out-of-Band invitation: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(invitation)'} ${i.message}`).join('; ').slice(0, 300)}`);
     const decision = await acceptInvitation(this.context(scope, endpoint), parsed.data, opts);
-    await this.deps.store.write(decision.writes);
+    for (const out of decision.outbound) {
+      const problem = this.deps.endpointProblem?.(out.to.endpoint);
+      if (problem) throw new ProtocolViolation('invalid_invitation', `the invitation's service endpoint ${problem}`);
+    }
+    await this.deps.store.write([...decision.writes, ...outboundJobWrites(scope, decision.outbound, this.now())]);
     return { connection: decision.connection, outbound: decision.outbound };
   }
 
-  /** A basic message on an active connection: stored as queued, with the message to send. */
+  /**
+   * A basic message on an active connection: stored as queued with its outbound job, in one
+   * transaction that also requires the connection still active.
+   */
   async sendMessage(scope: TenantScope, endpoint: string, c: StoredConnection, content: string): Promise<{ message: MessageRecord; outbound: readonly Outbound[] }> {
     const decision = sendBasicMessage(this.context(scope, endpoint), c, content);
-    await this.deps.store.write(decision.writes);
+    await this.deps.store.write([
+      ...decision.writes,
+      { type: 'check', key: didcommKeys.connection(scope, c.connection_id), condition: { equals: { state: 'active' } } },
+      ...outboundJobWrites(scope, decision.outbound, this.now()),
+    ]);
     return { message: decision.message, outbound: decision.outbound };
   }
 
-  /** The outcome of sending one of our basic messages. */
-  async markMessage(scope: TenantScope, messageId: string, state: 'sent' | 'failed'): Promise<void> {
-    await this.deps.store.write([{ type: 'update', key: didcommKeys.message(scope, messageId), set: { state, updated_at: this.now().toISOString() }, condition: { equals: { state: 'queued' } } }]);
+  /**
+   * The outcome of sending one of our basic messages, with its event (`message.sent`, or
+   * `message.failed` with the reason), once: false when the message is gone or no longer queued.
+   */
+  async markMessage(scope: TenantScope, messageId: string, state: 'sent' | 'failed', reason?: string): Promise<boolean> {
+    const key = didcommKeys.message(scope, messageId);
+    const item = await this.deps.store.get(key, { consistent: true });
+    if (!item || item.state !== 'queued') return false;
+    const at = this.now().toISOString();
+    const record: MessageRecord = { ...messageFromItem(item), state, updated_at: at };
+    const failure = state === 'failed' ? { failure_reason: (reason ?? 'not delivered').slice(0, 500) } : {};
+    try {
+      await this.deps.store.write([
+        { type: 'update', key, set: { state, updated_at: at, ...failure }, condition: { equals: { state: 'queued' } } },
+        this.deps.events.stage(scope, state === 'sent' ? 'message.sent' : 'message.failed', { ...record, ...failure }).op,
+      ]);
+    } catch (err) {
+      if ((err as Error).name === 'ConditionFailedError') return false;
+      throw err;
+    }
+    return true;
   }
 
   /** Packs (authcrypt; wrapped in forwards for each routing key) and posts one message. */
-  async send(scope: TenantScope, out: Outbound): Promise<{ ok: boolean; detail: string }> {
+  async send(scope: TenantScope, out: Outbound): Promise<SendResult> {
+    if (!this.deps.transport) throw new Error('this agent runtime has no transport: only the outbound worker sends');
     const sender = await this.deps.keys.keyPair(scope.walletId, out.senderVerkey);
-    if (!sender) return { ok: false, detail: 'our key for this connection is not in the key vault' };
+    if (!sender) return { ok: false, detail: 'our key for this connection is not in the key vault', outcome: null, durationMs: 0 };
     let packed = packMessage(out.message, [...out.to.recipientKeys], sender);
     let next = out.to.recipientKeys[0]!;
     for (const routingKey of out.to.routingKeys) {
@@ -133,8 +178,16 @@ export class AgentRuntime {
     }
     const result = await this.deps.transport.post({ url: out.to.endpoint, headers: { 'content-type': 'application/didcomm-envelope-enc' }, body: Buffer.from(packed).toString('utf8'), timeoutMs: this.deps.timeoutMs });
     const o = result.outcome;
-    return { ok: o.kind === 'response' && o.status >= 200 && o.status < 300, detail: describe(o) };
+    return { ok: o.kind === 'response' && o.status >= 200 && o.status < 300, detail: describe(o), outcome: o, durationMs: result.durationMs };
   }
+}
+
+/** What sending one message did: `outcome` null when nothing was posted (our key is missing). */
+export interface SendResult {
+  readonly ok: boolean;
+  readonly detail: string;
+  readonly outcome: AttemptOutcome | null;
+  readonly durationMs: number;
 }
 
 function describe(o: AttemptOutcome): string {

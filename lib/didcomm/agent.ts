@@ -38,6 +38,8 @@ export interface Outbound {
   readonly to: PeerService;
   readonly senderVerkey: string;
   readonly message: Record<string, unknown>;
+  /** Our basic message record this sends (marked sent or failed by the outbound worker). */
+  readonly messageId?: string;
 }
 
 /**

@@ -4,6 +4,8 @@ import { PAGING_QUERY } from '../http/paging';
 import { PublicRefPath, Timestamp } from '../tenancy/contract';
 import { CONNECTION_SORT_FIELDS, DEFAULT_PAGE_SIZE, MAX_LISTING_DEPTH, MAX_PAGE_SIZE } from './connections';
 import { INBOUND_MEDIA_TYPES } from './inbound';
+import { MAX_CONTENT } from './protocols/basic-message/messages';
+import { MAX_INVITATION_BYTES } from './protocols/out-of-band/messages';
 import { CONNECTION_STATES, INVITATION_STATES, MAX_INVITATION_ID, MESSAGE_DIRECTIONS, MESSAGE_STATES, RFC23_STATES } from './records';
 
 /**
@@ -116,6 +118,26 @@ export const didcommContracts = {
     errors: [400, 401, 403],
   },
   getConnection: { params: z.strictObject({ id: RecordId }), response: ConnectionView, errors: [400, 401, 403, 404] },
+  sendMessage: {
+    body: z.object({
+      invitation_id: z.number().int().min(1).max(MAX_INVITATION_ID).optional().meta({ description: 'Send on the connection this invitation produced (only when it produced exactly one)' }),
+      contact_id: RecordId.optional().meta({ description: 'The connection id (contact) to send to' }),
+      message: z.string().max(MAX_CONTENT).optional().meta({ description: `The text (required in practice: at most ${MAX_CONTENT} characters)` }),
+    }),
+    bodyOptional: true,
+    response: z.object({ success: z.string().meta({ description: 'Message <message_id> queued for contact <contact_id>' }) }).meta({ title: 'MessageQueued' }),
+    errors: [400, 401, 403, 404, 409],
+  },
+  receiveInvitation: {
+    body: z.strictObject({
+      invitation_url: z.string().min(1).max(MAX_INVITATION_BYTES).optional().meta({ description: 'An Out-of-Band invitation URL with the invitation inline (oob=)' }),
+      invitation: JsonObject.optional().meta({ description: 'The Out-of-Band 1.1 (or 1.0) invitation JSON' }),
+      alias: Text(256).optional().meta({ description: 'Our name for the connection (kept here, never sent)' }),
+      label: Text(256).optional().meta({ description: "The label the inviter shows for us (default: the wallet's label)" }),
+    }),
+    response: ConnectionView,
+    errors: [400, 401, 403, 503],
+  },
   listMessages: { query: z.object({ ...PAGING_QUERY }), paged: true, response: z.array(MessageView), errors: [400, 401, 403] },
   getMessage: { params: z.strictObject({ id: RecordId }), response: MessageView, errors: [400, 401, 403, 404] },
 } satisfies OperationContracts;

@@ -8,12 +8,14 @@ import { JsonReply } from '../http/contract';
 import { inSession } from '../store/session';
 import type { MessageService } from './messages';
 import type { InvitationService } from './protocols/out-of-band/invitations';
+import type { SendingService } from './sending';
 import { connectionView } from './records';
 
 export interface DidcommServices {
   readonly invitations: InvitationService;
   readonly connections: ConnectionService;
   readonly messages: MessageService;
+  readonly sending: SendingService;
 }
 
 /** The `didcomm` group: the wallet is the caller's; another wallet's records are simply not found. */
@@ -40,6 +42,8 @@ export function didcommOperations(s: DidcommServices): OperationImpls<typeof did
         (p) => s.messages.listPage(walletScope(caller), p),
       ),
     getMessage: ({ caller, params }) => s.messages.get(walletScope(caller), params.id),
+    sendMessage: ({ caller, body, baseUrl }) => s.sending.sendMessage(walletScope(caller), body ?? {}, baseUrl),
+    receiveInvitation: ({ caller, body, baseUrl }) => s.sending.receiveInvitation(walletScope(caller), body, baseUrl),
   };
 }
 

@@ -17,6 +17,9 @@ export const didcommKeys = {
   messagePrefix: 'DCMSG#',
   /** A peer's message id seen on a connection: a replayed message fails its transaction on this item. */
   seen: (s: TenantScope, connectionId: string, messageId: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCSEEN#${connectionId}#${messageId}` }),
+  /** A connection one of our invitations produced (POST /api/v1/messages by invitation_id finds it here). */
+  invitationConnection: (s: TenantScope, invitationId: number, connectionId: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCINVCONN#${String(invitationId).padStart(10, '0')}#${connectionId}` }),
+  invitationConnectionPrefix: (invitationId: number): string => `DCINVCONN#${String(invitationId).padStart(10, '0')}#`,
   /** Which invitation or connection one of our verkeys belongs to (the inbound worker's first read). */
   recipientKey: (s: TenantScope, verkey: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCRCPT#${verkey}` }),
 } as const;

@@ -37,6 +37,8 @@ export const EVENT_TYPES = {
   'connection.active': 'A connection completed its DID Exchange and can carry messages (data: the connection, state active).',
   'connection.error': 'The peer abandoned the exchange with a problem report, or the exchange failed (data: the connection, state error, with error_msg).',
   'message.received': 'A basic message arrived on a connection (data: the message record).',
+  'message.sent': 'A basic message sent with POST /api/v1/messages was accepted by the peer\'s endpoint (data: the message record, state sent).',
+  'message.failed': 'A basic message could not be delivered: the peer\'s endpoint refused it or failed every retry (data: the message record, state failed, with failure_reason).',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

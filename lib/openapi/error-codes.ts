@@ -99,6 +99,18 @@ export const ERROR_CODES = {
   endpoint_not_found: 'No DIDComm endpoint under this public reference',
   invalid_envelope: 'Not a DIDComm v1 (RFC 0019) envelope: JSON with protected, iv, ciphertext and tag, naming 1 to 20 recipients',
   unsupported_media_type: 'Send the envelope as application/didcomm-envelope-enc, application/ssi-agent-wire or application/json',
+  // DIDComm: sending (POST /api/v1/messages, POST /api/v1/invitations/receive)
+  message_required: 'message is missing or empty: the text to send',
+  target_required: 'Name the recipient: contact_id or invitation_id',
+  target_mismatch: 'contact_id and invitation_id name different connections',
+  message_too_large: 'The message is too large to queue for sending',
+  contact_not_found: 'No such contact (connection) in this wallet',
+  no_connection: 'The invitation has produced no connection yet',
+  invitation_ambiguous: 'The (multi-use) invitation produced more than one connection: send with contact_id',
+  connection_not_active: 'The connection is not active (its DID Exchange has not completed, or it was abandoned)',
+  invitation_required: 'Send exactly one of invitation_url and invitation',
+  unsupported_invitation: 'Not an inline Out-of-Band invitation: Connections 1.0 (c_i), connectionless (d_m) and short URLs are not accepted',
+  invalid_invitation: "Not a usable Out-of-Band invitation: its shape, handshake protocols, service or endpoint is refused; the message says which",
   // /docs
   asset_not_found: 'Not a file of the API reference page',
 } as const;
@@ -174,6 +186,8 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   getConnection: { 404: ['connection_not_found'] },
   getMessage: { 404: ['message_not_found'] },
   postDidcommEnvelope: { 400: ['invalid_envelope'], 404: ['endpoint_not_found'], 415: ['unsupported_media_type'] },
+  sendMessage: { 400: ['message_required', 'target_required', 'target_mismatch', 'message_too_large'], 404: ['contact_not_found', 'invitation_not_found'], 409: ['no_connection', 'invitation_ambiguous', 'connection_not_active'] },
+  receiveInvitation: { 400: ['invitation_required', 'unsupported_invitation', 'invalid_invitation'], ...KEYS_503 },
 };
 
 /** What the operation's kind answers with, whatever it does: the same rules that decide its statuses. */

@@ -19,11 +19,11 @@ import type { RouteGroup } from './routes';
  *   role writes those prefixes: IAM cannot require the puts' `attribute_not_exists`, so any session
  *   that may put there could overwrite another wallet's reservation.
  *
- * The queue workers (webhook-delivery, email-worker, status-worker) count their wallet's jobs in
+ * The queue workers (webhook-delivery, email-worker, status-worker, didcomm-outbound) count their wallet's jobs in
  * flight in `W#<wallet>#INFLIGHT` (lib/fairness/in-flight.ts: UpdateItem, and GetItem to find
  * expired places), with their `tenant` grants on the wallet's own partitions.
  */
-export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker' | 'didcomm-worker';
+export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker' | 'didcomm-worker' | 'didcomm-outbound';
 
 export const DATA_ACTIONS = ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
 export type DataAction = (typeof DATA_ACTIONS)[number];
@@ -127,17 +127,22 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'] },
   },
   // DIDComm admin: invitations (a counter, the invitation, its key's lookup item and the event in one transaction), connections and messages.
-  didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
+  // Sending a message checks (ConditionCheckItem) that its connection is still active in the transaction that stores it with its outbound job.
+  didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   // Public DIDComm endpoint: the path's reference, then in that wallet's session the recipient lookups (one BatchGet) and the stored envelope; the job goes on the inbound FIFO queue.
   'didcomm-inbound': { shared: { data: [READ_PUBLIC_REFS], sendTo: ['didcomm-inbound'] }, tenant: { data: ['BatchGetItem', 'PutItem'] } },
   // Inbound worker: the stored envelope, the records it names, the decision's transaction (records, events), the wallet's in-flight counter; keys unsealed (and, for a new connection, made) with the wallet's data key.
   'didcomm-worker': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   meta: {},
-  'webhook-relay': { shared: { sendTo: ['webhook', 'status'] }, tenant: { data: ['GetItem', 'PutItem'] } },
+  // Also queues the DIDComm outbound jobs (JOBQ#DCOUT#…) a decision wrote with its records.
+  'webhook-relay': { shared: { sendTo: ['webhook', 'status', 'didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
   // One offer and one mail per recipient: the exchange as POST /api/v1/oid4vci/issue makes it, the recipient's record and events.
   // Recipients of a wallet at its cap go back on the email queue, delayed (lib/fairness/share.ts).
   'email-worker': { shared: { mail: true, sendTo: ['email'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] } },
+  // DIDComm outbound: packs each queued message with the connection's key (unsealed: Decrypt only) and posts it;
+  // marks our basic message sent or failed with its event; retries and over-cap jobs go back on its own queue.
+  'didcomm-outbound': { shared: { sendTo: ['didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], dataKeys: ['Decrypt'] } },
   // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items (queueing the rest of a large removal).
   'status-worker': { shared: { sendTo: ['status'] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };

@@ -41,4 +41,5 @@ export const FUNCTION_AREAS: Readonly<Record<FunctionName, Area>> = {
   didcomm: 'didcomm',
   'didcomm-inbound': 'didcomm',
   'didcomm-worker': 'didcomm',
+  'didcomm-outbound': 'didcomm',
 };

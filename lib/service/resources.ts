@@ -164,6 +164,22 @@ export const QUEUES: readonly QueueDefinition[] = [
     consumer: { batchSize: 10, maxConcurrency: 10 },
     fairness: { perTenant: 3, leaseSeconds: 60, defer: { firstSeconds: 2, maxSeconds: 30 } },
   },
+  // DIDComm messages to peers' endpoints (lib/didcomm/outbound.ts): one attempt per message, as the
+  // webhook queue, so the same caps: 6 x the worker's 30 s timeout, a batch's attempts in parallel, a
+  // wallet at most 5 of the 20 instances, 3 per endpoint, 1 per slow endpoint and 2 per wallet's slow ones.
+  {
+    id: 'didcomm-outbound',
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    retentionDays: 4,
+    consumer: { batchSize: 10, maxConcurrency: 20, maxBatchingWindowSeconds: 1 },
+    fairness: {
+      perTenant: 5,
+      leaseSeconds: 60,
+      defer: { firstSeconds: 5, maxSeconds: 60 },
+      targets: { perTarget: 3, slow: { afterMs: 5000, forSeconds: 60, perTarget: 1, perTenant: 2 } },
+    },
+  },
 ];
 
 /** The declaration of one queue. */
@@ -175,9 +191,10 @@ export function queueDefinition(id: QueueId): QueueDefinition {
 
 export const DLQ_RETENTION_DAYS = 14;
 
-export type QueueId = 'email' | 'webhook' | 'status' | 'didcomm-inbound';
+export type QueueId = 'email' | 'webhook' | 'status' | 'didcomm-inbound' | 'didcomm-outbound';
 
 export function queueUrlEnvName(id: string): string {
+  // Environment names take no '-': didcomm-outbound -> DIDCOMM_OUTBOUND_QUEUE_URL.
   return `${id.toUpperCase().replace(/-/g, '_')}_QUEUE_URL`;
 }
 

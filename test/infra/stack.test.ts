@@ -664,7 +664,7 @@ describe('events and webhooks', () => {
   });
 
   test('each queue feeds its worker with partial batch responses and the consumer settings declared beside it', () => {
-    const workers = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker', 'didcomm-inbound': 'didcomm-worker' } as const;
+    const workers = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker', 'didcomm-inbound': 'didcomm-worker', 'didcomm-outbound': 'didcomm-outbound' } as const;
     for (const q of QUEUES) {
       const [m] = mappingOf(workers[q.id]);
       const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id.replace(/-/g, '')}queue`))!;

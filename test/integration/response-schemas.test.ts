@@ -669,6 +669,19 @@ describe('DIDComm', () => {
     await hit('postDidcommEnvelope', D, 400, { rawBody: '{"protected":"e30"}', headers: wire });
     await hit('postDidcommEnvelope', '/didcomm/AAAAAAAAAAAAAAAAAAAAAA', 404, { rawBody: envelope, headers: wire });
     await hit('postDidcommEnvelope', D, 413, { rawBody: JSON.stringify({ ciphertext: 'x'.repeat(300 * 1024) }), headers: wire });
+    // Sending: the seeded connection has no peer (this test drives none), so it is not usable yet.
+    await hit('sendMessage', M, 409, { key, body: { contact_id: connectionId, message: 'hi' } });
+    await hit('sendMessage', M, 404, { key: other.apiKey, body: { contact_id: connectionId, message: 'hi' } });
+    await hit('sendMessage', M, 400, { key, body: { contact_id: connectionId } });
+    await hit('sendMessage', M, 400, { key, body: { message: 'hi', invitation_id: 'one' } });
+    // Receiving the other wallet's invitation: a connection in state request (its request is sent by the outbound worker).
+    const theirs = (await hit('createInvitation', I, 200, { key: other.apiKey, body: { label: 'Other' } })).body;
+    const R = `${I}/receive`;
+    expect((await hit('receiveInvitation', R, 200, { key, body: { invitation_url: theirs.invitation_url, alias: 'other' } })).body).toMatchObject({ state: 'request', their_label: 'Other' });
+    await hit('receiveInvitation', R, 200, { key, body: { invitation: theirs.invitation } });
+    await hit('receiveInvitation', R, 400, { key, body: {} });
+    await hit('receiveInvitation', R, 400, { key, body: { invitation_url: 'https://agent.example.test/?c_i=e30' } });
+    await hit('receiveInvitation', R, 400, { key, body: { invitation: { hello: 'world' } } });
   });
 });
 

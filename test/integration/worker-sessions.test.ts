@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
+import { outboundJobWrites } from '../../lib/didcomm/outbound';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { tenantScope } from '../../lib/store/keys';
 import type { ItemStore } from '../../lib/store/port';
@@ -31,6 +32,12 @@ beforeAll(() => {
 const JOBS: { queue: QueueId; fn: FunctionName; job: (wallet: string) => Record<string, unknown> }[] = [
   { queue: 'webhook', fn: 'webhook-delivery', job: (wallet) => ({ v: 1, wallet_id: wallet, delivery_id: 'dlv_none', attempt: 1 }) },
   { queue: 'status', fn: 'status-worker', job: (wallet) => ({ kind: 'publish', wallet_id: wallet, definition_id: 'none', list: 0 }) },
+  // A basic message's job: the worker reads the message record (none) in the session and sends nothing.
+  {
+    queue: 'didcomm-outbound',
+    fn: 'didcomm-outbound',
+    job: (wallet) => ({ v: 1, wallet_id: wallet, job_id: 'job_none', connection_id: 'none', sender_verkey: 'none', to: { endpoint: 'http://127.0.0.1:1/none', recipient_keys: ['none'], routing_keys: [] }, message: { '@type': 'https://didcomm.org/basicmessage/1.0/message' }, message_id: 'none', attempt: 1 }),
+  },
   {
     queue: 'email',
     fn: 'email-worker',
@@ -109,5 +116,28 @@ test("the webhook relay acts for the wallet whose partition holds the outbox ite
   expect(inSessions.length).toBeGreaterThan(0);
   expect(inSessions.filter((d) => d.principal.wallet !== walletA).map((d) => `${d.principal.wallet}: ${JSON.stringify(d.request)}`)).toEqual([]);
   // Nothing was queued for B either (status jobs are sent with the relay's own role).
+  expect(decisions.filter((d) => d.principal.wallet === walletB)).toEqual([]);
+});
+
+test('the relay queues a DIDComm outbound job only for the wallet whose partition holds it', async () => {
+  const [a, b] = [await api.newWallet(), await api.newWallet()];
+  await quiet('webhook-relay');
+  const [walletA, walletB] = [String(a.walletId), String(b.walletId)];
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb, region: 'eu-west-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+  // Jobs of a basic message that does not exist: the worker looks for it in the job's wallet session and sends nothing.
+  const job = () => {
+    const [op] = outboundJobWrites(tenantScope(walletA), [{ connectionId: 'none', senderVerkey: 'none', to: { endpoint: 'http://127.0.0.1:1/none', recipientKeys: ['none'], routingKeys: [] }, message: { '@type': 'https://didcomm.org/basicmessage/1.0/message' }, messageId: 'none' }], new Date());
+    if (op?.type !== 'put') throw new Error('an outbound job is a put');
+    return op.item;
+  };
+  const forged = job();
+  decisions.length = 0;
+  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { ...forged, job: { ...(forged.job as object), wallet_id: walletB } } }));
+  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: job() }));
+  await quiet('didcomm-outbound', 1);
+  doc.destroy();
+  const worker = decisions.filter((d) => d.principal.fn === 'didcomm-outbound' && d.principal.wallet !== null);
+  expect(worker.length).toBeGreaterThan(0);
+  expect(worker.filter((d) => d.principal.wallet !== walletA).map((d) => `${d.principal.wallet}: ${JSON.stringify(d.request)}`)).toEqual([]);
   expect(decisions.filter((d) => d.principal.wallet === walletB)).toEqual([]);
 });

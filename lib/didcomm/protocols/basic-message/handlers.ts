@@ -60,7 +60,7 @@ export function sendBasicMessage(ctx: AgentContext, c: StoredConnection, content
   const wire = { '@type': BASIC_MESSAGE_TYPE, '@id': newMessageId(), content, sent_time: at, '~l10n': { locale: 'en' } };
   return {
     writes: [{ type: 'put', item: messageItem(ctx, message), condition: 'not_exists' }],
-    outbound: [{ connectionId: c.connection_id, to: { endpoint: c.peer.endpoint, recipientKeys: c.peer.recipient_keys, routingKeys: c.peer.routing_keys }, senderVerkey: c.my_verkey, message: wire }],
+    outbound: [{ connectionId: c.connection_id, to: { endpoint: c.peer.endpoint, recipientKeys: c.peer.recipient_keys, routingKeys: c.peer.routing_keys }, senderVerkey: c.my_verkey, message: wire, messageId: message.message_id }],
     message,
   };
 }

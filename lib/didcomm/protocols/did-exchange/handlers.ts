@@ -3,7 +3,7 @@ import type { EventType } from '../../../events/envelope';
 import { ProtocolViolation, type AgentContext, type Decision, type PeerService, type ResolvedPeer } from '../../agent';
 import { connectionData, connectionItem, didcommKeys, type InvitationRecord, type StoredConnection } from '../../records';
 import { newMessageId, threadOf, type Attachment } from '../common';
-import { verkeyOfDidKey } from '../out-of-band/invitations';
+import { verkeyOfDidKey } from '../out-of-band/did-key';
 import type { InlineService, OutOfBandInvitation } from '../out-of-band/messages';
 import { DIDEXCHANGE_1_0, DIDEXCHANGE_1_1 } from '../out-of-band/messages';
 import { DidExchangeComplete, DidExchangeRequest, DidExchangeResponse, didExchangeType, ProblemReport, type DidExchangeVersion } from './messages';
@@ -113,6 +113,7 @@ export async function onRequest(ctx: AgentContext, raw: unknown, version: DidExc
   const writes: Decision['writes'] = [
     { type: 'put', item: connectionItem(ctx.scope, connection), condition: 'not_exists' },
     { type: 'put', item: { ...didcommKeys.recipientKey(ctx.scope, mine.verkey), type: 'didcomm_key', kind: 'connection', connection_id: connection.connection_id }, condition: 'not_exists' },
+    { type: 'put', item: { ...didcommKeys.invitationConnection(ctx.scope, invitation.invitation_id, connection.connection_id), type: 'didcomm_invitation_connection', connection_id: connection.connection_id }, condition: 'not_exists' },
     staged(ctx, 'connection.response', connection),
   ];
   if (invitation.multi_use) {

@@ -1,6 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
-import { didKeyOfVerkey } from '../out-of-band/invitations';
+import { didKeyOfVerkey } from '../out-of-band/did-key';
 import type { Attachment } from '../common';
 
 /**

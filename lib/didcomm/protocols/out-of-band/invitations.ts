@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import QRCode from 'qrcode';
-import bs58 from 'bs58';
-import { multibaseKey } from '../../../dids/methods';
 import type { EventPublisher } from '../../../events/publisher';
 import { ConflictError, NotFoundError } from '../../../http/errors';
 import { prefixPage } from '../../../http/paging';
@@ -9,6 +7,7 @@ import { keys, type TenantScope } from '../../../store/keys';
 import type { ItemStore } from '../../../store/port';
 import type { WalletRefs } from '../../../tenancy/public-refs';
 import { didcommEndpoint, didcommKeys, invitationFromItem, MAX_INVITATION_ID, type InvitationRecord } from '../../records';
+import { didKeyOfVerkey } from './did-key';
 import { buildInvitation, invitationUrl } from './messages';
 
 /** What invitations need of the key vault (lib/didcomm/key-vault.ts: a new sealed Ed25519 key per invitation). */
@@ -33,10 +32,6 @@ export interface CreateInvitation {
   readonly qr?: boolean | undefined;
 }
 
-/** The verkey as a did:key (Ed25519, multicodec 0xed), as RFC 0434 inline services name recipient keys. */
-export function didKeyOfVerkey(verkey: string): string {
-  return `did:key:${multibaseKey({ kty: 'OKP', crv: 'Ed25519', x: Buffer.from(bs58.decode(verkey)).toString('base64url') } as never)}`;
-}
 
 /**
  * Our Out-of-Band invitations. Each has its own key (so an incoming DID Exchange request names the
@@ -123,15 +118,5 @@ export class InvitationService {
   }
 }
 
-/** The verkey of an Ed25519 did:key (with or without a `#fragment`); null for anything else. */
-export function verkeyOfDidKey(didKey: string): string | null {
-  const m = /^did:key:z([1-9A-HJ-NP-Za-km-z]{40,60})(?:#.*)?$/.exec(didKey);
-  if (!m) return null;
-  let bytes: Uint8Array;
-  try {
-    bytes = bs58.decode(m[1]!);
-  } catch {
-    return null;
-  }
-  return bytes.length === 34 && bytes[0] === 0xed && bytes[1] === 0x01 ? bs58.encode(bytes.subarray(2)) : null;
-}
+// Kept apart from this module's QR encoder: the DID Exchange code (and so the outbound worker) needs only these.
+export { didKeyOfVerkey, verkeyOfDidKey } from './did-key';

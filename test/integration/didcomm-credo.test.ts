@@ -1,0 +1,83 @@
+/**
+ * DIDComm v1 INTEROP, end to end over HTTP: Credo 0.6.3 (test/helpers/credo-didcomm.ts, its own
+ * envelope, DID Exchange and did:peer code) and a wallet of the service, in both roles. Credo accepts
+ * our invitation and we accept Credo's; each connection completes on both sides, and basic messages
+ * travel both ways through the public endpoint, the inbound worker, the outbound queue and worker.
+ */
+import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
+import { fenceTestNetwork } from '../helpers/loopback-only';
+import { expectError, ok, startTestApi, type TestApi } from '../helpers/runtime';
+
+fenceTestNetwork();
+
+let api: TestApi;
+let credo: CredoPeer;
+let acme: { apiKey: string; publicRef: string };
+let other: { apiKey: string };
+
+beforeAll(async () => {
+  [api, credo] = await Promise.all([startTestApi(), startCredoPeer({ label: 'Ada (Credo)' })]);
+  acme = await api.newWallet();
+  other = await api.newWallet();
+}, 120_000);
+
+afterAll(async () => {
+  await credo?.stop();
+  await api?.rt.stop();
+});
+
+async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+const connection = (id: string) => ok(api.call('GET', `/api/v1/connections/${id}`, { key: acme.apiKey }), 'connection');
+const messages = () => ok(api.call('GET', '/api/v1/messages', { key: acme.apiKey }), 'messages');
+
+async function talk(contactId: string, credoConnectionId: string, tag: string) {
+  // Credo → us: stored as received on that connection.
+  await credo.sendBasicMessage(credoConnectionId, `hello acme ${tag}`);
+  const got = await until('the received message', async () => (await messages()).find((m: any) => m.message === `hello acme ${tag}`));
+  expect(got).toMatchObject({ direction: 'received', state: 'received', contact_id: contactId });
+  // Us → Credo, by contact_id: queued, then sent, and Credo has it on its side of the connection.
+  const sent = await ok(api.call('POST', '/api/v1/messages', { key: acme.apiKey, body: { contact_id: contactId, message: `hello Ada ${tag}` } }), 'send');
+  expect(typeof sent.success).toBe('string');
+  expect(await credo.waitForBasicMessage((c) => c === `hello Ada ${tag}`, 30_000)).toEqual({ content: `hello Ada ${tag}`, connectionId: credoConnectionId });
+  const ours = await until('our message sent', async () => (await messages()).find((m: any) => m.message === `hello Ada ${tag}` && m.state === 'sent'));
+  expect(ours).toMatchObject({ direction: 'sent', contact_id: contactId });
+}
+
+test('Credo accepts our invitation: the connection completes on both sides, and basic messages go both ways', async () => {
+  const inv = await ok(api.call('POST', '/api/v1/invitations', { key: acme.apiKey, body: { alias: 'Ada' } }), 'invitation');
+  const { connectionId: credoSide } = await credo.receiveInvitationUrl(inv.invitation_url);
+  expect((await credo.waitForConnection((c) => c.id === credoSide, 30_000)).state).toBe('completed');
+  const ours = await until('our connection active', async () =>
+    (await ok(api.call('GET', '/api/v1/connections', { key: acme.apiKey }), 'connections')).find((c: any) => c.invitation_id === inv.invitation_id && c.state === 'active'),
+  );
+  expect(ours).toMatchObject({ their_label: 'Ada (Credo)', their_role: 'invitee', rfc23_state: 'completed', alias: 'Ada' });
+  await talk(ours.connection_id, credoSide, 'one');
+  // By invitation_id: the connection the invitation produced.
+  await ok(api.call('POST', '/api/v1/messages', { key: acme.apiKey, body: { invitation_id: inv.invitation_id, message: 'by invitation' } }), 'send by invitation');
+  expect(await credo.waitForBasicMessage((c) => c === 'by invitation', 30_000)).toMatchObject({ connectionId: credoSide });
+  // Another wallet names neither.
+  expectError(await api.call('POST', '/api/v1/messages', { key: other.apiKey, body: { contact_id: ours.connection_id, message: 'x' } }), 404, 'contact_not_found');
+  expectError(await api.call('GET', `/api/v1/connections/${ours.connection_id}`, { key: other.apiKey }), 404, 'connection_not_found');
+}, 120_000);
+
+test("we accept Credo's invitation: the connection completes on both sides, and basic messages go both ways", async () => {
+  const { invitationUrl, outOfBandId } = await credo.createInvitation();
+  const created = await ok(api.call('POST', '/api/v1/invitations/receive', { key: acme.apiKey, body: { invitation_url: invitationUrl, alias: 'Ada as inviter' } }), 'receive');
+  expect(created).toMatchObject({ state: 'request', their_role: 'inviter', alias: 'Ada as inviter', invitation_id: null });
+  const credoConnection = await credo.waitForConnection((c) => (c as { outOfBandId?: string }).outOfBandId === outOfBandId, 30_000);
+  const ours = await until('our connection active', async () => {
+    const c = await connection(created.connection_id);
+    return c.state === 'active' ? c : undefined;
+  });
+  expect(ours).toMatchObject({ their_label: 'Ada (Credo)', rfc23_state: 'completed' });
+  await talk(created.connection_id, credoConnection.id, 'two');
+}, 120_000);

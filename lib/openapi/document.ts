@@ -180,5 +180,5 @@ export function buildOpenApiDocument(contracts: OperationContracts, serverUrl = 
 }
 
 function isUndefined(schema: z.ZodType): boolean {
-  return (schema as { def?: { type?: string } }).def?.type === 'undefined';
+  return (schema as unknown as { _zod: { def: { type: string } } })._zod.def.type === 'undefined';
 }

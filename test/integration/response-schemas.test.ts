@@ -675,13 +675,17 @@ describe('DIDComm', () => {
     await hit('sendMessage', M, 400, { key, body: { contact_id: connectionId } });
     await hit('sendMessage', M, 400, { key, body: { message: 'hi', invitation_id: 'one' } });
     // Receiving the other wallet's invitation: a connection in state request (its request is sent by the outbound worker).
-    const theirs = (await hit('createInvitation', I, 200, { key: other.apiKey, body: { label: 'Other' } })).body;
+    const theirs = (await hit('createInvitation', I, 200, { key: other.apiKey, body: { label: 'Other', multi_use: true } })).body;
     const R = `${I}/receive`;
     expect((await hit('receiveInvitation', R, 200, { key, body: { invitation_url: theirs.invitation_url, alias: 'other' } })).body).toMatchObject({ state: 'request', their_label: 'Other' });
     await hit('receiveInvitation', R, 200, { key, body: { invitation: theirs.invitation } });
     await hit('receiveInvitation', R, 400, { key, body: {} });
     await hit('receiveInvitation', R, 400, { key, body: { invitation_url: 'https://agent.example.test/?c_i=e30' } });
     await hit('receiveInvitation', R, 400, { key, body: { invitation: { hello: 'world' } } });
+    // The first received invitation's connection completes through both wallets' endpoints and workers; then a message is queued on it.
+    const accepted = (await api.call('GET', '/api/v1/connections', { key })).body.find((c: any) => c.alias === 'other');
+    await eventually(async () => ((await api.call('GET', `/api/v1/connections/${accepted.connection_id}`, { key })).body.state === 'active' ? true : undefined), 30_000, 'the connection to the other wallet');
+    expect((await hit('sendMessage', M, 200, { key, body: { contact_id: accepted.connection_id, message: 'hello other' } })).body.success).toContain(accepted.connection_id);
   });
 });
 

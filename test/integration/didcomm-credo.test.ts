@@ -6,6 +6,7 @@
  */
 import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
 import { fenceTestNetwork } from '../helpers/loopback-only';
+import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
 import { expectError, ok, startTestApi, type TestApi } from '../helpers/runtime';
 
 fenceTestNetwork();
@@ -14,16 +15,19 @@ let api: TestApi;
 let credo: CredoPeer;
 let acme: { apiKey: string; publicRef: string };
 let other: { apiKey: string };
+let hooks: Receiver;
 
 beforeAll(async () => {
-  [api, credo] = await Promise.all([startTestApi(), startCredoPeer({ label: 'Ada (Credo)' })]);
+  [api, credo, hooks] = await Promise.all([startTestApi(), startCredoPeer({ label: 'Ada (Credo)' }), startReceiver()]);
   acme = await api.newWallet();
   other = await api.newWallet();
+  await ok(api.call('PUT', '/api/v1/settings/webhook-target-urls', { key: acme.apiKey, body: { urls: [`${hooks.url}/acme`] } }), 'webhook target');
 }, 120_000);
 
 afterAll(async () => {
   await credo?.stop();
   await api?.rt.stop();
+  await hooks?.close();
 });
 
 async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
@@ -61,6 +65,12 @@ test('Credo accepts our invitation: the connection completes on both sides, and 
   );
   expect(ours).toMatchObject({ their_label: 'Ada (Credo)', their_role: 'invitee', rfc23_state: 'completed', alias: 'Ada' });
   await talk(ours.connection_id, credoSide, 'one');
+  // The tenant heard each step as a webhook event.
+  const events = () => hooks.received('/acme').map((r) => JSON.parse(r.body) as { type: string; data: { connection_id?: string; contact_id?: string } });
+  await eventually(async () => {
+    const mine = events().filter((e) => (e.data.connection_id ?? e.data.contact_id) === ours.connection_id).map((e) => e.type);
+    return ['connection.response', 'connection.active', 'message.received', 'message.sent'].every((t) => mine.includes(t)) ? true : undefined;
+  }, 30_000, 'the connection and message events');
   // By invitation_id: the connection the invitation produced.
   await ok(api.call('POST', '/api/v1/messages', { key: acme.apiKey, body: { invitation_id: inv.invitation_id, message: 'by invitation' } }), 'send by invitation');
   expect(await credo.waitForBasicMessage((c) => c === 'by invitation', 30_000)).toMatchObject({ connectionId: credoSide });

@@ -34,14 +34,11 @@ export const BUNDLE_BUDGET_BYTES = 600_000;
  * re-checked on what wallets disclose), DCQL matching and the KMS client. Both OID4VP groups compile
  * patterns with RE2 (re2js, ~160 KB minified, most of it Unicode tables): a tenant's pattern runs on
  * wallet input, and V8's backtracking engine would let one value block the function (docs/oid4vp.md, "Definitions, requests and the two kinds of wallet": patterns).
- * The DIDComm inbound worker carries the envelope cryptography (@noble curves, ciphers, hashes), the
- * DID Exchange handlers with did:peer, and the KMS and SQS clients beside DynamoDB and STS (about 640 KB
- * measured); a queue worker, where a cold start delays no caller.
  * The DIDComm admin group carries the QR encoder (with its PNG writer) for invitations and, since it
  * sends (POST /api/v1/messages, POST /api/v1/invitations/receive), the agent's protocol layer with
  * did:peer and the KMS client of the key vault.
  */
-export const BUNDLE_BUDGET_OVERRIDES: Readonly<Record<string, number>> = { 'oid4vci-issuer': 760_000, 'email-worker': 725_000, oid4vp: 920_000, 'oid4vp-verifier': 1_080_000, didcomm: 660_000, 'didcomm-worker': 700_000 };
+export const BUNDLE_BUDGET_OVERRIDES: Readonly<Record<string, number>> = { 'oid4vci-issuer': 760_000, 'email-worker': 725_000, oid4vp: 920_000, 'oid4vp-verifier': 1_080_000, didcomm: 660_000 };
 
 export interface ServiceFunctionProps {
   /** Repository root; the entry is `functions/<name>/handler.ts` unless `entry` says otherwise. */

@@ -91,3 +91,22 @@ test("we accept Credo's invitation: the connection completes on both sides, and 
   expect(ours).toMatchObject({ their_label: 'Ada (Credo)', rfc23_state: 'completed' });
   await talk(created.connection_id, credoConnection.id, 'two');
 }, 120_000);
+
+test('a multi-use invitation yields one connection per agent that accepts it; a message by its invitation_id is then ambiguous', async () => {
+  const second = await startCredoPeer({ label: 'Grace (Credo)' });
+  try {
+    const inv = await ok(api.call('POST', '/api/v1/invitations', { key: acme.apiKey, body: { multi_use: true } }), 'invitation');
+    const [a, b] = await Promise.all([credo.receiveInvitationUrl(inv.invitation_url), second.receiveInvitationUrl(inv.invitation_url)]);
+    await Promise.all([credo.waitForConnection((c) => c.id === a.connectionId, 30_000), second.waitForConnection((c) => c.id === b.connectionId, 30_000)]);
+    const both = await until('two active connections', async () => {
+      const mine = (await ok(api.call('GET', '/api/v1/connections', { key: acme.apiKey }), 'connections')).filter((c: any) => c.invitation_id === inv.invitation_id && c.state === 'active');
+      return mine.length === 2 ? mine : undefined;
+    });
+    expect(both.map((c: any) => c.their_label).sort()).toEqual(['Ada (Credo)', 'Grace (Credo)']);
+    expect(both.every((c: any) => c.invitation_mode === 'multi')).toBe(true);
+    expect((await ok(api.call('GET', `/api/v1/invitations/${inv.invitation_id}`, { key: acme.apiKey }), 'invitation')).state).toBe('await-response');
+    expectError(await api.call('POST', '/api/v1/messages', { key: acme.apiKey, body: { invitation_id: inv.invitation_id, message: 'to whom?' } }), 409, 'invitation_ambiguous');
+  } finally {
+    await second.stop();
+  }
+}, 120_000);

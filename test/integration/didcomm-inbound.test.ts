@@ -81,6 +81,12 @@ describe('what the public endpoint refuses, and what it takes without telling', 
     expect(none.status).toBe(202);
     // A trust ping to alice's own invitation key, anoncrypted: taken, and refused by the agent (only a DID Exchange request may use it).
     expect((await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: envelopeTo(aliceKey), headers: { 'content-type': 'application/didcomm-envelope-enc' } })).status).toBe(202);
+    // A real DID Exchange request shape, but tampered in transit: the worker cannot authenticate it and drops it.
+    const tampered = JSON.parse(envelopeTo(aliceKey));
+    const bytes = Buffer.from(tampered.ciphertext, 'base64url');
+    bytes[0]! ^= 1;
+    tampered.ciphertext = bytes.toString('base64url');
+    expect((await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: JSON.stringify(tampered), headers: { 'content-type': 'application/didcomm-envelope-enc' } })).status).toBe(202);
     await new Promise((r) => setTimeout(r, 1500));
     expect((await connections(alice.apiKey)).length).toBe(before);
     expect(await connections(bob.apiKey)).toEqual([]);

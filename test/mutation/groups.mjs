@@ -8,13 +8,15 @@ export const MUTATION_GROUPS = [
   {
     name: 'access',
     what: 'tenant partition patterns and the access decision (what IAM decides, decided locally)',
-    mutate: ['lib/service/access.ts:128-200'],
+    // walletPartitionPatterns … allows() up to its shared branch; the registry and tenant branches are in access-guard.
+    mutate: ['lib/service/access.ts:146-200'],
     tests: ['test/unit/access-guard.test.ts'],
   },
   {
     name: 'access-guard',
     what: 'the access guard: the partitions a DynamoDB call names, the guard wired into the SDK clients and key manager, its refusal message',
-    mutate: ['lib/adapters/access-guard.ts', 'lib/service/access.ts:201-212'],
+    // allows(): the registry and tenant branches; AccessDeniedError (the refusal message).
+    mutate: ['lib/adapters/access-guard.ts', 'lib/service/access.ts:201-244'],
     tests: ['test/unit/access-guard.test.ts'],
   },
   {
@@ -25,15 +27,28 @@ export const MUTATION_GROUPS = [
   },
   {
     name: 'oid4vci',
-    what: 'OID4VCI token and credential endpoints, SD-JWT issuance',
-    mutate: ['lib/oid4vci/protocol/service.ts', 'lib/oid4vci/protocol/formats.ts'],
+    what: 'OID4VCI token and credential endpoints (PIN count, DPoP and nonce spending, token checks, proofs), SD-JWT issuance',
+    // token … deny, and the proof helpers; the metadata builders in between are left out (time).
+    mutate: ['lib/oid4vci/protocol/service.ts:268-557', 'lib/oid4vci/protocol/service.ts:620-677', 'lib/oid4vci/protocol/formats.ts:81-146'],
     tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/oid4vci-issuance.test.ts', 'test/unit/oid4vp-verification.test.ts'],
   },
   {
     name: 'oid4vp',
-    what: 'OID4VP verification (SD-JWT VC, JWT VP, issuer keys, trust)',
-    mutate: ['lib/oid4vp/verification/sd-jwt.ts', 'lib/oid4vp/verification/jwt-vp.ts', 'lib/oid4vp/verification/issuer-keys.ts', 'lib/oid4vp/verification/trust.ts'],
-    tests: ['test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vp-issuer-keys.test.ts', 'test/unit/oid4vp-trust.test.ts', 'test/unit/oid4vp-status.test.ts'],
+    what: 'OID4VP verification (SD-JWT VC, JWT VP)',
+    mutate: ['lib/oid4vp/verification/sd-jwt.ts', 'lib/oid4vp/verification/jwt-vp.ts'],
+    tests: ['test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vp-status.test.ts'],
+  },
+  {
+    name: 'oid4vp-keys',
+    what: 'OID4VP issuer keys and trust',
+    mutate: ['lib/oid4vp/verification/issuer-keys.ts', 'lib/oid4vp/verification/trust.ts'],
+    tests: ['test/unit/oid4vp-issuer-keys.test.ts', 'test/unit/oid4vp-trust.test.ts'],
+  },
+  {
+    name: 'matching',
+    what: 'OID4VP matching: DCQL and Presentation Exchange queries against verified credentials, submission location',
+    mutate: ['lib/oid4vp/query/match.ts'],
+    tests: ['test/unit/oid4vp-query.test.ts', 'test/unit/oid4vp-match.test.ts'],
   },
   {
     name: 'status-lists',
@@ -45,7 +60,7 @@ export const MUTATION_GROUPS = [
     name: 'webhooks',
     what: 'webhook signing, secret rotation rule and address policy',
     mutate: ['lib/webhooks/signing.ts', 'lib/webhooks/address-policy.ts', 'lib/webhooks/records.ts:120-124'],
-    tests: ['test/unit/webhook-policies.test.ts', 'test/unit/webhook-dispatcher.test.ts', 'test/unit/webhook-transport.test.ts'],
+    tests: ['test/unit/webhook-policies.test.ts', 'test/unit/webhook-dispatcher.test.ts'],
   },
   {
     name: 'email',

@@ -27,15 +27,23 @@ export const MUTATION_GROUPS = [
   },
   {
     name: 'oid4vci',
-    what: 'OID4VCI token and credential endpoints (PIN count, DPoP and nonce spending, token checks, proofs), SD-JWT issuance',
-    // token … deny, and the proof helpers; the metadata builders in between are left out (time).
-    mutate: ['lib/oid4vci/protocol/service.ts:268-557', 'lib/oid4vci/protocol/service.ts:620-677', 'lib/oid4vci/protocol/formats.ts:81-146'],
+    what: 'OID4VCI token and credential endpoints: code and PIN, access token, proofs',
+    // Narrowed to the checks (time): token() and countTxCode() (code, PIN count), authorize() (the access
+    // token tied to its exchange), credential() up to its proof checks, sameSecret, checkProofTime, checkBindingMethod.
+    mutate: [
+      'lib/oid4vci/protocol/service.ts:268-361',
+      'lib/oid4vci/protocol/service.ts:420-505',
+      'lib/oid4vci/protocol/service.ts:620-624',
+      'lib/oid4vci/protocol/service.ts:666-676',
+    ],
     tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/oid4vci-issuance.test.ts', 'test/unit/oid4vp-verification.test.ts'],
   },
   {
     name: 'oid4vp',
-    what: 'OID4VP verification (SD-JWT VC, JWT VP)',
-    mutate: ['lib/oid4vp/verification/sd-jwt.ts', 'lib/oid4vp/verification/jwt-vp.ts'],
+    what: 'OID4VP verification of an SD-JWT VC: signatures, validity, key binding',
+    // Narrowed (time): verifySignature, checkValidity, verifySdJwtPresentation and verifyKeyBinding. Not yet:
+    // decodeJwt, the disclosures (reconstructClaims), lib/oid4vp/verification/jwt-vp.ts.
+    mutate: ['lib/oid4vp/verification/sd-jwt.ts:70-81', 'lib/oid4vp/verification/sd-jwt.ts:121-129', 'lib/oid4vp/verification/sd-jwt.ts:269-354'],
     tests: ['test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vp-status.test.ts'],
   },
   {

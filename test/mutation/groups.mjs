@@ -27,14 +27,17 @@ export const MUTATION_GROUPS = [
   },
   {
     name: 'oid4vci',
-    what: 'OID4VCI token and credential endpoints: code and PIN, access token, proofs',
-    // Narrowed to the checks (time): token() and countTxCode() (code, PIN count), authorize() (the access
-    // token tied to its exchange), credential() up to its proof checks, sameSecret, checkProofTime, checkBindingMethod.
+    what: 'OID4VCI token and credential endpoints: code and PIN, access token, proof nonces',
+    // Narrowed to the authentication checks (time): the code, state and tx_code checks of token(), countTxCode()
+    // (the PIN count), sameSecret; authorize()'s tie of the access token to its exchange; the spent-nonce and
+    // proof nonce checks of credential(). The rest of these functions and formats.ts (SD-JWT issuance) are not measured.
     mutate: [
-      'lib/oid4vci/protocol/service.ts:268-361',
-      'lib/oid4vci/protocol/service.ts:420-505',
+      'lib/oid4vci/protocol/service.ts:276-304',
+      'lib/oid4vci/protocol/service.ts:339-354',
+      'lib/oid4vci/protocol/service.ts:444-446',
+      'lib/oid4vci/protocol/service.ts:462-463',
+      'lib/oid4vci/protocol/service.ts:480-490',
       'lib/oid4vci/protocol/service.ts:620-624',
-      'lib/oid4vci/protocol/service.ts:666-676',
     ],
     tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/oid4vci-issuance.test.ts', 'test/unit/oid4vp-verification.test.ts'],
   },

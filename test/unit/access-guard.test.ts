@@ -3,7 +3,7 @@ import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { SendRawEmailCommand, SESClient } from '@aws-sdk/client-ses';
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoRequests, guardDataKeys, guardDynamoDb, guardKeyManager, guardSecrets, guardSes, guardSqs, guardUsageKeys } from '../../lib/adapters/access-guard';
+import { dynamoRequests, guardDataKeys, observeGuardDecisions, guardDynamoDb, guardKeyManager, guardSecrets, guardSes, guardSqs, guardUsageKeys } from '../../lib/adapters/access-guard';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
@@ -52,6 +52,7 @@ describe('the DynamoDB calls IAM would authorize', () => {
     expect(dynamoRequests('QueryCommand', {})).toEqual([{ service: 'dynamodb', action: 'Query', on: 'table', partition: '' }]);
     expect(dynamoRequests('GetItemCommand', { Key: { SK: 'x' } })).toEqual([{ service: 'dynamodb', action: 'GetItem', on: 'table', partition: '' }]);
     expect(dynamoRequests('DeleteItemCommand', { Key: { PK: 'W#4', SK: 'x' } })).toEqual([{ service: 'dynamodb', action: 'DeleteItem', on: 'table', partition: 'W#4' }]);
+    expect(dynamoRequests('BatchGetItemCommand', { RequestItems: { t: {} } })).toEqual([]);
     expect(dynamoRequests('ScanCommand', {})).toBeNull();
     expect(dynamoRequests('BatchWriteItemCommand', {})).toBeNull();
   });
@@ -69,7 +70,7 @@ describe('the partition a key condition names', () => {
   });
 
   test("is '' (which no grant matches) when the term is not a plain equality on the partition key", () => {
-    for (const expr of ['x.PK = :pk', 'PK = :pk.x', 'PK = :pk )x', 'SK = :pk', 'PK < :pk', 'PK = :pk OR PK = :p', 'begins_with(PK, :pk)'])
+    for (const expr of ['x.PK = :pk', 'PK = :pk.x', 'PK = :pk )x', 'SK = :pk', 'PK < :pk', 'PK = :pk OR PK = :p', 'begins_with(PK, :pk)', 'PK = :missing'])
       expect([expr, partition(expr)]).toEqual([expr, '']);
   });
 });
@@ -164,6 +165,17 @@ describe('the local access guard refuses what a function has not declared, befor
     await expect(sqs('webhook-relay').send(new ReceiveMessageCommand({ QueueUrl: url }))).rejects.toThrow('webhook-relay (own role) is not authorized to perform sqs:SendMessage to webhook');
     await expect(sqs('webhook-relay').send(new PurgeQueueCommand({ QueueUrl: url }))).rejects.toMatchObject({ name: 'AccessDeniedException' });
     await expect(sqs('webhook-relay').send(new SendMessageCommand({ QueueUrl: 'https://sqs/other', MessageBody: 'x' }))).rejects.toThrow('sqs:SendMessage to unknown');
+  });
+
+  test('an observer sees every decision, allowed or not, until it stops observing', async () => {
+    const seen: string[] = [];
+    const stop = observeGuardDecisions((d) => seen.push(`${d.principal.fn}/${d.principal.wallet} ${d.request.service === 'dynamodb' ? d.request.partition : d.request.service} ${d.allowed}`));
+    const { doc } = fakeDynamo({ fn: 'webhooks', wallet: '7' });
+    await doc.send(new GetCommand({ TableName: 't', Key: { PK: 'W#7', SK: 'a' } }));
+    await expect(doc.send(new GetCommand({ TableName: 't', Key: { PK: 'W#8', SK: 'a' } }))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    stop();
+    await doc.send(new GetCommand({ TableName: 't', Key: { PK: 'W#7', SK: 'b' } }));
+    expect(seen).toEqual(['webhooks/7 W#7 true', 'webhooks/7 W#8 false']);
   });
 
   test('SES: mail only from a function that declares it', async () => {

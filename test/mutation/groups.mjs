@@ -8,15 +8,15 @@ export const MUTATION_GROUPS = [
   {
     name: 'access',
     what: 'tenant partition patterns and the access decision (what IAM decides, decided locally)',
-    // walletPartitionPatterns … allows() up to its shared branch; the registry and tenant branches are in access-guard.
-    mutate: ['lib/service/access.ts:146-200'],
+    // walletPartitionPatterns … the end of allows() (before the DIDComm merge added 18 lines above them: 128-200).
+    mutate: ['lib/service/access.ts:146-232'],
     tests: ['test/unit/access-guard.test.ts'],
   },
   {
     name: 'access-guard',
     what: 'the access guard: the partitions a DynamoDB call names, the guard wired into the SDK clients and key manager, its refusal message',
-    // allows(): the registry and tenant branches; AccessDeniedError (the refusal message).
-    mutate: ['lib/adapters/access-guard.ts', 'lib/service/access.ts:201-244'],
+    // and AccessDeniedError (the refusal message).
+    mutate: ['lib/adapters/access-guard.ts', 'lib/service/access.ts:235-244'],
     tests: ['test/unit/access-guard.test.ts'],
   },
   {

@@ -15,8 +15,8 @@ describe('SSRF address policy', () => {
     // One address in each remaining range of the block list (benchmarking, 6to4 relay, documentation, IETF, reserved; NAT64 local, discard, Teredo and ORCHID, 6to4, site-local).
     '198.18.0.1', '198.19.255.254', '192.88.99.1', '198.51.100.7', '203.0.113.9', '192.0.0.8', '240.0.0.1', '0.1.2.3',
     '64:ff9b:1::a00:1', '100::1', '2001:0:4136:e378::1', '2001:10::1', '2002:c000:204::1', 'fec0::1', 'fe80::a:b',
-    // NAT64 with a multi-digit dotted part, IPv4-compatible 0.0.0.255, an IPv4-mapped address written out in full.
-    '64:ff9b::192.168.1.1', '::ff', '0:0:0:0:0:ffff:a00:1', '0:0:0:0:0:ffff:10.1.2.3',
+    // NAT64 with a multi-digit dotted part, IPv4-compatible 0.0.0.255, IPv4-mapped and NAT64 addresses written out in full.
+    '64:ff9b::192.168.1.1', '::ff', '0:0:0:0:0:ffff:a00:1', '0:0:0:0:0:ffff:10.1.2.3', '64:ff9b:0:0:0:0:a00:1',
   ])('%s is refused', (address) => {
     expect(addressAllowed(address, { allowLoopback: true })).toBe(false);
     expect(addressAllowed(address, { allowLoopback: false })).toBe(false);

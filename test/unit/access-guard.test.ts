@@ -65,7 +65,7 @@ describe('the partition a key condition names', () => {
   };
 
   test('is read whatever the spacing, parentheses or place of the partition key term', () => {
-    for (const expr of ['PK=:pk', '#pk=:pk', '( #pk = :pk )', '(PK= :pk) AND begins_with(SK, :p)', 'begins_with(SK, :p) AND PK = :pk', 'SK = :p AND #pk =:pk', '#pk = :pk and SK > :p'])
+    for (const expr of ['PK=:pk', '#pk=:pk', '( #pk = :pk )', '(PK= :pk) AND begins_with(SK, :p)', 'begins_with(SK, :p) AND PK = :pk', 'SK = :p AND #pk =:pk', '#pk = :pk and SK > :p', ' #pk = :pk '])
       expect([expr, partition(expr)]).toEqual([expr, 'W#3']);
   });
 

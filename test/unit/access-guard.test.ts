@@ -290,6 +290,9 @@ describe('the access decision (what IAM decides, decided locally)', () => {
     expect(registry('DeleteItem', 'SYS#WNAME#acme')).toBe(false);
     // Its record grant is the table's partition W#7, not the same value in an index.
     expect(allows({ fn: 'tenancy', wallet: '7', registry: true }, { service: 'dynamodb', action: 'PutItem', on: 'GSI1', partition: 'W#7' })).toBe(false);
+    // And only PutItem there: the record is never updated or removed by the registry session.
+    expect(registry('UpdateItem', 'W#7')).toBe(false);
+    expect(registry('DeleteItem', 'W#7')).toBe(false);
   });
 
   test("a session's own partitions are table partitions: the same value on an index is not its own", () => {

@@ -83,6 +83,32 @@ describe('the credential endpoint', () => {
     await expect(r.f.credential(lt.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('invalid_nonce'));
   });
 
+  test("a proof whose jwk header holds the private key is invalid_proof (Appendix F.4), and issues nothing", async () => {
+    const r = await redeemed();
+    const key = r.wallet.newHolderKey();
+    const { d } = key.privateKey.export({ format: 'jwk' }) as { d: string };
+    const leaky = r.wallet.makeProof({ aud: ISSUER, nonce: r.nonce, key, header: { jwk: { ...key.publicJwk, d } } });
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [leaky] } })).rejects.toMatchObject({
+      code: 'invalid_proof',
+      message: expect.stringContaining('private key members (d)'),
+    });
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+  });
+
+  test('a proof without a nonce is invalid_proof; a c_nonce already spent by another exchange is invalid_nonce (§8.3.1.2)', async () => {
+    const a = await redeemed();
+    const bare = a.wallet.makeProof({ aud: ISSUER, key: a.wallet.newHolderKey() });
+    await expect(a.f.credential(a.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [bare] } })).rejects.toMatchObject({ code: 'invalid_proof', message: expect.stringContaining('no nonce') });
+    const nonce = (await a.f.protocol.nonce(scope)).c_nonce;
+    await a.f.credential(a.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [a.proof({ nonce })] } });
+    // A second exchange of the same issuer, its proof made with the nonce the first one spent.
+    const offer = await a.f.offer();
+    const t = (await a.f.token(offer.code)) as { access_token: string };
+    const replay = a.wallet.makeProof({ aud: ISSUER, nonce, key: a.wallet.newHolderKey() });
+    await expect(a.f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [replay] } })).rejects.toMatchObject({ code: 'invalid_nonce', message: expect.stringContaining('already used') });
+    expect((await a.f.exchange(offer.exchangeId)).state).toBe('redeemed');
+  });
+
   test('one request per token: a new request with the same token is invalid_token (401)', async () => {
     const r = await redeemed();
     await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } });

@@ -1,3 +1,6 @@
+import { CompactSign } from 'jose';
+import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys } from '../../lib/store/keys';
 import { draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
@@ -107,6 +110,24 @@ describe('the credential endpoint', () => {
     const replay = a.wallet.makeProof({ aud: ISSUER, nonce, key: a.wallet.newHolderKey() });
     await expect(a.f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [replay] } })).rejects.toMatchObject({ code: 'invalid_nonce', message: expect.stringContaining('already used') });
     expect((await a.f.exchange(offer.exchangeId)).state).toBe('redeemed');
+  });
+
+  test("an access token signed with this issuer's key but naming another token id, configuration or issuer DID than its exchange is invalid_token", async () => {
+    const r = await redeemed();
+    // The fixture's secret deriver: this is the issuer's own token key, so only the claims differ.
+    const { tokenKey } = await new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))).of(scope.walletId);
+    const [h, p] = r.accessToken.split('.') as [string, string];
+    const header = JSON.parse(Buffer.from(h, 'base64url').toString());
+    const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
+    // The token names its configuration (scd) and issuer DID (idid) besides sub and jti.
+    expect(payload).toMatchObject({ sub: r.exchangeId, jti: expect.any(String), scd: expect.any(String), idid: expect.any(String) });
+    const sign = (claims: Record<string, unknown>) => new CompactSign(new TextEncoder().encode(JSON.stringify({ ...payload, ...claims }))).setProtectedHeader(header).sign(tokenKey.privateKey);
+    for (const change of [{ jti: 'urn:uuid:00000000-0000-4000-8000-000000000000' }, { scd: 'Other' }, { idid: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK' }]) {
+      await expect(r.f.credential(await sign(change), { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('invalid_token', 401));
+    }
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+    // Re-signed unchanged, the token is accepted: the refusals above are the claims', not the signature's.
+    await expect(r.f.credential(await sign({}), { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).resolves.toBeDefined();
   });
 
   test('one request per token: a new request with the same token is invalid_token (401)', async () => {

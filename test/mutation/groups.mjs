@@ -43,10 +43,16 @@ export const MUTATION_GROUPS = [
   },
   {
     name: 'oid4vp',
-    what: 'OID4VP verification of an SD-JWT VC: signatures, validity, key binding',
-    // Narrowed (time): verifySignature, checkValidity, verifySdJwtPresentation and verifyKeyBinding. Not yet:
-    // decodeJwt, the disclosures (reconstructClaims), lib/oid4vp/verification/jwt-vp.ts.
-    mutate: ['lib/oid4vp/verification/sd-jwt.ts:70-81', 'lib/oid4vp/verification/sd-jwt.ts:121-129', 'lib/oid4vp/verification/sd-jwt.ts:269-354'],
+    what: 'OID4VP verification of an SD-JWT VC: issuer signature, validity, key binding',
+    // Narrowed (time) to the signature, validity and key-binding checks: verifySignature, checkValidity,
+    // verifySdJwtPresentation's issuer signature and key-binding steps, verifyKeyBinding. Not yet: decodeJwt,
+    // the disclosures (reconstructClaims), the status step, lib/oid4vp/verification/jwt-vp.ts.
+    mutate: [
+      'lib/oid4vp/verification/sd-jwt.ts:70-81',
+      'lib/oid4vp/verification/sd-jwt.ts:121-129',
+      'lib/oid4vp/verification/sd-jwt.ts:276-310',
+      'lib/oid4vp/verification/sd-jwt.ts:334-354',
+    ],
     tests: ['test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vp-status.test.ts'],
   },
   {

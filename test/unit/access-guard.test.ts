@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendRawEmailCommand, SESClient } from '@aws-sdk/client-ses';
+import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoRequests, guardDynamoDb, guardKeyManager, guardSecrets, guardSqs, guardUsageKeys } from '../../lib/adapters/access-guard';
+import { dynamoRequests, guardDataKeys, observeGuardDecisions, guardDynamoDb, guardKeyManager, guardSecrets, guardSes, guardSqs, guardUsageKeys } from '../../lib/adapters/access-guard';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
@@ -49,8 +51,27 @@ describe('the DynamoDB calls IAM would authorize', () => {
     expect(dynamoRequests('QueryCommand', { KeyConditionExpression: 'PK = :pk  AND\tbegins_with(SK, :p)', ExpressionAttributeValues: { ':pk': 'W#3', ':p': 'x' } })).toEqual([{ service: 'dynamodb', action: 'Query', on: 'table', partition: 'W#3' }]);
     expect(dynamoRequests('QueryCommand', {})).toEqual([{ service: 'dynamodb', action: 'Query', on: 'table', partition: '' }]);
     expect(dynamoRequests('GetItemCommand', { Key: { SK: 'x' } })).toEqual([{ service: 'dynamodb', action: 'GetItem', on: 'table', partition: '' }]);
+    expect(dynamoRequests('DeleteItemCommand', { Key: { PK: 'W#4', SK: 'x' } })).toEqual([{ service: 'dynamodb', action: 'DeleteItem', on: 'table', partition: 'W#4' }]);
+    expect(dynamoRequests('BatchGetItemCommand', { RequestItems: { t: {} } })).toEqual([]);
     expect(dynamoRequests('ScanCommand', {})).toBeNull();
     expect(dynamoRequests('BatchWriteItemCommand', {})).toBeNull();
+  });
+});
+
+describe('the partition a key condition names', () => {
+  const partition = (KeyConditionExpression: string) => {
+    const [r] = dynamoRequests('QueryCommand', { KeyConditionExpression, ExpressionAttributeNames: { '#pk': 'PK' }, ExpressionAttributeValues: { ':pk': 'W#3', ':p': 'x' } })!;
+    return r!.service === 'dynamodb' ? r!.partition : null;
+  };
+
+  test('is read whatever the spacing, parentheses or place of the partition key term', () => {
+    for (const expr of ['PK=:pk', '#pk=:pk', '( #pk = :pk )', '(PK= :pk) AND begins_with(SK, :p)', 'begins_with(SK, :p) AND PK = :pk', 'SK = :p AND #pk =:pk', '#pk = :pk and SK > :p', ' #pk = :pk '])
+      expect([expr, partition(expr)]).toEqual([expr, 'W#3']);
+  });
+
+  test("is '' (which no grant matches) when the term is not a plain equality on the partition key", () => {
+    for (const expr of ['x.PK = :pk', 'PK = :pk.x', 'PK = :pk )x', 'SK = :pk', 'PK < :pk', 'PK = :pk OR PK = :p', 'begins_with(PK, :pk)', 'PK = :missing'])
+      expect([expr, partition(expr)]).toEqual([expr, '']);
   });
 });
 
@@ -129,6 +150,54 @@ describe('the local access guard refuses what a function has not declared, befor
     await guardUsageKeys(usage, { fn: 'tenancy', wallet: null }).register('1');
     await expect(guardUsageKeys(usage, { fn: 'webhooks', wallet: null }).register('2')).rejects.toMatchObject({ name: 'AccessDeniedException' });
     expect(registered).toEqual(['1']);
+  });
+
+  test('SQS: only sends (single or batch) to a declared queue; no other call, and no unknown queue', async () => {
+    const url = 'https://sqs/webhook';
+    const sqs = (fn: Principal['fn']) => {
+      const c = new SQSClient({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+      // The answer carries the body's MD5, which the client checks.
+      const output = { $metadata: {}, MessageId: 'm', MD5OfMessageBody: createHash('md5').update('x').digest('hex') };
+      c.middlewareStack.add(() => async () => ({ output, response: {} }) as never, { step: 'build', priority: 'low' });
+      return guardSqs(c, { fn, wallet: null }, (u) => (u === url ? 'webhook' : undefined));
+    };
+    await expect(sqs('webhook-relay').send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x' }))).resolves.toBeDefined();
+    await expect(sqs('webhook-relay').send(new ReceiveMessageCommand({ QueueUrl: url }))).rejects.toThrow('webhook-relay (own role) is not authorized to perform sqs:SendMessage to webhook');
+    await expect(sqs('webhook-relay').send(new PurgeQueueCommand({ QueueUrl: url }))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    await expect(sqs('webhook-relay').send(new SendMessageCommand({ QueueUrl: 'https://sqs/other', MessageBody: 'x' }))).rejects.toThrow('sqs:SendMessage to unknown');
+  });
+
+  test('an observer sees every decision, allowed or not, until it stops observing', async () => {
+    const seen: string[] = [];
+    const stop = observeGuardDecisions((d) => seen.push(`${d.principal.fn}/${d.principal.wallet} ${d.request.service === 'dynamodb' ? d.request.partition : d.request.service} ${d.allowed}`));
+    const { doc } = fakeDynamo({ fn: 'webhooks', wallet: '7' });
+    await doc.send(new GetCommand({ TableName: 't', Key: { PK: 'W#7', SK: 'a' } }));
+    await expect(doc.send(new GetCommand({ TableName: 't', Key: { PK: 'W#8', SK: 'a' } }))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    stop();
+    await doc.send(new GetCommand({ TableName: 't', Key: { PK: 'W#7', SK: 'b' } }));
+    expect(seen).toEqual(['webhooks/7 W#7 true', 'webhooks/7 W#8 false']);
+  });
+
+  test('SES: mail only from a function that declares it', async () => {
+    const sent: string[] = [];
+    const ses = (fn: Principal['fn']) => {
+      const c = new SESClient({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+      c.middlewareStack.add(() => async () => (sent.push(fn), { output: { $metadata: {}, MessageId: 'm' }, response: {} }) as never, { step: 'build', priority: 'low' });
+      return guardSes(c, { fn, wallet: null }).send(new SendRawEmailCommand({ RawMessage: { Data: new Uint8Array([1]) } }));
+    };
+    await expect(ses('email-worker')).resolves.toMatchObject({ MessageId: 'm' });
+    await expect(ses('webhook-delivery')).rejects.toThrow('webhook-delivery (own role) is not authorized to perform ses:SendRawEmail');
+    expect(sent).toEqual(['email-worker']);
+  });
+
+  test('DIDComm data keys: nothing declares them yet, so every call is refused before it reaches the key service, in any session', async () => {
+    const reached: string[] = [];
+    const inner = { generate: async (w: string) => (reached.push(w), { plaintext: new Uint8Array(32), sealed: 'x' }), decrypt: async (w: string) => (reached.push(w), new Uint8Array(32)) };
+    const dk = guardDataKeys(inner as never, 'dids');
+    await expect(inSession(tenantScope('7'), () => dk.generate('7'))).rejects.toThrow('dids (session of wallet 7) is not authorized to perform kms:GenerateDataKey of the DIDComm data key of wallet 7');
+    await expect(inSession(tenantScope('7'), () => dk.decrypt('7', 'x' as never))).rejects.toThrow(/kms:Decrypt of the DIDComm data key of wallet 7/);
+    await expect(dk.generate('7')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect(reached).toEqual([]);
   });
 
   test("issuer keys: only in a wallet's session, only that wallet's keys, only the declared operations", async () => {
@@ -219,6 +288,11 @@ describe('the access decision (what IAM decides, decided locally)', () => {
     expect(registry('PutItem', 'W#8')).toBe(false);
     expect(registry('PutItem', 'W#7#DID#x')).toBe(false);
     expect(registry('DeleteItem', 'SYS#WNAME#acme')).toBe(false);
+    // Its record grant is the table's partition W#7, not the same value in an index.
+    expect(allows({ fn: 'tenancy', wallet: '7', registry: true }, { service: 'dynamodb', action: 'PutItem', on: 'GSI1', partition: 'W#7' })).toBe(false);
+    // And only PutItem there: the record is never updated or removed by the registry session.
+    expect(registry('UpdateItem', 'W#7')).toBe(false);
+    expect(registry('DeleteItem', 'W#7')).toBe(false);
   });
 
   test("a session's own partitions are table partitions: the same value on an index is not its own", () => {

@@ -1,3 +1,6 @@
+import { CompactSign } from 'jose';
+import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys } from '../../lib/store/keys';
 import { draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
@@ -81,6 +84,50 @@ describe('the credential endpoint', () => {
     const late = await r.f.offer();
     const lt = (await r.f.token(late.code)) as { access_token: string };
     await expect(r.f.credential(lt.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('invalid_nonce'));
+  });
+
+  test("a proof whose jwk header holds the private key is invalid_proof (Appendix F.4), and issues nothing", async () => {
+    const r = await redeemed();
+    const key = r.wallet.newHolderKey();
+    const { d } = key.privateKey.export({ format: 'jwk' }) as { d: string };
+    const leaky = r.wallet.makeProof({ aud: ISSUER, nonce: r.nonce, key, header: { jwk: { ...key.publicJwk, d } } });
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [leaky] } })).rejects.toMatchObject({
+      code: 'invalid_proof',
+      message: expect.stringContaining('private key members (d)'),
+    });
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+  });
+
+  test('a proof without a nonce is invalid_proof; a c_nonce already spent by another exchange is invalid_nonce (§8.3.1.2)', async () => {
+    const a = await redeemed();
+    const bare = a.wallet.makeProof({ aud: ISSUER, key: a.wallet.newHolderKey() });
+    await expect(a.f.credential(a.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [bare] } })).rejects.toMatchObject({ code: 'invalid_proof', message: expect.stringContaining('no nonce') });
+    const nonce = (await a.f.protocol.nonce(scope)).c_nonce;
+    await a.f.credential(a.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [a.proof({ nonce })] } });
+    // A second exchange of the same issuer, its proof made with the nonce the first one spent.
+    const offer = await a.f.offer();
+    const t = (await a.f.token(offer.code)) as { access_token: string };
+    const replay = a.wallet.makeProof({ aud: ISSUER, nonce, key: a.wallet.newHolderKey() });
+    await expect(a.f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [replay] } })).rejects.toMatchObject({ code: 'invalid_nonce', message: expect.stringContaining('already used') });
+    expect((await a.f.exchange(offer.exchangeId)).state).toBe('redeemed');
+  });
+
+  test("an access token signed with this issuer's key but naming another token id, configuration or issuer DID than its exchange is invalid_token", async () => {
+    const r = await redeemed();
+    // The fixture's secret deriver: this is the issuer's own token key, so only the claims differ.
+    const { tokenKey } = await new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))).of(scope.walletId);
+    const [h, p] = r.accessToken.split('.') as [string, string];
+    const header = JSON.parse(Buffer.from(h, 'base64url').toString());
+    const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
+    // The token names its configuration (scd) and issuer DID (idid) besides sub and jti.
+    expect(payload).toMatchObject({ sub: r.exchangeId, jti: expect.any(String), scd: expect.any(String), idid: expect.any(String) });
+    const sign = (claims: Record<string, unknown>) => new CompactSign(new TextEncoder().encode(JSON.stringify({ ...payload, ...claims }))).setProtectedHeader(header).sign(tokenKey.privateKey);
+    for (const change of [{ jti: 'urn:uuid:00000000-0000-4000-8000-000000000000' }, { scd: 'Other' }, { idid: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK' }]) {
+      await expect(r.f.credential(await sign(change), { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('invalid_token', 401));
+    }
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+    // Re-signed unchanged, the token is accepted: the refusals above are the claims', not the signature's.
+    await expect(r.f.credential(await sign({}), { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).resolves.toBeDefined();
   });
 
   test('one request per token: a new request with the same token is invalid_token (401)', async () => {

@@ -35,8 +35,31 @@ async function setup() {
   const f = await oid4vciFixture({ store });
   const { code, exchangeId } = await f.offer({ pin: '4711' });
   const token = (txCode: string, headers: Record<string, string> = {}) => f.token(code, { txCode, headers });
-  return { store, token, exchange: () => f.exchange(exchangeId), exchangeId };
+  return { store, token, exchange: () => f.exchange(exchangeId), exchangeId, code };
 }
+
+describe('PIN guesses one after another', () => {
+  const max = DEFAULT_PROTOCOL_SETTINGS.maxTxCodeAttempts;
+
+  test('each wrong PIN is refused and counted; the right one on the last allowed attempt still redeems', async () => {
+    const s = await setup();
+    for (let i = 1; i < max; i++) {
+      await expect(s.token('0000')).rejects.toMatchObject({ code: 'invalid_grant', message: `Invalid tx_code (${max - i} attempt(s) left)` });
+      expect(await s.exchange()).toMatchObject({ state: 'offer', tx_code_attempts: i });
+    }
+    await expect(s.token('4711')).resolves.toMatchObject({ token_type: expect.any(String) });
+    expect((await s.exchange()).state).toBe('redeemed');
+  });
+
+  test('the last allowed wrong PIN burns the code: the exchange fails, the code is gone, and the right PIN is refused after it', async () => {
+    const s = await setup();
+    for (let i = 1; i < max; i++) await expect(s.token('0000')).rejects.toMatchObject({ code: 'invalid_grant' });
+    await expect(s.token('0000')).rejects.toMatchObject({ code: 'invalid_grant', message: expect.stringContaining('no attempts are left') });
+    expect(await s.exchange()).toMatchObject({ state: 'failed', failure_reason: 'tx_code_attempts_exhausted' });
+    expect(await s.store.get(oid4vciKeys.code(scope, s.code))).toBeUndefined();
+    await expect(s.token('4711')).rejects.toMatchObject({ code: 'invalid_grant' });
+  });
+});
 
 describe('PIN guesses sent at the same time', () => {
   test.each([1, 2, 3, 4, 5])('cannot outrun the limit: a guess is compared only if it was among the first five counted (run %i)', async () => {

@@ -6,7 +6,7 @@ import { issueJwtVcJson, issueSdJwtVc } from '../../lib/oid4vci/protocol/formats
 import type { IssuableConfiguration } from '../../lib/oid4vci/records';
 import { selfResolve } from '../../lib/resolver/resolver';
 import { verifyJwtVpPresentation } from '../../lib/oid4vp/verification/jwt-vp';
-import { decodeDisclosure, reconstructClaims, verifySdJwtPresentation } from '../../lib/oid4vp/verification/sd-jwt';
+import { CLOCK_SKEW_SECONDS, decodeDisclosure, reconstructClaims, verifySdJwtPresentation, verifySignature } from '../../lib/oid4vp/verification/sd-jwt';
 import { PresentationInvalidError, type InvalidReason, type StatusChecker, type StatusResult, type VerificationContext } from '../../lib/oid4vp/verification/types';
 
 // ---- keys, DIDs and signing -----------------------------------------------------------------
@@ -233,6 +233,36 @@ describe('verifySdJwtPresentation: accepted presentations', () => {
   it('accepts an nbf / iat slightly ahead of our clock (skew)', async () => {
     const jwt = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, iat: now + 30, nbf: now + 30 });
     await expect(verify(await present(jwt, []))).resolves.toBeDefined();
+  });
+
+  it('accepts nbf and iat exactly at the skew, and a KB-JWT iat exactly at the allowed age; one second more is refused', async () => {
+    const at = (t: number) => sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, iat: t, nbf: t });
+    await expect(verify(await present(await at(now + CLOCK_SKEW_SECONDS), []))).resolves.toBeDefined();
+    await rejects(verify(await present(await at(now + CLOCK_SKEW_SECONDS + 1), [])), 'credential_not_yet_valid');
+    await expect(verify(await present(await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk }, iat: now + CLOCK_SKEW_SECONDS }), []))).resolves.toBeDefined();
+    const plain = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk } });
+    await expect(verify(await present(plain, [], { iat: now - 300 }))).resolves.toBeDefined();
+    await rejects(verify(await present(plain, [], { iat: now - 301 })), 'stale_key_binding');
+  });
+
+  it('refuses an empty or non-string iss (malformed_presentation), even though the kid resolves', async () => {
+    for (const iss of ['', 42]) await rejects(verify(await present(await sdJwt({ iss, vct: 'urn:x', cnf: { jwk: holderKey.jwk } }), [])), 'malformed_presentation');
+  });
+
+  it('accepts a KB-JWT aud array that holds this verifier among others', async () => {
+    const plain = await sdJwt({ iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk } });
+    await expect(verify(await present(plain, [], { aud: ['https://other.example', AUD] }))).resolves.toMatchObject({ holderBound: true });
+    await rejects(verify(await present(plain, [], { aud: ['https://other.example'] })), 'wrong_audience');
+  });
+
+  it('verifySignature refuses an algorithm outside ES256 / EdDSA even when the signature is valid (ES384 on P-384)', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+    const jws = await new CompactSign(enc({ a: 1 })).setProtectedHeader({ alg: 'ES384' }).sign(privateKey);
+    const jwk = publicKey.export({ format: 'jwk' }) as JWK;
+    expect(await verifySignature(jws, jwk, 'ES384')).toBe(false);
+    // The same check with an accepted algorithm and the right key verifies.
+    const es = es256();
+    expect(await verifySignature(await new CompactSign(enc({ a: 1 })).setProtectedHeader({ alg: 'ES256' }).sign(es.privateKey), es.jwk, 'ES256')).toBe(true);
   });
 });
 

@@ -292,6 +292,8 @@ describe('signing secret rotation: the grace rule on both sides of previous_expi
     expect(signingGenerations(s, expires)).toEqual([2]);
     expect(signingGenerations(s, new Date(T0 + 60_001))).toEqual([2]);
     expect(signingGenerations({ ...s, previous_expires_at: undefined }, new Date(T0))).toEqual([2]);
+    // An expiry without a previous generation signs with nothing else (never with an undefined generation).
+    expect(signingGenerations({ ...s, previous_generation: undefined }, new Date(T0))).toEqual([2]);
   });
 
   test('a delivery is signed by both secrets until the grace ends and by the new one only from then; the secret view follows', async () => {

@@ -15,6 +15,8 @@ describe('SSRF address policy', () => {
     // One address in each remaining range of the block list (benchmarking, 6to4 relay, documentation, IETF, reserved; NAT64 local, discard, Teredo and ORCHID, 6to4, site-local).
     '198.18.0.1', '198.19.255.254', '192.88.99.1', '198.51.100.7', '203.0.113.9', '192.0.0.8', '240.0.0.1', '0.1.2.3',
     '64:ff9b:1::a00:1', '100::1', '2001:0:4136:e378::1', '2001:10::1', '2002:c000:204::1', 'fec0::1', 'fe80::a:b',
+    // NAT64 with a multi-digit dotted part, IPv4-compatible 0.0.0.255, IPv4-mapped and NAT64 addresses written out in full.
+    '64:ff9b::192.168.1.1', '::ff', '0:0:0:0:0:ffff:a00:1', '0:0:0:0:0:ffff:10.1.2.3', '64:ff9b:0:0:0:0:a00:1',
   ])('%s is refused', (address) => {
     expect(addressAllowed(address, { allowLoopback: true })).toBe(false);
     expect(addressAllowed(address, { allowLoopback: false })).toBe(false);
@@ -26,7 +28,7 @@ describe('SSRF address policy', () => {
     expect(addressAllowed(address, { allowLoopback: true })).toBe(true);
   });
 
-  test.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])('public %s is allowed', (address) => {
+  test.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '64:ff9b::93.184.216.34', '2606:4700:0:0:0:0:0:1111'])('public %s is allowed', (address) => {
     expect(addressAllowed(address, { allowLoopback: false })).toBe(true);
   });
 });
@@ -90,6 +92,10 @@ describe('Standard Webhooks signature', () => {
     expect(new Webhook(formatSecret(key)).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(formatSecret(key2)).verify(body, headers)).toThrow();
     expect(() => new Webhook(formatSecret(key)).verify(body.replace('ping', 'pong'), headers)).toThrow();
+  });
+
+  test('the secret handed to the tenant is whsec_ and the base64 key (the Standard Webhooks secret format)', () => {
+    expect(formatSecret(key)).toBe(`whsec_${Buffer.from(key).toString('base64')}`);
   });
 
   test('is the spec construction: v1,base64(HMAC-SHA256(key, id.timestamp.body)); one per key', () => {

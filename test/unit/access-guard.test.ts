@@ -190,14 +190,23 @@ describe('the local access guard refuses what a function has not declared, befor
     expect(sent).toEqual(['email-worker']);
   });
 
-  test('DIDComm data keys: nothing declares them yet, so every call is refused before it reaches the key service, in any session', async () => {
+  test("DIDComm data keys: only a declaring function, only in a wallet's session, only that wallet's context, only the declared operations", async () => {
     const reached: string[] = [];
-    const inner = { generate: async (w: string) => (reached.push(w), { plaintext: new Uint8Array(32), sealed: 'x' }), decrypt: async (w: string) => (reached.push(w), new Uint8Array(32)) };
-    const dk = guardDataKeys(inner as never, 'dids');
-    await expect(inSession(tenantScope('7'), () => dk.generate('7'))).rejects.toThrow('dids (session of wallet 7) is not authorized to perform kms:GenerateDataKey of the DIDComm data key of wallet 7');
-    await expect(inSession(tenantScope('7'), () => dk.decrypt('7', 'x' as never))).rejects.toThrow(/kms:Decrypt of the DIDComm data key of wallet 7/);
-    await expect(dk.generate('7')).rejects.toMatchObject({ name: 'AccessDeniedException' });
-    expect(reached).toEqual([]);
+    const inner = { generate: async (w: string) => (reached.push(`generate ${w}`), { plaintext: new Uint8Array(32), sealed: 'x' }), decrypt: async (w: string) => (reached.push(`decrypt ${w}`), new Uint8Array(32)) };
+    // A function that declares none: refused before the key service, in any session.
+    const dids = guardDataKeys(inner as never, 'dids');
+    await expect(inSession(tenantScope('7'), () => dids.generate('7'))).rejects.toThrow('dids (session of wallet 7) is not authorized to perform kms:GenerateDataKey of the DIDComm data key of wallet 7');
+    await expect(inSession(tenantScope('7'), () => dids.decrypt('7', 'x' as never))).rejects.toThrow(/kms:Decrypt of the DIDComm data key of wallet 7/);
+    // The agent's worker: its own wallet's context only, and never outside a session.
+    const worker = guardDataKeys(inner as never, 'didcomm-worker');
+    await expect(inSession(tenantScope('7'), () => worker.generate('7'))).resolves.toMatchObject({ sealed: 'x' });
+    await expect(inSession(tenantScope('7'), () => worker.decrypt('7', 'x' as never))).resolves.toHaveLength(32);
+    await expect(inSession(tenantScope('8'), () => worker.decrypt('7', 'x' as never))).rejects.toThrow(/session of wallet 8.*kms:Decrypt of the DIDComm data key of wallet 7/);
+    await expect(worker.generate('7')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    // The outbound worker unseals only: it never makes a data key.
+    const outbound = guardDataKeys(inner as never, 'didcomm-outbound');
+    await expect(inSession(tenantScope('7'), () => outbound.generate('7'))).rejects.toThrow(/kms:GenerateDataKey/);
+    expect(reached).toEqual(['generate 7', 'decrypt 7']);
   });
 
   test("issuer keys: only in a wallet's session, only that wallet's keys, only the declared operations", async () => {

@@ -113,6 +113,25 @@ export interface QueueDefinition {
   readonly fairness: QueueFairness;
 }
 
+/**
+ * Queues of one attempt per message to a tenant's endpoint (webhook targets, DIDComm peers): the same
+ * numbers for both. 6 x the worker's 30 s timeout, as AWS advises for SQS event sources. A batch's
+ * attempts run in parallel, so each attempt in flight may hold an instance: a wallet holds at most 5 of
+ * the 20, 3 per endpoint, and at most 2 once its endpoints are known to be slow (1 each).
+ */
+const ENDPOINT_ATTEMPTS = {
+  visibilityTimeoutSeconds: 180,
+  maxReceiveCount: 5,
+  retentionDays: 4,
+  consumer: { batchSize: 10, maxConcurrency: 20, maxBatchingWindowSeconds: 1 },
+  fairness: {
+    perTenant: 5,
+    leaseSeconds: 60,
+    defer: { firstSeconds: 5, maxSeconds: 60 },
+    targets: { perTarget: 3, slow: { afterMs: 5000, forSeconds: 60, perTarget: 1, perTenant: 2 } },
+  },
+} as const;
+
 /** Work queues; each gets a dead-letter queue `<id>-dlq` (retention 14 days). */
 export const QUEUES: readonly QueueDefinition[] = [
   // Visibility 6 x the email worker's timeout. SES's send rate bounds the concurrency worth having. The worker mails a batch's recipients one
@@ -125,22 +144,8 @@ export const QUEUES: readonly QueueDefinition[] = [
     consumer: { batchSize: 10, maxConcurrency: 5 },
     fairness: { perTenant: 2, leaseSeconds: 90, defer: { firstSeconds: 5, maxSeconds: 60 } },
   },
-  // 6 x the webhook worker's timeout, as AWS advises for SQS event sources. A batch's attempts run in
-  // parallel, so each attempt in flight may hold an instance: a wallet holds at most 5 of the 20, and
-  // at most 2 once its targets are known to be slow.
-  {
-    id: 'webhook',
-    visibilityTimeoutSeconds: 180,
-    maxReceiveCount: 5,
-    retentionDays: 4,
-    consumer: { batchSize: 10, maxConcurrency: 20, maxBatchingWindowSeconds: 1 },
-    fairness: {
-      perTenant: 5,
-      leaseSeconds: 60,
-      defer: { firstSeconds: 5, maxSeconds: 60 },
-      targets: { perTarget: 3, slow: { afterMs: 5000, forSeconds: 60, perTarget: 1, perTenant: 2 } },
-    },
-  },
+  // Webhook deliveries: ENDPOINT_ATTEMPTS.
+  { id: 'webhook', ...ENDPOINT_ATTEMPTS },
   // Status-list publications and deletions: 6 x the status worker's timeout. Each job is delayed 1 s by
   // its sender, so a burst's changes are in before the first build; no batching window on top.
   {
@@ -164,22 +169,8 @@ export const QUEUES: readonly QueueDefinition[] = [
     consumer: { batchSize: 10, maxConcurrency: 10 },
     fairness: { perTenant: 3, leaseSeconds: 60, defer: { firstSeconds: 2, maxSeconds: 30 } },
   },
-  // DIDComm messages to peers' endpoints (lib/didcomm/outbound.ts): one attempt per message, as the
-  // webhook queue, so the same caps: 6 x the worker's 30 s timeout, a batch's attempts in parallel, a
-  // wallet at most 5 of the 20 instances, 3 per endpoint, 1 per slow endpoint and 2 per wallet's slow ones.
-  {
-    id: 'didcomm-outbound',
-    visibilityTimeoutSeconds: 180,
-    maxReceiveCount: 5,
-    retentionDays: 4,
-    consumer: { batchSize: 10, maxConcurrency: 20, maxBatchingWindowSeconds: 1 },
-    fairness: {
-      perTenant: 5,
-      leaseSeconds: 60,
-      defer: { firstSeconds: 5, maxSeconds: 60 },
-      targets: { perTarget: 3, slow: { afterMs: 5000, forSeconds: 60, perTarget: 1, perTenant: 2 } },
-    },
-  },
+  // DIDComm messages to peers' endpoints (lib/didcomm/outbound.ts): one attempt per message, as webhooks.
+  { id: 'didcomm-outbound', ...ENDPOINT_ATTEMPTS },
 ];
 
 /** The declaration of one queue. */

@@ -1,4 +1,5 @@
 import { AgentRuntime } from '../../lib/didcomm/agent-runtime';
+import { MemoryVault } from '../helpers/didcomm-memory-vault';
 import { PEER_DIDS, type AgentKeys, type Outbound } from '../../lib/didcomm/agent';
 import { generateKeyPair, packMessage, verkeyFromPublicKey, type Ed25519KeyPair } from '../../lib/didcomm/envelope';
 import { InvitationService } from '../../lib/didcomm/protocols/out-of-band/invitations';
@@ -20,18 +21,6 @@ const A = tenantScope('1');
 const B = tenantScope('2');
 const endpointOf = (s: TenantScope) => `${BASE}/didcomm/ref${s.walletId}`;
 
-class MemoryVault implements AgentKeys {
-  readonly pairs = new Map<string, Ed25519KeyPair>();
-  async createKey(walletId: string) {
-    const kp = generateKeyPair();
-    const verkey = verkeyFromPublicKey(kp.publicKey);
-    this.pairs.set(`${walletId}/${verkey}`, kp);
-    return { verkey };
-  }
-  async keyPair(walletId: string, verkey: string) {
-    return this.pairs.get(`${walletId}/${verkey}`);
-  }
-}
 
 function setup() {
   const store = new MemoryStore();

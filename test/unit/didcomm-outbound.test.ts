@@ -1,4 +1,5 @@
 import { AgentRuntime, type SendResult } from '../../lib/didcomm/agent-runtime';
+import { MemoryVault } from '../helpers/didcomm-memory-vault';
 import { PEER_DIDS, type AgentKeys, type Outbound } from '../../lib/didcomm/agent';
 import { generateKeyPair, unpackMessage, verkeyFromPublicKey, type Ed25519KeyPair } from '../../lib/didcomm/envelope';
 import { MAX_OUTBOUND_JOB_BYTES, outboundJobFromOutboxItem, outboundJobWrites, OutboundTooLargeError, parseOutboundJob, type OutboundJob } from '../../lib/didcomm/outbound';
@@ -24,18 +25,6 @@ const A = tenantScope('1');
 const B = tenantScope('2');
 const endpointOf = (s: TenantScope) => `${BASE}/didcomm/ref${s.walletId}`;
 
-class MemoryVault implements AgentKeys {
-  readonly pairs = new Map<string, Ed25519KeyPair>();
-  async createKey(walletId: string) {
-    const kp = generateKeyPair();
-    const verkey = verkeyFromPublicKey(kp.publicKey);
-    this.pairs.set(`${walletId}/${verkey}`, kp);
-    return { verkey };
-  }
-  async keyPair(walletId: string, verkey: string) {
-    return this.pairs.get(`${walletId}/${verkey}`);
-  }
-}
 
 function setup(answer: () => AttemptOutcome = () => ({ kind: 'response', status: 202 })) {
   const store = new MemoryStore();

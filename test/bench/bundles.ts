@@ -29,7 +29,7 @@ interface Fn {
   readonly name: string;
   readonly dir: string;
   readonly env: Record<string, string>;
-  /** IAM actions the function's role is granted. */
+  /** IAM actions the function's role is granted (Allow statements; a Deny grants nothing, and one with NotAction has no Action). */
   readonly actions: ReadonlySet<string>;
   readonly entry: string;
 }
@@ -98,7 +98,7 @@ function synthesize(outdir: string): Fn[] {
     new Set(
       Object.values(template.template.Resources as Record<string, Json>)
         .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: Json) => x.Ref === roleId))
-        .flatMap((r) => r.Properties.PolicyDocument.Statement.flatMap((s: Json) => [s.Action].flat())),
+        .flatMap((r) => r.Properties.PolicyDocument.Statement.filter((s: Json) => s.Effect === 'Allow').flatMap((s: Json) => [s.Action].flat())),
     );
   const fns: Fn[] = [];
   for (const { stack: template, id, resource: r } of resourcesOf(stacks, 'AWS::Lambda::Function')) {

@@ -12,6 +12,7 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/webhooks.ts' },
   { script: 'test/bench/signing.ts' },
   { script: 'test/bench/didcomm-envelope.ts' },
+  { script: 'test/bench/didcomm-endpoint.ts' }, // the public endpoint, and a round trip with Credo
   { script: 'test/bench/status-list-encoding.ts' },
   { script: 'test/bench/status-lists.ts' },
   { script: 'test/bench/sessions.ts' },

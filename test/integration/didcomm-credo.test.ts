@@ -30,29 +30,19 @@ afterAll(async () => {
   await hooks?.close();
 });
 
-async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-
 const connection = (id: string) => ok(api.call('GET', `/api/v1/connections/${id}`, { key: acme.apiKey }), 'connection');
 const messages = () => ok(api.call('GET', '/api/v1/messages', { key: acme.apiKey }), 'messages');
 
 async function talk(contactId: string, credoConnectionId: string, tag: string) {
   // Credo → us: stored as received on that connection.
   await credo.sendBasicMessage(credoConnectionId, `hello acme ${tag}`);
-  const got = await until('the received message', async () => (await messages()).find((m: any) => m.message === `hello acme ${tag}`));
+  const got = await eventually(async () => (await messages()).find((m: any) => m.message === `hello acme ${tag}`), 30000, 'the received message');
   expect(got).toMatchObject({ direction: 'received', state: 'received', contact_id: contactId });
   // Us → Credo, by contact_id: queued, then sent, and Credo has it on its side of the connection.
   const sent = await ok(api.call('POST', '/api/v1/messages', { key: acme.apiKey, body: { contact_id: contactId, message: `hello Ada ${tag}` } }), 'send');
   expect(typeof sent.success).toBe('string');
   expect(await credo.waitForBasicMessage((c) => c === `hello Ada ${tag}`, 30_000)).toEqual({ content: `hello Ada ${tag}`, connectionId: credoConnectionId });
-  const ours = await until('our message sent', async () => (await messages()).find((m: any) => m.message === `hello Ada ${tag}` && m.state === 'sent'));
+  const ours = await eventually(async () => (await messages()).find((m: any) => m.message === `hello Ada ${tag}` && m.state === 'sent'), 30000, 'our message sent');
   expect(ours).toMatchObject({ direction: 'sent', contact_id: contactId });
 }
 
@@ -60,9 +50,8 @@ test('Credo accepts our invitation: the connection completes on both sides, and 
   const inv = await ok(api.call('POST', '/api/v1/invitations', { key: acme.apiKey, body: { alias: 'Ada' } }), 'invitation');
   const { connectionId: credoSide } = await credo.receiveInvitationUrl(inv.invitation_url);
   expect((await credo.waitForConnection((c) => c.id === credoSide, 30_000)).state).toBe('completed');
-  const ours = await until('our connection active', async () =>
-    (await ok(api.call('GET', '/api/v1/connections', { key: acme.apiKey }), 'connections')).find((c: any) => c.invitation_id === inv.invitation_id && c.state === 'active'),
-  );
+  const ours = await eventually(async () =>
+    (await ok(api.call('GET', '/api/v1/connections', { key: acme.apiKey }), 'connections')).find((c: any) => c.invitation_id === inv.invitation_id && c.state === 'active'), 30000, 'our connection active');
   expect(ours).toMatchObject({ their_label: 'Ada (Credo)', their_role: 'invitee', rfc23_state: 'completed', alias: 'Ada' });
   await talk(ours.connection_id, credoSide, 'one');
   // The tenant heard each step as a webhook event.
@@ -84,10 +73,10 @@ test("we accept Credo's invitation: the connection completes on both sides, and 
   const created = await ok(api.call('POST', '/api/v1/invitations/receive', { key: acme.apiKey, body: { invitation_url: invitationUrl, alias: 'Ada as inviter' } }), 'receive');
   expect(created).toMatchObject({ state: 'request', their_role: 'inviter', alias: 'Ada as inviter', invitation_id: null });
   const credoConnection = await credo.waitForConnection((c) => (c as { outOfBandId?: string }).outOfBandId === outOfBandId, 30_000);
-  const ours = await until('our connection active', async () => {
+  const ours = await eventually(async () => {
     const c = await connection(created.connection_id);
     return c.state === 'active' ? c : undefined;
-  });
+  }, 30000, 'our connection active');
   expect(ours).toMatchObject({ their_label: 'Ada (Credo)', rfc23_state: 'completed' });
   await talk(created.connection_id, credoConnection.id, 'two');
 }, 120_000);
@@ -98,10 +87,10 @@ test('a multi-use invitation yields one connection per agent that accepts it; a 
     const inv = await ok(api.call('POST', '/api/v1/invitations', { key: acme.apiKey, body: { multi_use: true } }), 'invitation');
     const [a, b] = await Promise.all([credo.receiveInvitationUrl(inv.invitation_url), second.receiveInvitationUrl(inv.invitation_url)]);
     await Promise.all([credo.waitForConnection((c) => c.id === a.connectionId, 30_000), second.waitForConnection((c) => c.id === b.connectionId, 30_000)]);
-    const both = await until('two active connections', async () => {
+    const both = await eventually(async () => {
       const mine = (await ok(api.call('GET', '/api/v1/connections', { key: acme.apiKey }), 'connections')).filter((c: any) => c.invitation_id === inv.invitation_id && c.state === 'active');
       return mine.length === 2 ? mine : undefined;
-    });
+    }, 30000, 'two active connections');
     expect(both.map((c: any) => c.their_label).sort()).toEqual(['Ada (Credo)', 'Grace (Credo)']);
     expect(both.every((c: any) => c.invitation_mode === 'multi')).toBe(true);
     expect((await ok(api.call('GET', `/api/v1/invitations/${inv.invitation_id}`, { key: acme.apiKey }), 'invitation')).state).toBe('await-response');

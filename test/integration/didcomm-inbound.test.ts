@@ -8,6 +8,7 @@
 import { generateKeyPair, packMessage, verkeyFromPublicKey } from '../../lib/didcomm/envelope';
 import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
 import { fenceTestNetwork } from '../helpers/loopback-only';
+import { eventually } from '../helpers/receiver';
 import { expectError, ok, startTestApi, type TestApi } from '../helpers/runtime';
 
 fenceTestNetwork();
@@ -30,16 +31,6 @@ afterAll(async () => {
 
 const connections = (key: string) => ok(api.call('GET', '/api/v1/connections', { key }), 'connections');
 
-async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const envelopeTo = (verkey: string) => Buffer.from(packMessage({ '@type': 'https://didcomm.org/trust_ping/1.0/ping', '@id': 'p1' }, [verkey])).toString();
 
 test('Credo accepts our invitation: its DID Exchange request reaches the wallet, which records the connection', async () => {
@@ -47,7 +38,7 @@ test('Credo accepts our invitation: its DID Exchange request reaches the wallet,
   expect(inv.invitation_url.startsWith(`${api.rt.url}/didcomm/${alice.publicRef}?oob=`)).toBe(true);
   await credo.receiveInvitationUrl(inv.invitation_url);
   const record = await ok(api.call('GET', `/api/v1/invitations/${inv.invitation_id}`, { key: alice.apiKey }), 'invitation record');
-  const c = await until('the connection', async () => (await connections(alice.apiKey)).find((x: any) => x.invitation_id === inv.invitation_id));
+  const c = await eventually(async () => (await connections(alice.apiKey)).find((x: any) => x.invitation_id === inv.invitation_id), 20000, 'the connection');
   expect(c).toMatchObject({ their_label: 'credo-peer', their_role: 'invitee', alias: 'front desk', invitation_key: record.invitation_key });
   expect(c.their_did).toMatch(/^did:peer:/);
   expect(['response', 'active']).toContain(c.state);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { refusal } from '../helpers/presentation-refusal';
 import { DcqlQuery } from 'dcql';
 import { locateSubmission, matchDcql, matchDcqlForDefinition, matchDefinition, type PresentationDefinition } from '../../lib/oid4vp/query';
 import { PresentationInvalidError, type VerifiedCredential } from '../../lib/oid4vp/verification/types';
@@ -37,15 +38,6 @@ const degree = (over: Partial<VerifiedCredential> = {}): VerifiedCredential => {
   };
 };
 
-function refusal(fn: () => unknown): PresentationInvalidError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof PresentationInvalidError) return e;
-    throw e;
-  }
-  throw new Error('expected a PresentationInvalidError');
-}
 
 const pidQuery = (over: Record<string, unknown> = {}) =>
   DcqlQuery.parse({ credentials: [{ id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [PID] }, claims: [{ path: ['given_name'] }], ...over }] } as never);

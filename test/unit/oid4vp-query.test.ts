@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { refusal } from '../helpers/presentation-refusal';
 import { DcqlQuery } from 'dcql';
 import {
   dcqlFromDefinition,
@@ -94,15 +95,6 @@ const jwtVc = (over: Partial<VerifiedCredential> = {}): VerifiedCredential => {
   };
 };
 
-function refusal(fn: () => unknown): PresentationInvalidError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof PresentationInvalidError) return e;
-    throw e;
-  }
-  throw new Error('expected a PresentationInvalidError');
-}
 
 const paths = (result: { ok: boolean; issues?: readonly { path: string }[] }) => (result.ok ? [] : result.issues!.map((i) => i.path));
 

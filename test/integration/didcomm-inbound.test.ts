@@ -5,6 +5,9 @@
  * connection. And what the public may send: wrong media types, junk, unknown references, oversized
  * bodies and envelopes for another wallet's keys change nothing.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import { generateKeyPair, packMessage, verkeyFromPublicKey } from '../../lib/didcomm/envelope';
 import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
 import { fenceTestNetwork } from '../helpers/loopback-only';
@@ -15,8 +18,8 @@ fenceTestNetwork();
 
 let api: TestApi;
 let credo: CredoPeer;
-let alice: { apiKey: string; publicRef: string };
-let bob: { apiKey: string; publicRef: string };
+let alice: { apiKey: string; publicRef: string; walletId: number };
+let bob: { apiKey: string; publicRef: string; walletId: number };
 
 beforeAll(async () => {
   [api, credo] = await Promise.all([startTestApi(), startCredoPeer({ label: 'credo-peer' })]);
@@ -30,6 +33,17 @@ afterAll(async () => {
 });
 
 const connections = (key: string) => ok(api.call('GET', '/api/v1/connections', { key }), 'connections');
+
+/** The envelopes the endpoint stored for a wallet and the worker has not handled yet. */
+async function storedEnvelopes(walletId: number): Promise<number> {
+  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
+  try {
+    const out = await ddb.send(new QueryCommand({ TableName: LOCAL_TABLE_NAME, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':sk': 'DCIN#' }, ConsistentRead: true }));
+    return out.Items?.length ?? 0;
+  } finally {
+    ddb.destroy();
+  }
+}
 
 const envelopeTo = (verkey: string) => Buffer.from(packMessage({ '@type': 'https://didcomm.org/trust_ping/1.0/ping', '@id': 'p1' }, [verkey])).toString();
 
@@ -63,6 +77,7 @@ describe('what the public endpoint refuses, and what it takes without telling', 
     const inv = await ok(api.call('POST', '/api/v1/invitations', { key: alice.apiKey, body: {} }), 'invitation');
     const before = (await connections(alice.apiKey)).length;
     const aliceKey: string = (await ok(api.call('GET', `/api/v1/invitations/${inv.invitation_id}`, { key: alice.apiKey }), 'invitation record')).invitation_key;
+    // Alice's key posted to Bob's endpoint, and a key of nobody's: 202, and nothing stored in either partition.
     for (const type of ['application/didcomm-envelope-enc', 'application/ssi-agent-wire', 'application/json']) {
       const res = await api.call('POST', `/didcomm/${bob.publicRef}`, { rawBody: envelopeTo(aliceKey), headers: { 'content-type': type } });
       expect(res.status).toBe(202);
@@ -70,15 +85,19 @@ describe('what the public endpoint refuses, and what it takes without telling', 
     }
     const none = await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: envelopeTo(verkeyFromPublicKey(generateKeyPair().publicKey)), headers: { 'content-type': 'application/didcomm-envelope-enc' } });
     expect(none.status).toBe(202);
-    // A trust ping to alice's own invitation key, anoncrypted: taken, and refused by the agent (only a DID Exchange request may use it).
-    expect((await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: envelopeTo(aliceKey), headers: { 'content-type': 'application/didcomm-envelope-enc' } })).status).toBe(202);
-    // A real DID Exchange request shape, but tampered in transit: the worker cannot authenticate it and drops it.
+    expect(await storedEnvelopes(bob.walletId)).toBe(0);
+    expect(await storedEnvelopes(alice.walletId)).toBe(0);
+    // Envelopes to Alice's own invitation key are stored and queued: an anoncrypted trust ping (only a
+    // DID Exchange request may use an invitation key) and a copy tampered in transit (it does not decrypt).
+    // The worker takes both and drops them: the stored envelopes go, and nothing else changes.
     const tampered = JSON.parse(envelopeTo(aliceKey));
     const bytes = Buffer.from(tampered.ciphertext, 'base64url');
     bytes[0]! ^= 1;
     tampered.ciphertext = bytes.toString('base64url');
-    expect((await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: JSON.stringify(tampered), headers: { 'content-type': 'application/didcomm-envelope-enc' } })).status).toBe(202);
-    await new Promise((r) => setTimeout(r, 1500));
+    for (const body of [envelopeTo(aliceKey), JSON.stringify(tampered)]) {
+      expect((await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: body, headers: { 'content-type': 'application/didcomm-envelope-enc' } })).status).toBe(202);
+    }
+    await eventually(async () => ((await storedEnvelopes(alice.walletId)) === 0 ? true : undefined), 20000, 'the worker to take both envelopes');
     expect((await connections(alice.apiKey)).length).toBe(before);
     expect(await connections(bob.apiKey)).toEqual([]);
     expect((await ok(api.call('GET', `/api/v1/invitations/${inv.invitation_id}`, { key: alice.apiKey }), 'invitation')).state).toBe('await-response');

@@ -14,7 +14,7 @@ import { buildDidcommKeyVault } from '../shared/didcomm-keys';
 import { walletSessions } from '../shared/sessions';
 
 const deps = buildDeps('didcomm', { sessions: walletSessions });
-const keys = buildDidcommKeyVault(deps, deps.config.keyBackend === 'kms' ? deps.config.didcommKmsKeyId : undefined);
+const keys = buildDidcommKeyVault(deps);
 const refs = new PublicRefs(deps.store);
 // Sends nothing itself (no transport): its decisions' messages are outbox jobs for the outbound worker.
 const runtime = new AgentRuntime({ store: deps.store, events: deps.events, keys, dids: PEER_DIDS, maxEnvelopeBytes: 256 * 1024, timeoutMs: deps.config.webhookTimeoutMs,

@@ -1,13 +1,11 @@
-import { KMSClient } from '@aws-sdk/client-kms';
 import { guardKeyManager } from '../../lib/adapters/access-guard';
 import { KmsKeyManager } from '../../lib/adapters/kms-key-manager';
-import { ClientsByWallet } from '../../lib/adapters/wallet-sessions';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import type { KeyManager } from '../../lib/keys/port';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { cachingDeriver } from '../../lib/secrets/port';
-import { inRegistry, sessionWallet } from '../../lib/store/session';
 import type { Deps } from './deps';
+import { sessionKmsClient } from './session-kms';
 
 /**
  * The issuer key manager. Deployed: KMS with the credentials of the wallet session under way, whose
@@ -21,13 +19,5 @@ export function buildKeyManager(deps: Deps): KeyManager {
     const kek = cachingDeriver(new LocalSecretDeriver(config.localMasterKey));
     return guardKeyManager(new LocalKeyManager(deps.store, kek), deps.fn);
   }
-  const sessions = deps.sessions;
-  if (!sessions) throw new Error(`${deps.fn} has no tenant role for issuer keys`);
-  const base = new KMSClient({});
-  const clients = new ClientsByWallet<KMSClient>((wallet) => new KMSClient({ requestHandler: base.config.requestHandler, credentials: sessions.credentials(wallet!) }));
-  return new KmsKeyManager(() => {
-    const wallet = sessionWallet();
-    if (wallet === null || inRegistry()) throw new Error('issuer keys are used only inside a wallet session');
-    return clients.get(wallet);
-  }, config.issuerKeyTag);
+  return new KmsKeyManager(sessionKmsClient(deps, 'issuer keys'), config.issuerKeyTag);
 }

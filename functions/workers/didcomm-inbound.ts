@@ -25,7 +25,7 @@ export function createHandler(_overrides: WebhookOverrides = {}) {
   const agent = new AgentRuntime({
     store: deps.store,
     events: deps.events,
-    keys: buildDidcommKeyVault(deps, deps.config.keyBackend === 'kms' ? deps.config.didcommKmsKeyId : undefined),
+    keys: buildDidcommKeyVault(deps),
     dids: PEER_DIDS,
     maxEnvelopeBytes: MAX_INBOUND_BYTES,
     timeoutMs: deps.config.webhookTimeoutMs,

@@ -26,7 +26,7 @@ export function createHandler(overrides: WebhookOverrides = {}) {
   const runtime = new AgentRuntime({
     store: deps.store,
     events: deps.events,
-    keys: buildDidcommKeyVault(deps, config.keyBackend === 'kms' ? config.didcommKmsKeyId : undefined),
+    keys: buildDidcommKeyVault(deps),
     dids: PEER_DIDS,
     transport: webhookTransport(deps, overrides),
     maxEnvelopeBytes: 256 * 1024,

@@ -1,11 +1,7 @@
-import { DecryptCommand, DependencyTimeoutException, GenerateDataKeyCommand, KMSInternalException, type KMSClient } from '@aws-sdk/client-kms';
+import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { isRetryable } from './kms-errors';
 import { dataKeyContext, type DataKeyService } from '../didcomm/key-vault';
 import { KeyServiceUnavailableError } from '../keys/port';
-
-function isRetryable(err: unknown): boolean {
-  const name = (err as { name?: string }).name;
-  return err instanceof KMSInternalException || err instanceof DependencyTimeoutException || name === 'ThrottlingException' || name === 'KeyUnavailableException';
-}
 
 /**
  * A wallet's DIDComm data key with KMS envelope encryption: GenerateDataKey (AES_256) and Decrypt

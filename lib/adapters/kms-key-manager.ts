@@ -1,15 +1,14 @@
 import {
   CreateKeyCommand,
-  DependencyTimeoutException,
   DisabledException,
   GetPublicKeyCommand,
-  KMSInternalException,
   KMSInvalidStateException,
   ScheduleKeyDeletionCommand,
   SignCommand,
   type KMSClient,
 } from '@aws-sdk/client-kms';
 import { createHash } from 'node:crypto';
+import { isRetryable } from './kms-errors';
 import { setTimeout as delay } from 'node:timers/promises';
 import formatter from 'ecdsa-sig-formatter';
 import { spkiDerToJwk } from '../keys/jwk';
@@ -33,11 +32,6 @@ const SPEC = KMS_KEY_SPECS;
 /** KMS's limit on a RAW message. */
 export const KMS_RAW_MESSAGE_LIMIT = 4096;
 
-/** Transient KMS faults: throttling, internal errors, an unreachable custom key store. */
-function isRetryable(err: unknown): boolean {
-  const name = (err as { name?: string }).name;
-  return err instanceof KMSInternalException || err instanceof DependencyTimeoutException || name === 'ThrottlingException' || name === 'KeyUnavailableException';
-}
 
 /**
  * KMS is eventually consistent: a key just created can briefly be NotFound or in an unexpected state,

@@ -3,7 +3,8 @@ import bs58 from 'bs58';
 import { ConnectionService, MAX_LISTING_DEPTH } from '../../lib/didcomm/connections';
 import { didcommContracts } from '../../lib/didcomm/contract';
 import { MessageService } from '../../lib/didcomm/messages';
-import { didKeyOfVerkey, InvitationService, type InvitationKeys } from '../../lib/didcomm/protocols/out-of-band/invitations';
+import { didKeyFromVerkey } from '../../lib/didcomm/envelope';
+import { InvitationService, type InvitationKeys } from '../../lib/didcomm/protocols/out-of-band/invitations';
 import { invitationFromUrl, OutOfBandInvitation } from '../../lib/didcomm/protocols/out-of-band/messages';
 import { didcommKeys } from '../../lib/didcomm/records';
 import { OutboxPublisher } from '../../lib/events/publisher';
@@ -43,7 +44,7 @@ describe('invitations', () => {
     expect(inv['@type']).toBe('https://didcomm.org/out-of-band/1.1/invitation');
     expect(inv.handshake_protocols).toEqual(['https://didcomm.org/didexchange/1.1', 'https://didcomm.org/didexchange/1.0']);
     expect(inv.label).toBe('Acme Issuer');
-    expect(inv.services).toEqual([{ id: '#inline', type: 'did-communication', recipientKeys: [didKeyOfVerkey(made[0]!.verkey)], routingKeys: [], serviceEndpoint: `${BASE}/didcomm/ref7xxxxxxxxxxxxxxxxxx` }]);
+    expect(inv.services).toEqual([{ id: '#inline', type: 'did-communication', recipientKeys: [didKeyFromVerkey(made[0]!.verkey)], routingKeys: [], serviceEndpoint: `${BASE}/didcomm/ref7xxxxxxxxxxxxxxxxxx` }]);
     expect(made).toEqual([{ walletId: '7', verkey: expect.any(String) }]);
     // The URL carries the same invitation.
     expect(out.invitation_url.startsWith(`${BASE}/didcomm/ref7xxxxxxxxxxxxxxxxxx?oob=`)).toBe(true);
@@ -58,7 +59,7 @@ describe('invitations', () => {
 
   test('did:key of a verkey is the multicodec Ed25519 form peers expect', () => {
     // Aries RFC 0360's example: the verkey and its did:key.
-    expect(didKeyOfVerkey('8HH5gYEeNc3z7PYXmd54d4x6qAfCNrqQqEB3nS7Zfu7K')).toBe('did:key:z6MkmjY8GnV5i9YTDtPETC2uUAW6ejw3nk5mXF5yci5ab7th');
+    expect(didKeyFromVerkey('8HH5gYEeNc3z7PYXmd54d4x6qAfCNrqQqEB3nS7Zfu7K')).toBe('did:key:z6MkmjY8GnV5i9YTDtPETC2uUAW6ejw3nk5mXF5yci5ab7th');
   });
 
   test('ids are sequential per wallet; a QR code is added when asked; the label given wins', async () => {

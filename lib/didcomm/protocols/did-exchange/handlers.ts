@@ -3,7 +3,7 @@ import type { EventType } from '../../../events/envelope';
 import { ProtocolViolation, type AgentContext, type Decision, type PeerService, type ResolvedPeer } from '../../agent';
 import { connectionData, connectionItem, didcommKeys, type InvitationRecord, type StoredConnection } from '../../records';
 import { newMessageId, threadOf, type Attachment } from '../common';
-import { verkeyOfDidKey } from '../out-of-band/did-key';
+import { verkeyFromDidKey } from '../../envelope';
 import type { InlineService, OutOfBandInvitation } from '../out-of-band/messages';
 import { DIDEXCHANGE_1_0, DIDEXCHANGE_1_1 } from '../out-of-band/messages';
 import { DidExchangeComplete, DidExchangeRequest, DidExchangeResponse, didExchangeType, ProblemReport, type DidExchangeVersion } from './messages';
@@ -25,7 +25,14 @@ export function peerServiceOf(resolved: ResolvedPeer): PeerService {
 }
 
 const VERKEY = /^[1-9A-HJ-NP-Za-km-z]{43,44}$/;
-const toVerkey = (ref: string): string | null => (VERKEY.test(ref) ? ref : verkeyOfDidKey(ref));
+const toVerkey = (ref: string): string | null => {
+  if (VERKEY.test(ref)) return ref;
+  try {
+    return verkeyFromDidKey(ref);
+  } catch {
+    return null;
+  }
+};
 
 function inlineServiceOf(s: InlineService): PeerService {
   const recipientKeys = s.recipientKeys.map(toVerkey);
@@ -195,11 +202,6 @@ export function onProblemReport(ctx: AgentContext, raw: unknown, c: StoredConnec
   const reason = (p.description?.en ?? p.explain ?? p['problem-code'] ?? p.description?.code ?? 'problem report').slice(0, 512);
   const next: StoredConnection = { ...c, state: 'error', rfc23_state: 'abandoned', error_msg: reason, updated_at: ctx.now.toISOString() };
   return { writes: [{ type: 'put', item: connectionItem(ctx.scope, next), condition: { equals: { updated_at: c.updated_at } } }, staged(ctx, 'connection.error', next)], outbound: [] };
-}
-
-/** A problem report we send on a thread we cannot continue (RFC 0035 shape, DID Exchange codes). */
-export function problemReport(version: DidExchangeVersion, thid: string, code: string, explain: string): Record<string, unknown> {
-  return { '@type': didExchangeType(version, 'problem_report'), '@id': newMessageId(), '~thread': { thid }, 'problem-code': code, explain };
 }
 
 /**

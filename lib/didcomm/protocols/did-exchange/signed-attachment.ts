@@ -1,6 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
-import { didKeyOfVerkey } from '../out-of-band/did-key';
+import { didKeyFromVerkey } from '../../envelope';
 import type { Attachment } from '../common';
 
 /**
@@ -28,7 +28,7 @@ const fromB64 = (s: string) => Buffer.from(s.replace(/-/g, '+').replace(/_/g, '/
 
 export function signAttachment(data: string | Record<string, unknown>, key: SigningKey): Attachment {
   const payload = Buffer.from(typeof data === 'string' ? data : JSON.stringify(data));
-  const kid = didKeyOfVerkey(bs58.encode(key.publicKey));
+  const kid = didKeyFromVerkey(bs58.encode(key.publicKey));
   const protectedHeader = b64url(JSON.stringify({ alg: 'EdDSA', kid, jwk: { kty: 'OKP', crv: 'Ed25519', x: b64url(key.publicKey), kid } }));
   const signature = ed25519.sign(Buffer.from(`${protectedHeader}.${b64url(payload)}`), key.seed);
   return {
@@ -48,7 +48,7 @@ export function verifyAttachment(att: Attachment, signers: readonly string[]): B
   if (!jws) throw new AttachmentError('attachment is not signed');
   const payload = fromB64(base64);
   const entries = jws.signatures ?? (jws.protected !== undefined && jws.signature !== undefined ? [{ header: jws.header, protected: jws.protected, signature: jws.signature }] : []);
-  const allowed = new Map(signers.map((v) => [didKeyOfVerkey(v), bs58.decode(v)]));
+  const allowed = new Map(signers.map((v) => [didKeyFromVerkey(v), bs58.decode(v)]));
   for (const e of entries) {
     let header: { alg?: unknown; kid?: unknown; jwk?: { x?: unknown } };
     try {

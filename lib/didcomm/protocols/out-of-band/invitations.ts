@@ -7,7 +7,7 @@ import { keys, type TenantScope } from '../../../store/keys';
 import type { ItemStore } from '../../../store/port';
 import type { WalletRefs } from '../../../tenancy/public-refs';
 import { didcommEndpoint, didcommKeys, invitationFromItem, MAX_INVITATION_ID, type InvitationRecord } from '../../records';
-import { didKeyOfVerkey } from './did-key';
+import { didKeyFromVerkey } from '../../envelope';
 import { buildInvitation, invitationUrl } from './messages';
 
 /** What invitations need of the key vault (lib/didcomm/key-vault.ts: a new sealed Ed25519 key per invitation). */
@@ -52,7 +52,7 @@ export class InvitationService {
     const id = await store.increment(didcommKeys.invitationCounter(scope), 'last', { below: { last: MAX_INVITATION_ID } });
     const endpoint = didcommEndpoint(baseUrl, ref);
     const at = this.now().toISOString();
-    const invitation = buildInvitation({ id: randomUUID(), label, recipientKey: didKeyOfVerkey(verkey), endpoint, goalCode: input.goal_code ?? null, goal: input.goal ?? null });
+    const invitation = buildInvitation({ id: randomUUID(), label, recipientKey: didKeyFromVerkey(verkey), endpoint, goalCode: input.goal_code ?? null, goal: input.goal ?? null });
     const url = invitationUrl(endpoint, invitation);
     const record: InvitationRecord = {
       invitation_id: id,
@@ -119,4 +119,3 @@ export class InvitationService {
 }
 
 // Kept apart from this module's QR encoder: the DID Exchange code (and so the outbound worker) needs only these.
-export { didKeyOfVerkey, verkeyOfDidKey } from './did-key';

@@ -64,6 +64,7 @@ export function createHandler(_overrides: WebhookOverrides = {}) {
         if (refusal !== 'unreachable') deferred(refusal, count);
       },
       onJunk: (r) => logger.error('not a DIDComm inbound job; dropped', { message_id: r.messageId }),
+      onRedeliveryError: (err) => logger.warn('visibility change failed: the messages come back after the visibility timeout', { error: err as Error }),
     });
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
   };

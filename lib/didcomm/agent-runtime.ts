@@ -58,8 +58,10 @@ export class AgentRuntime {
   /**
    * One inbound envelope for the wallet of `scope`. A malformed, tampered or wrongly addressed
    * envelope, or a message its protocol refuses, is dropped with its reason and nothing is written.
+   * `recipient`: the key the public endpoint already found the envelope to be for (lib/didcomm/inbound.ts),
+   * looked up again alone rather than every recipient the envelope names.
    */
-  async receive(scope: TenantScope, endpoint: string, envelope: unknown): Promise<InboundOutcome> {
+  async receive(scope: TenantScope, endpoint: string, envelope: unknown, recipient?: string): Promise<InboundOutcome> {
     const limits = { maxBytes: this.deps.maxEnvelopeBytes };
     let recipients: string[];
     try {
@@ -67,6 +69,8 @@ export class AgentRuntime {
     } catch (err) {
       return dropped(err);
     }
+    // The lookup is read again: the invitation or connection may have gone since the envelope was stored.
+    if (recipient !== undefined) recipients = recipients.includes(recipient) ? [recipient] : [];
     const lookups = await this.deps.store.getMany(recipients.map((r) => didcommKeys.recipientKey(scope, r)));
     const index = lookups.findIndex((l) => l !== undefined);
     if (index < 0) return { kind: 'dropped', reason: 'not_for_us', detail: 'no recipient key of this wallet' };

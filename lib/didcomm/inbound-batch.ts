@@ -37,6 +37,16 @@ export interface InboundBatchDeps {
   readonly onFailed: (record: InboundRecord, err: unknown) => void;
   readonly onDeferred: (walletId: string, count: number, refusal: Refusal | 'unreachable') => void;
   readonly onJunk: (record: InboundRecord) => void;
+  readonly onRedeliveryError: (err: unknown) => void;
+}
+
+/** A report (a log line) must not change what happens to a message. */
+function quietly(report: () => void): void {
+  try {
+    report();
+  } catch {
+    // the message's fate is decided; a failing report changes nothing
+  }
 }
 
 /** Seconds before a failed message is tried again: 2, 4, 8 … up to 60. */
@@ -66,10 +76,11 @@ export async function runInboundBatch(records: readonly InboundRecord[], deps: I
             for (const group of groups.values()) {
               for (let i = 0; i < group.length; i++) {
                 const r = group[i]!;
+                let handled: InboundHandled;
                 try {
-                  deps.onHandled(r, await deps.processor.process(scope, r.job!.inbound_id));
+                  handled = await deps.processor.process(scope, r.job!.inbound_id);
                 } catch (err) {
-                  deps.onFailed(r, err);
+                  quietly(() => deps.onFailed(r, err));
                   // This one and the rest of its group come back in order, after the same delay.
                   const seconds = retrySeconds(r.receiveCount);
                   for (const rest of group.slice(i)) {
@@ -78,12 +89,15 @@ export async function runInboundBatch(records: readonly InboundRecord[], deps: I
                   }
                   break;
                 }
+                quietly(() => deps.onHandled(r, handled));
               }
             }
           }),
         );
       } catch {
-        out = { refused: 'unreachable' as const }; // the wallet's counter could not be reached: nothing ran
+        // Nothing above throws once the work has begun (the reports are quiet, share.run keeps a failed
+        // give-back to itself): only the wallet's counter could not be reached, and nothing ran.
+        out = { refused: 'unreachable' as const };
       }
       if ('refused' in out) {
         const seconds = deps.share.deferSeconds(Math.max(0, Math.min(...mine.map((r) => r.receiveCount)) - 1));
@@ -96,6 +110,7 @@ export async function runInboundBatch(records: readonly InboundRecord[], deps: I
     }),
   );
   // Without the visibility change they would come back only after the queue's visibility timeout.
-  if (retry.length) await deps.redelivery.later(retry).catch(() => undefined);
+  // If it fails they still come back, after the visibility timeout: reported, not thrown.
+  if (retry.length) await deps.redelivery.later(retry).catch((err: unknown) => quietly(() => deps.onRedeliveryError(err)));
   return failed.map((r) => r.messageId);
 }

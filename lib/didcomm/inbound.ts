@@ -115,7 +115,7 @@ export type InboundHandled =
 export class InboundProcessor {
   constructor(
     private readonly store: ItemStore,
-    private readonly agent: { receive(scope: TenantScope, endpoint: string, envelope: unknown): Promise<InboundOutcome> },
+    private readonly agent: { receive(scope: TenantScope, endpoint: string, envelope: unknown, recipient?: string): Promise<InboundOutcome> },
   ) {}
 
   async process(scope: TenantScope, inboundId: string): Promise<InboundHandled> {
@@ -124,7 +124,7 @@ export class InboundProcessor {
     if (!item) return { kind: 'gone' };
     let outcome: InboundOutcome;
     try {
-      outcome = await this.agent.receive(scope, String(item.endpoint), JSON.parse(String(item.envelope)) as unknown);
+      outcome = await this.agent.receive(scope, String(item.endpoint), JSON.parse(String(item.envelope)) as unknown, String(item.recipient));
     } catch (err) {
       const attempts = Number(item.attempts ?? 0) + 1;
       if (attempts >= MAX_INBOUND_ATTEMPTS) {

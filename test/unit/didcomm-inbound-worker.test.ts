@@ -35,6 +35,7 @@ function harness(opts: { perTenant?: number; fail?: (id: string) => boolean; sto
     onFailed: () => undefined,
     onDeferred: (w: string) => void deferred.push(w),
     onJunk: (r: InboundRecord) => void junk.push(r.messageId),
+    onRedeliveryError: () => undefined,
   };
   return { deps, share, ran, later, deferred, junk };
 }
@@ -65,6 +66,20 @@ test('a wallet at its cap has all its messages given back without running any; o
   expect(seconds[0]).toBeLessThanOrEqual(queueDefinition('didcomm-inbound').fairness.defer.maxSeconds * 1.25);
 });
 
+test("a wallet whose counter cannot be reached is deferred whole, nothing run; a failing report or visibility change changes no message's fate", async () => {
+  const h = harness();
+  const realAdmit = h.share.run.bind(h.share);
+  h.share.run = (async (scope: { walletId: string }, work: () => Promise<unknown>) => {
+    if (scope.walletId === '5') throw new Error('DynamoDB unreachable');
+    return realAdmit(scope as never, work as never);
+  }) as never;
+  const deps = { ...h.deps, onHandled: () => { throw new Error('logger down'); }, redelivery: { later: async () => Promise.reject(new Error('SQS down')) }, onDeferred: (w: string, _n: number, refusal: string) => void h.deferred.push(`${w}:${refusal}`) };
+  const failed = await runInboundBatch([rec('5', 'a', 1), rec('6', 'b', 2), rec('5', 'a', 3)], deps);
+  expect(h.ran).toEqual([ULID(2)]);
+  expect(failed.sort()).toEqual(['m5-1', 'm5-3']);
+  expect(h.deferred).toEqual(['5:unreachable']);
+});
+
 test('a message that is not an inbound job is dropped, not retried', async () => {
   const h = harness();
   const bad = { ...rec('1', 'g', 1), job: parseInboundJob('{"wallet_id":"1","inbound_id":"../x"}') };
@@ -79,15 +94,15 @@ test('a message that is not an inbound job is dropped, not retried', async () =>
 describe('InboundProcessor', () => {
   const A = tenantScope('3');
   const stored = (store: MemoryStore, id: string) =>
-    store.write([{ type: 'put', item: { ...inboundKey(A, id), envelope: '{"x":1}', endpoint: 'https://e/didcomm/r', attempts: 0 } }]);
+    store.write([{ type: 'put', item: { ...inboundKey(A, id), envelope: '{"x":1}', recipient: 'vk1', endpoint: 'https://e/didcomm/r', attempts: 0 } }]);
 
-  test('hands the envelope to the agent with its endpoint, then removes it; a second delivery finds it gone', async () => {
+  test('hands the envelope to the agent with its endpoint and the recipient key the endpoint found, then removes it; a second delivery finds it gone', async () => {
     const store = new MemoryStore();
     await stored(store, ULID(1));
     const seen: unknown[] = [];
-    const p = new InboundProcessor(store, { receive: async (_s, endpoint, envelope) => (seen.push([endpoint, envelope]), { kind: 'dropped', reason: 'not_for_us', detail: '' }) });
+    const p = new InboundProcessor(store, { receive: async (_s, endpoint, envelope, recipient) => (seen.push([endpoint, envelope, recipient]), { kind: 'dropped', reason: 'not_for_us', detail: '' }) });
     expect(await p.process(A, ULID(1))).toEqual({ kind: 'handled', outcome: { kind: 'dropped', reason: 'not_for_us', detail: '' } });
-    expect(seen).toEqual([['https://e/didcomm/r', { x: 1 }]]);
+    expect(seen).toEqual([['https://e/didcomm/r', { x: 1 }, 'vk1']]);
     expect(await store.get(inboundKey(A, ULID(1)))).toBeUndefined();
     expect(await p.process(A, ULID(1))).toEqual({ kind: 'gone' });
   });

@@ -2,21 +2,34 @@
  * What `npm run mutation` measures (StrykerJS, docs/testing.md): the security-critical modules, each
  * group run on its own against the unit tests that exercise it (fast: no emulators). A range after a
  * file (`file:from-to`) limits mutation to those lines (the functions, not declarations that only the
- * infra tests read).
+ * infra tests read). Where code moves often, `span()` finds the lines by the declarations instead.
  */
+import { readFileSync } from 'node:fs';
+
+/**
+ * `file:from-to` from the line that starts with `first` to the closing `}` (at column 0) of the
+ * declaration that starts with `last`, as the file reads now.
+ */
+function span(file, first, last) {
+  const lines = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8').split('\n');
+  const from = lines.findIndex((l) => l.startsWith(first));
+  const lastStart = lines.findIndex((l) => l.startsWith(last));
+  const to = lines.findIndex((l, i) => i > lastStart && l.startsWith('}'));
+  if (from < 0 || lastStart < 0 || to < 0) throw new Error(`mutation group: ${file} has no ${first} … ${last}`);
+  return `${file}:${from + 1}-${to + 1}`;
+}
+
 export const MUTATION_GROUPS = [
   {
     name: 'access',
     what: 'tenant partition patterns and the access decision (what IAM decides, decided locally)',
-    // walletPartitionPatterns … the end of allows() (before the DIDComm merge added 18 lines above them: 128-200).
-    mutate: ['lib/service/access.ts:146-232'],
+    mutate: [span('lib/service/access.ts', 'export function walletPartitionPatterns', 'export function allows')],
     tests: ['test/unit/access-guard.test.ts'],
   },
   {
     name: 'access-guard',
     what: 'the access guard: the partitions a DynamoDB call names, the guard wired into the SDK clients and key manager, its refusal message',
-    // and AccessDeniedError (the refusal message).
-    mutate: ['lib/adapters/access-guard.ts', 'lib/service/access.ts:235-244'],
+    mutate: ['lib/adapters/access-guard.ts', span('lib/service/access.ts', 'export class AccessDeniedError', 'export class AccessDeniedError')],
     tests: ['test/unit/access-guard.test.ts'],
   },
   {

@@ -22,6 +22,7 @@ import { localUsageKeys } from '../../lib/adapters/local-usage-keys';
 import { API_DEFAULTS, RESERVED_CONCURRENCY, SOURCE_LIMITS } from '../../lib/service/api-settings';
 import { docsRendererDir } from '../../lib/service/docs-assets';
 import { ENV } from '../../lib/service/env-names';
+import type { FunctionName } from '../../lib/service/access';
 import { DLQ_RETENTION_DAYS, QUEUES, TABLE, localQueueName, queueUrlEnvName, type QueueId } from '../../lib/service/resources';
 import { ROUTE_GROUPS, type RouteGroup } from '../../lib/service/routes';
 import { gsi1, keys } from '../../lib/store/keys';
@@ -404,13 +405,20 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
     const repairClient = new DynamoDBClient({ endpoint: ddb.endpoint });
-    const workers: Record<QueueId, { functionName: string; worker: SqsWorker }> = {
-      webhook: { functionName: 'webhook-delivery', worker: delivery },
-      status: { functionName: 'status-worker', worker: statusWorker },
-      email: { functionName: 'email-worker', worker: emailWorker },
-      'didcomm-inbound': { functionName: 'didcomm-worker', worker: didcommWorker },
-      'didcomm-outbound': { functionName: 'didcomm-outbound', worker: didcommOutbound },
+    const handlers: Partial<Record<FunctionName, SqsWorker>> = {
+      'webhook-delivery': delivery,
+      'status-worker': statusWorker,
+      'email-worker': emailWorker,
+      'didcomm-worker': didcommWorker,
+      'didcomm-outbound': didcommOutbound,
     };
+    const workers = Object.fromEntries(
+      QUEUES.map((q) => {
+        const worker = handlers[q.worker];
+        if (!worker) throw new Error(`the local runtime has no handler for ${q.worker}, the worker of queue ${q.id}`);
+        return [q.id, { functionName: q.worker, worker }];
+      }),
+    ) as Record<QueueId, { functionName: string; worker: SqsWorker }>;
     const queueArns: Record<string, string | undefined> = {};
     for (const q of QUEUES) {
       queueArns[q.id] = (await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: queueUrls[q.id], AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;

@@ -104,7 +104,6 @@ const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
 };
 
 /** The worker each queue feeds, with the consumer settings declared beside the queue (lib/service/resources.ts). */
-const QUEUE_WORKERS: Record<QueueId, FunctionName> = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker', 'didcomm-inbound': 'didcomm-worker', 'didcomm-outbound': 'didcomm-outbound' };
 
 /** Functions that read the publication agreement (shipped as a file: Lambda allows 4 KB of environment). */
 const TAA_READERS: readonly FunctionName[] = ['dids', 'taa'];
@@ -228,7 +227,7 @@ export function addAreaFunctions(scope: Construct, area: Area, config: ServiceCo
     );
   }
   for (const q of QUEUES) {
-    const worker = fns[QUEUE_WORKERS[q.id]];
+    const worker = fns[q.worker];
     if (!worker) continue;
     worker.fn.addEventSource(
       new SqsEventSource(refs.queue(q.id), {

@@ -160,7 +160,7 @@ export function guardUsageKeys(inner: UsageKeys, principal: Principal): UsageKey
  */
 export function guardKeyManager(inner: KeyManager, fn: Principal['fn']): KeyManager {
   const check = (action: IssuerKeyAction, keyWallet: string) => {
-    const p: Principal = { fn, wallet: sessionWallet(), ...(inRegistry() ? { registry: true as const } : {}) };
+    const p = currentPrincipal(fn);
     const r: AccessRequest = { service: 'kms', action, keyWallet };
     if (!decide(p, r)) deny(p, r);
   };
@@ -172,13 +172,18 @@ export function guardKeyManager(inner: KeyManager, fn: Principal['fn']): KeyMana
   };
 }
 
+/** Who is calling: the function's own role, a wallet's session, or a wallet's registry session. */
+function currentPrincipal(fn: Principal['fn']): Principal {
+  return { fn, wallet: sessionWallet(), ...(inRegistry() ? { registry: true as const } : {}) };
+}
+
 /**
  * DIDComm data-key operations checked like the tenant role's IAM condition: the session's wallet must
  * be the encryption context's `wallet_id`, and the operation declared (`tenant.dataKeys`).
  */
 export function guardDataKeys(inner: DataKeyService, fn: Principal['fn']): DataKeyService {
   const check = (action: DataKeyAction, contextWallet: string) => {
-    const p: Principal = { fn, wallet: sessionWallet() };
+    const p = currentPrincipal(fn);
     const r: AccessRequest = { service: 'kms-data-key', action, contextWallet };
     if (!decide(p, r)) deny(p, r);
   };

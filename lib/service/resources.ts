@@ -1,3 +1,4 @@
+import type { FunctionName } from './access';
 /**
  * Definitions of the data resources, read by both the CDK stack and the local runtime so that
  * `npm start` creates exactly what `cdk deploy` does.
@@ -100,6 +101,8 @@ export interface QueueDefinition {
    */
   readonly fifo?: true;
   readonly visibilityTimeoutSeconds: number;
+  /** The function that consumes it (the Lambda SQS event source deployed, a poller locally). */
+  readonly worker: FunctionName;
   /** Receives before a message moves to the queue's DLQ. */
   readonly maxReceiveCount: number;
   readonly retentionDays: number;
@@ -138,6 +141,7 @@ export const QUEUES: readonly QueueDefinition[] = [
   // after another, so a wallet at its cap of 2 keeps at most 2 of the 5 instances busy.
   {
     id: 'email',
+    worker: 'email-worker',
     visibilityTimeoutSeconds: 360,
     maxReceiveCount: 5,
     retentionDays: 4,
@@ -145,11 +149,12 @@ export const QUEUES: readonly QueueDefinition[] = [
     fairness: { perTenant: 2, leaseSeconds: 90, defer: { firstSeconds: 5, maxSeconds: 60 } },
   },
   // Webhook deliveries: ENDPOINT_ATTEMPTS.
-  { id: 'webhook', ...ENDPOINT_ATTEMPTS },
+  { id: 'webhook', worker: 'webhook-delivery', ...ENDPOINT_ATTEMPTS },
   // Status-list publications and deletions: 6 x the status worker's timeout. Each job is delayed 1 s by
   // its sender, so a burst's changes are in before the first build; no batching window on top.
   {
     id: 'status',
+    worker: 'status-worker',
     visibilityTimeoutSeconds: 360,
     maxReceiveCount: 5,
     retentionDays: 4,
@@ -162,6 +167,7 @@ export const QUEUES: readonly QueueDefinition[] = [
   // attempts (it gives up on an envelope after 3 failures, lib/didcomm/inbound.ts).
   {
     id: 'didcomm-inbound',
+    worker: 'didcomm-worker',
     fifo: true,
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 12,
@@ -170,7 +176,7 @@ export const QUEUES: readonly QueueDefinition[] = [
     fairness: { perTenant: 3, leaseSeconds: 60, defer: { firstSeconds: 2, maxSeconds: 30 } },
   },
   // DIDComm messages to peers' endpoints (lib/didcomm/outbound.ts): one attempt per message, as webhooks.
-  { id: 'didcomm-outbound', ...ENDPOINT_ATTEMPTS },
+  { id: 'didcomm-outbound', worker: 'didcomm-outbound', ...ENDPOINT_ATTEMPTS },
 ];
 
 /** The declaration of one queue. */

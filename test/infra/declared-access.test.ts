@@ -67,10 +67,7 @@ function roleOf(p: Principal): RoleRef | null {
 const roleArn = (role: RoleRef) => iam.arnOf(role.stack, role.id);
 const tableArn = () => iam.arnOf(root(), ofType('AWS::DynamoDB::Table', root())[0]!.id);
 const macKeyArn = () => iam.arnOf(root(), ofType('AWS::KMS::Key', root()).find(({ resource }) => resource.Properties.KeySpec === 'HMAC_256')!.id);
-const didcommKeyArn = () => {
-  const key = ofType('AWS::KMS::Key', root()).find(({ resource }) => String(resource.Properties.Description ?? '').includes('DIDComm'));
-  return key ? iam.arnOf(root(), key.id) : `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/00000000-d1dc-0000-0000-000000000000`;
-};
+const didcommKeyArn = () => iam.arnOf(root(), ofType('AWS::KMS::Key', root()).find(({ resource }) => String(resource.Properties.Description ?? '').includes('DIDComm'))!.id);
 const queueArn = (q: string) => iam.arnOf(root(), ofType('AWS::SQS::Queue', root()).find(({ id }) => id.startsWith(`${q.replace(/-/g, '')}queue`))!.id);
 const tenantPlanId = () => iam.refOf(root(), ofType('AWS::ApiGateway::UsagePlan', root()).find(({ resource }) => resource.Properties.UsagePlanName.endsWith('-tenants'))!.id);
 
@@ -92,7 +89,7 @@ function iamRequests(r: AccessRequest): RequestContext[] {
         { action: 'apigateway:POST', resource: `arn:${PARTITION}:apigateway:${REGION}::/usageplans/${tenantPlanId()}/keys`, keys: {} },
       ];
     case 'kms-data-key':
-      // The stack's DIDComm key once a function declares data keys; until then no role names any such key.
+      // The stack's DIDComm key.
       return [{ action: `kms:${r.action}`, resource: didcommKeyArn(), keys: { 'kms:EncryptionContext:wallet_id': r.contextWallet, 'kms:EncryptionContextKeys': ['wallet_id'] } }];
     case 'kms': {
       const keyArn = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/1234abcd-0000-0000-0000-000000000000`;

@@ -664,14 +664,13 @@ describe('events and webhooks', () => {
   });
 
   test('each queue feeds its worker with partial batch responses and the consumer settings declared beside it', () => {
-    const workers = { webhook: 'webhook-delivery', status: 'status-worker', email: 'email-worker', 'didcomm-inbound': 'didcomm-worker', 'didcomm-outbound': 'didcomm-outbound' } as const;
     for (const q of QUEUES) {
-      const [m] = mappingOf(workers[q.id]);
+      const [m] = mappingOf(q.worker);
       const queue = ofType('AWS::SQS::Queue', [root()]).find(({ id }) => id.startsWith(`${q.id.replace(/-/g, '')}queue`))!;
       expect(resolve(m!, props(m!).EventSourceArn)).toBe(resolver.arnOf(queue.stack, queue.id));
       expect(props(m!)).toMatchObject({ BatchSize: q.consumer.batchSize, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: q.consumer.maxConcurrency } });
       // AWS's advice: visibility timeout at least 6 x the function timeout.
-      expect(q.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * props(functionNamed(workers[q.id])).Timeout);
+      expect(q.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * props(functionNamed(q.worker)).Timeout);
     }
   });
 

@@ -34,12 +34,12 @@ afterAll(async () => {
 
 const connections = (key: string) => ok(api.call('GET', '/api/v1/connections', { key }), 'connections');
 
-/** The envelopes the endpoint stored for a wallet and the worker has not handled yet. */
-async function storedEnvelopes(walletId: number): Promise<number> {
+/** The envelopes for `recipient` the endpoint stored in a wallet's partition and the worker has not handled yet. */
+async function storedEnvelopes(walletId: number, recipient: string): Promise<number> {
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
   try {
     const out = await ddb.send(new QueryCommand({ TableName: LOCAL_TABLE_NAME, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':sk': 'DCIN#' }, ConsistentRead: true }));
-    return out.Items?.length ?? 0;
+    return (out.Items ?? []).filter((i) => i.recipient === recipient).length;
   } finally {
     ddb.destroy();
   }
@@ -83,10 +83,12 @@ describe('what the public endpoint refuses, and what it takes without telling', 
       expect(res.status).toBe(202);
       expect(res.body).toBeUndefined();
     }
-    const none = await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: envelopeTo(verkeyFromPublicKey(generateKeyPair().publicKey)), headers: { 'content-type': 'application/didcomm-envelope-enc' } });
+    const nobody = verkeyFromPublicKey(generateKeyPair().publicKey);
+    const none = await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: envelopeTo(nobody), headers: { 'content-type': 'application/didcomm-envelope-enc' } });
     expect(none.status).toBe(202);
-    expect(await storedEnvelopes(bob.walletId)).toBe(0);
-    expect(await storedEnvelopes(alice.walletId)).toBe(0);
+    expect(await storedEnvelopes(bob.walletId, aliceKey)).toBe(0);
+    expect(await storedEnvelopes(alice.walletId, aliceKey)).toBe(0);
+    expect(await storedEnvelopes(alice.walletId, nobody)).toBe(0);
     // Envelopes to Alice's own invitation key are stored and queued: an anoncrypted trust ping (only a
     // DID Exchange request may use an invitation key) and a copy tampered in transit (it does not decrypt).
     // The worker takes both and drops them: the stored envelopes go, and nothing else changes.
@@ -97,7 +99,7 @@ describe('what the public endpoint refuses, and what it takes without telling', 
     for (const body of [envelopeTo(aliceKey), JSON.stringify(tampered)]) {
       expect((await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: body, headers: { 'content-type': 'application/didcomm-envelope-enc' } })).status).toBe(202);
     }
-    await eventually(async () => ((await storedEnvelopes(alice.walletId)) === 0 ? true : undefined), 20000, 'the worker to take both envelopes');
+    await eventually(async () => ((await storedEnvelopes(alice.walletId, aliceKey)) === 0 ? true : undefined), 20000, 'the worker to take both envelopes');
     expect((await connections(alice.apiKey)).length).toBe(before);
     expect(await connections(bob.apiKey)).toEqual([]);
     expect((await ok(api.call('GET', `/api/v1/invitations/${inv.invitation_id}`, { key: alice.apiKey }), 'invitation')).state).toBe('await-response');

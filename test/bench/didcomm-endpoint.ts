@@ -1,5 +1,6 @@
 /**
  * Part of `npm run bench` (`BENCH_ONLY=didcomm-endpoint`): DIDComm v1 through the local runtime.
+ * BENCH_PEER_CPU_PROF=<dir>: the runtime's process runs with `--cpu-prof` into <dir>.
  *
  * 1. The public endpoint `POST /didcomm/{public_ref}`: envelopes accepted (202) per second and their
  *    latency at 1 and 10 concurrent senders. Each envelope is a distinct trust ping, anoncrypted with
@@ -35,8 +36,9 @@ const load = () => loadavg().map((x) => x.toFixed(2)).join(', ');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function startOurs(): Promise<{ child: ChildProcess; url: string; baseApiKey: string }> {
+  const prof = env.BENCH_PEER_CPU_PROF;
   const child = fork(new URL('./peer/ours.ts', import.meta.url).pathname, [], {
-    execArgv: ['--import', 'tsx', '--no-deprecation'],
+    execArgv: ['--import', 'tsx', '--no-deprecation', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
     env: { ...env, POWERTOOLS_LOG_LEVEL: 'SILENT' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

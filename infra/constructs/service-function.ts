@@ -17,6 +17,9 @@ export const BUNDLE_ALIASES = {
   // esbuild applies the alias above to subpaths too: `zod/v4/core` (which zod-validation-error imports)
   // gets the same core without locales. A dependency importing another zod subpath needs a line here.
   'zod/v4/core': './functions/shared/zod-core-exports.ts',
+  // jsonld's node document loader requires this HTTP client, which imports undici (~410 KB) and ky; our
+  // loaders are offline and never call it (lib/jsonld/loader.ts). No function fetches through it.
+  '@digitalbazaar/http-client': './functions/shared/no-http-client.ts',
 } as const;
 
 /** Largest bundle (index.mjs) a function may have: cold starts grow with it. Held by an infra test. */

@@ -176,7 +176,8 @@ function compile(route: Route): CompiledRoute {
     names.push(name);
     return '([^/]+)';
   });
-  return { route, pattern: new RegExp(`^${source}$`), names };
+  // API Gateway's REST API routes `/a/b/` to the resource `/a/b` too (the contract's `GET /context/`).
+  return { route, pattern: new RegExp(`^${source}/?$`), names };
 }
 
 function send(res: ServerResponse, status: number, headers: Record<string, string | number | boolean>, body: string | Buffer): void {

@@ -90,6 +90,8 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   'didcomm-inbound': 'Public DIDComm v1 endpoint: stores and queues inbound envelopes',
   'didcomm-worker': 'Unpacks inbound DIDComm envelopes and runs the agent (DID Exchange, trust ping, basic messages)',
   'didcomm-outbound': 'Packs and posts DIDComm messages to peers (one attempt per message), retries with backoff',
+  jsonld: 'Endpoint group: JSON-LD context files',
+  'jsonld-public': 'Public JSON-LD context files (GET /context)',
 };
 
 const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {

@@ -111,6 +111,18 @@ export const ERROR_CODES = {
   invitation_required: 'Send exactly one of invitation_url and invitation',
   unsupported_invitation: 'Not an inline Out-of-Band invitation: Connections 1.0 (c_i), connectionless (d_m) and short URLs are not accepted',
   invalid_invitation: "Not a usable Out-of-Band invitation: its shape, handshake protocols, service or endpoint is refused; the message says which",
+  // JSON-LD context files
+  invalid_context_file_id: 'context_file_id is not a safe file name',
+  invalid_context_file: 'file is not a JSON-LD document with a top-level @context',
+  context_file_too_large: 'The context file is larger than 64 KiB as compact JSON',
+  context_file_exists: 'Another document is stored under this context_file_id; context files never change, use a new id',
+  context_file_quota_exceeded: 'The wallet keeps as many context files as it may (500)',
+  context_file_not_found: 'No such context file (or no wallet under the reference in its id)',
+  unknown_context: 'A context the document names is neither bundled nor one of this wallet\'s context files; contexts are never fetched from the network',
+  too_many_contexts: 'The document names more context files than one request resolves (16)',
+  invalid_jsonld: 'The document is not valid JSON-LD (an invalid term definition, a protected term redefined, …); the message says what',
+  undefined_term: 'A term of the document is defined by none of its contexts (JSON-LD safe mode); the message names it',
+  jsonld_safe_mode: 'JSON-LD safe mode refused a value of the document (a relative IRI, an invalid type or language); the message names it',
   // /docs
   asset_not_found: 'Not a file of the API reference page',
 } as const;
@@ -187,6 +199,9 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   getMessage: { 404: ['message_not_found'] },
   postDidcommEnvelope: { 400: ['invalid_envelope'], 404: ['endpoint_not_found'], 415: ['unsupported_media_type'] },
   sendMessage: { 400: ['message_required', 'target_required', 'target_mismatch', 'message_too_large'], 404: ['contact_not_found', 'invitation_not_found'], 409: ['no_connection', 'invitation_ambiguous', 'connection_not_active'] },
+  createContextFile: { 400: ['invalid_context_file_id', 'invalid_context_file', 'unknown_context', 'too_many_contexts', 'invalid_jsonld'], 409: ['context_file_exists', 'context_file_quota_exceeded'], 413: ['context_file_too_large'] },
+  listContextFiles: { 404: ['wallet_not_found'] },
+  getContextFile: { 404: ['context_file_not_found'] },
   receiveInvitation: { 400: ['invitation_required', 'unsupported_invitation', 'invalid_invitation'], ...KEYS_503 },
 };
 

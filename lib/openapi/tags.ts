@@ -64,6 +64,15 @@ export const TAGS: readonly { readonly name: string; readonly description: strin
     description: "**What other agents call** (no key): each wallet's DIDComm endpoint, named in its invitations and did:peer documents. Envelopes are stored and queued at once (202) and handled in order per connection.",
   },
   {
+    name: 'JSON-LD',
+    description:
+      "**Your own JSON-LD vocabulary.** Store a context file once under a file name of your choice; it is published at `/context/<public_ref>:<context_file_id>` (the `url` in the answer) for any JSON-LD processor to fetch, and never changes: a new version is a new file name. A context may import the bundled W3C contexts and your other context files, never a URL on the network.",
+  },
+  {
+    name: 'JSON-LD (public)',
+    description: '**What JSON-LD processors fetch** (no key): a context file by its public id (`application/ld+json`, cacheable for a year: it never changes), and one wallet\'s list by its `public_ref`.',
+  },
+  {
     name: 'Email',
     description: '**Offers to many people.** Mail each recipient their own offer (from the public DID) in one request; follow each recipient\'s outcome.',
   },

@@ -133,6 +133,10 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   'didcomm-inbound': { shared: { data: [READ_PUBLIC_REFS], sendTo: ['didcomm-inbound'] }, tenant: { data: ['BatchGetItem', 'PutItem'] } },
   // Inbound worker: the stored envelope, the records it names, the decision's transaction (records, events), the wallet's in-flight counter; keys unsealed (and, for a new connection, made) with the wallet's data key.
   'didcomm-worker': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
+  // Context files: the wallet's reference (its record), the file's item, its list entry and the quota counter in one transaction; imported contexts read back from the wallet's own files.
+  jsonld: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
+  // Public context files: the id's (or query's) reference, then in that wallet's session one file or its list entries.
+  'jsonld-public': { shared: { data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'Query'] } },
   meta: {},
   // Also queues the DIDComm outbound jobs (JOBQ#DCOUT#…) a decision wrote with its records.
   'webhook-relay': { shared: { sendTo: ['webhook', 'status', 'didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem'] } },

@@ -8,7 +8,7 @@ import type { FunctionName } from './access';
  * routes. A new function names its area here (the type makes it say one); a new area is a new name in
  * {@link AREAS}. The stack reads nothing else to place a function.
  */
-export const AREAS = ['api', 'tenancy', 'identity', 'oid4vci', 'status-lists', 'oid4vp', 'didcomm'] as const;
+export const AREAS = ['api', 'tenancy', 'identity', 'oid4vci', 'status-lists', 'oid4vp', 'didcomm', 'jsonld'] as const;
 export type Area = (typeof AREAS)[number];
 
 /** The area deployed in the root stack (with the table, queues, API, WAF and alarm topic). */
@@ -42,4 +42,7 @@ export const FUNCTION_AREAS: Readonly<Record<FunctionName, Area>> = {
   'didcomm-inbound': 'didcomm',
   'didcomm-worker': 'didcomm',
   'didcomm-outbound': 'didcomm',
+  // JSON-LD: context files (contract 4.7).
+  jsonld: 'jsonld',
+  'jsonld-public': 'jsonld',
 };

@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'oid4vp' | 'oid4vp-verifier' | 'didcomm' | 'didcomm-inbound' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'oid4vp' | 'oid4vp-verifier' | 'didcomm' | 'didcomm-inbound' | 'jsonld' | 'jsonld-public' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -118,6 +118,10 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/api/v1/messages/{id}', group: 'didcomm', auth: 'wallet', operationId: 'getMessage', tag: 'DIDComm', summary: 'One basic message' },
   { method: 'POST', path: '/api/v1/messages', group: 'didcomm', auth: 'wallet', operationId: 'sendMessage', tag: 'DIDComm', summary: 'Send a basic message to a contact, or on the connection an invitation produced; queued, then sent by the outbound worker' },
   { method: 'POST', path: '/api/v1/invitations/receive', group: 'didcomm', auth: 'wallet', operationId: 'receiveInvitation', tag: 'DIDComm', summary: "Accept another agent's Out-of-Band invitation: a connection in state request, and the DID Exchange request sent" },
+  // Contract 4.7: JSON-LD context files (docs/jsonld.md). Public reads carry the wallet's public reference in the id (`<public_ref>:<name>`); the contract's `GET /context/` is this resource (API Gateway routes the trailing slash to it).
+  { method: 'POST', path: '/api/v1/context', group: 'jsonld', auth: 'wallet', operationId: 'createContextFile', maxBodyBytes: 128 * 1024, tag: 'JSON-LD', summary: 'Store a JSON-LD context file (immutable; published at /context/<public_ref>:<context_file_id>)' },
+  { method: 'GET', path: '/context', group: 'jsonld-public', auth: 'public', operationId: 'listContextFiles', cors: true, tag: 'JSON-LD (public)', summary: "One wallet's context files (query public_ref)" },
+  { method: 'GET', path: '/context/{id}', group: 'jsonld-public', auth: 'public', operationId: 'getContextFile', cors: true, tag: 'JSON-LD (public)', summary: 'A context file (application/ld+json, immutable, cacheable)' },
   // Public: each definition's lists, signed (docs/status-lists.md, "Publication").
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/ietf', group: 'status-lists-public', auth: 'public', operationId: 'getIetfStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as an IETF Token Status List (statuslist+jwt)' },
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/w3c', group: 'status-lists-public', auth: 'public', operationId: 'getW3cStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as a W3C BitstringStatusListCredential (VC-JWT)' },

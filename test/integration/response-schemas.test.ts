@@ -709,6 +709,26 @@ describe('bulk email', () => {
   });
 });
 
+describe('JSON-LD context files', () => {
+  test('store, list and read; immutable; bad input', async () => {
+    const w = await newWallet();
+    const key = w.apiKey;
+    const ref = (await hit('getOwnWallet', '/api/v1/wallet', 200, { key })).body.public_ref as string;
+    const file = { '@context': { Employee: 'https://acme.example/vocab#Employee' } };
+    await hit('createContextFile', '/api/v1/context', 200, { key, body: { context_file_id: 'employee-v1.jsonld', file } });
+    await hit('createContextFile', '/api/v1/context', 409, { key, body: { context_file_id: 'employee-v1.jsonld', file: { '@context': { Employee: 'https://other.example/E' } } } });
+    await hit('createContextFile', '/api/v1/context', 400, { key, body: { context_file_id: '../x', file } });
+    await hit('createContextFile', '/api/v1/context', 400, { key, body: { context_file_id: 'remote.jsonld', file: { '@context': 'https://schema.org/' } } });
+    await hit('createContextFile', '/api/v1/context', 413, { key, body: { context_file_id: 'big.jsonld', file: { '@context': { t: 'https://e.example/'.padEnd(70_000, 'x') } } } });
+    await hit('listContextFiles', `/context?public_ref=${ref}`, 200);
+    await hit('listContextFiles', '/context', 400);
+    await hit('listContextFiles', '/context?public_ref=AAAAAAAAAAAAAAAAAAAAAA', 404);
+    const got = await hit('getContextFile', `/context/${ref}:employee-v1.jsonld`, 200);
+    await hit('getContextFile', `/context/${ref}:employee-v1.jsonld`, 304, { headers: { 'if-none-match': got.headers.get('etag')! } });
+    await hit('getContextFile', `/context/${ref}:missing.jsonld`, 404);
+  });
+});
+
 describe('meta', () => {
   test('the document, the reference page and its files', async () => {
     await hit('getOpenApi', '/openapi.json', 200);

@@ -266,6 +266,29 @@ describe('OID4VP verifier: each route acts for the wallet its reference names', 
   }, 60_000);
 });
 
+describe('JSON-LD context files: the reference is part of the id', () => {
+  test('a file and the list act for the wallet the reference names; other references, ids and junk are the same 404', async () => {
+    const G: RouteGroup = 'jsonld-public';
+    const stored = await ok(api.call('POST', '/api/v1/context', { key: a.key, body: { context_file_id: 'refs.jsonld', file: { '@context': { refs: 'https://example.com/vocab#refs' } } } }), 'context file');
+    expect(stored.url).toBe(`${api.rt.url}/context/${a.publicRef}:refs.jsonld`);
+    const file = (r: string): Call => ({ method: 'GET', path: `/context/${r}:refs.jsonld` });
+    await expectRefused(G, 'getContextFile', file, a.walletId, { method: 'GET', path: `/context/${a.publicRef}:missing.jsonld` });
+    const real = await send(G, 'getContextFile', file(a.publicRef));
+    expect(real.status).toBe(200);
+    expectActsFor(real, a.walletId, a.publicRef);
+    // A's file name under B's reference: B's session, where it does not exist.
+    const crossed = await send(G, 'getContextFile', file(b.publicRef));
+    expect(crossed.status).toBe(404);
+    expectActsFor(crossed, b.walletId, b.publicRef);
+    const list = (r: string): Call => ({ method: 'GET', path: `/context?public_ref=${r}` });
+    await expectRefused(G, 'listContextFiles', list, a.walletId);
+    const listed = await send(G, 'listContextFiles', list(a.publicRef));
+    expect(listed.status).toBe(200);
+    expect(JSON.parse(listed.text).map((e: { id: string }) => e.id)).toEqual([`${a.publicRef}:refs.jsonld`]);
+    expectActsFor(listed, a.walletId, a.publicRef);
+  });
+});
+
 describe('did:web documents: named by the DID, not by any wallet', () => {
   test('the document path is the DID’s own random id; neither the wallet id nor its reference finds it; no session', async () => {
     const G: RouteGroup = 'resolver';
@@ -314,6 +337,8 @@ test('a wallet of an older data folder (no reference) gets one when the runtime 
 });
 
 test('every public route that names a wallet was driven above', () => {
+  // jsonld-public names the wallet inside its ids (`<public_ref>:<name>`) and the list's query: both driven above.
+  expect([...(driven.get('jsonld-public') ?? [])].sort()).toEqual(routesOf('jsonld-public').map((r) => r.operationId).sort());
   for (const group of ['oid4vci-issuer', 'status-lists-public', 'oid4vp-verifier'] as const) {
     const named = routesOf(group).filter((r) => r.path.includes('{public_ref}')).map((r) => r.operationId);
     expect(named).toEqual(routesOf(group).map((r) => r.operationId));

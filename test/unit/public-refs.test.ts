@@ -101,7 +101,7 @@ test("a wallet's own reference comes from its record; a record without one is an
 test('declared access: the public functions read lookup items only, with their own role; only the tenancy registry session writes them, creating a wallet', () => {
   const lookup = 'SYS#PUBREF#Aa0_Bb1-Cc2Dd3Ee4Ff5Gg';
   const get = (partition: string) => ({ service: 'dynamodb' as const, action: 'GetItem' as const, on: 'table' as const, partition });
-  for (const fn of ['oid4vci-issuer', 'status-lists-public', 'oid4vp-verifier'] as const) {
+  for (const fn of ['oid4vci-issuer', 'status-lists-public', 'oid4vp-verifier', 'jsonld-public'] as const) {
     expect(allows({ fn, wallet: null }, get(lookup))).toBe(true);
     // Not the counter (whose value would say how many tenants there are), not any wallet's data, no writes.
     for (const other of ['SYS#COUNTER', 'SYS#WNAME#acme', 'W#1', 'SYS#ADMIN']) expect(allows({ fn, wallet: null }, get(other))).toBe(false);

@@ -4,7 +4,8 @@ import { Ed25519Signature2018 } from '@digitalbazaar/ed25519-signature-2018';
 import { Ed25519Signature2020 } from '@digitalbazaar/ed25519-signature-2020';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import * as vc from '@digitalbazaar/vc';
-import type { DidDocument } from '../dids/document';
+import { didDocument, type DidDocument } from '../dids/document';
+import type { DidRecord } from '../dids/records';
 import { AppError, BadRequestError } from '../http/errors';
 import type { KeyAlg, KeyManager } from '../keys/port';
 import type { TenantScope } from '../store/keys';
@@ -78,6 +79,11 @@ export interface SigningKey {
   /** The key manager's reference and algorithm of the DID's key. */
   readonly ref: string;
   readonly alg: KeyAlg;
+}
+
+/** A wallet's DID record (lib/dids, e.g. from signingIdentity) as the key a proof is signed with: its document as the resolver serves it. */
+export function signingKeyOf(record: DidRecord): SigningKey {
+  return { did: record.qualified, document: didDocument(record.qualified, record.method, record.public_jwk), ref: record.key_ref, alg: record.alg };
 }
 
 export interface ProofChoice {

@@ -8,8 +8,11 @@ import { didDocument, type DidDocument } from '../../lib/dids/document';
 import { didWeb, multibaseKey, type DidMethod } from '../../lib/dids/methods';
 import { BUNDLED_CONTEXTS, CONTEXT_URLS } from '../../lib/jsonld/contexts';
 import { offlineDocumentLoader, UndefinedTermError, UnknownContextError, type JsonObject } from '../../lib/jsonld/loader';
-import { planProof, signCredential, UnsupportedProofError, type Cryptosuite, type ProofType, type SigningKey } from '../../lib/jsonld/signing';
+import { planProof, signCredential, signingKeyOf, UnsupportedProofError, type Cryptosuite, type ProofType, type SigningKey } from '../../lib/jsonld/signing';
+import { DidService } from '../../lib/dids/service';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
+import { DidResolver } from '../../lib/resolver/resolver';
+import { TaaService } from '../../lib/taa/service';
 import type { KeyAlg, KeyManager } from '../../lib/keys/port';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { tenantScope } from '../../lib/store/keys';
@@ -190,5 +193,30 @@ describe('refused before any signing call', () => {
     const p256 = await issuerKey('key', 'ES256');
     expect(planProof(p256, { proofType: 'DataIntegrityProof' }).name).toBe('DataIntegrityProof with ecdsa-rdfc-2019');
     expect(planProof(key, { proofType: 'DataIntegrityProof' }).name).toBe('DataIntegrityProof with eddsa-rdfc-2022');
+  });
+});
+
+describe("through the DID service and the resolver: the wallet's own DIDs, their documents as served", () => {
+  test.each([
+    ['sov', 'ed25519', 'Ed25519Signature2020', undefined],
+    ['sov', 'ed25519', 'Ed25519Signature2018', undefined],
+    ['web', 'ed25519', 'DataIntegrityProof', 'eddsa-rdfc-2022'],
+    ['web', 'p256', 'DataIntegrityProof', 'ecdsa-rdfc-2019'],
+    ['key', 'ed25519', 'Ed25519Signature2020', undefined],
+    ['key', 'p256', 'DataIntegrityProof', 'ecdsa-rdfc-2019'],
+  ] as const)('did:%s (%s): %s %s', async (method, keyType, proofType, cryptosuite) => {
+    const didStore = new MemoryStore();
+    const km = new LocalKeyManager(didStore, new LocalSecretDeriver('ab'.repeat(32)));
+    const taa = new TaaService(didStore, { text: 'Agreement', version: '1.0', aml: { click: 'clicked' }, amlVersion: '1.0' });
+    const dids = new DidService({ store: didStore, keyManager: km, taa, indyNamespace: 'test', limits: { maxDids: 10, maxCreationsPerMinute: 10 } });
+    const record = await dids.create(scope, { method, keyType, baseUrl: 'https://issuer.example/prod' });
+    await taa.accept(scope, { mechanism: 'click' });
+    await dids.setPublic(scope, record.did);
+    const key = signingKeyOf(record);
+    const signed = await signCredential({ keyManager: km, scope, key, credential: credentialOf(key.did, cryptosuite ? 2 : 1), proof: { proofType, cryptosuite }, documentLoader: offlineDocumentLoader() });
+    const resolver = new DidResolver(didStore);
+    const resolved = (await resolver.resolve(key.did))!.document as unknown as DidDocument;
+    expect(resolved).toEqual(key.document);
+    expect((await vc.verifyCredential({ credential: signed, suite: verifierSuites(), documentLoader: verifierLoader([resolved]) })).verified).toBe(true);
   });
 });

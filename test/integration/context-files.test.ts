@@ -90,7 +90,10 @@ test('two wallets use the same file name without meeting; neither reads or overw
 test('a context may import a bundled context and the wallet\'s own files, not another wallet\'s, and nothing from the network', async () => {
   const own = `${api.rt.url}/context/${a.publicRef}:employee-v1.jsonld`;
   await ok(store(a.apiKey, { context_file_id: 'imports.jsonld', file: { '@context': ['https://www.w3.org/2018/credentials/v1', own, { badge: 'https://example.com/vocab#badge' }] } }), 'imports');
-  const foreign = `${api.rt.url}/context/${b.publicRef}:other.jsonld`;
+  // B's file, under a name A has too: resolved neither as B's (another wallet's partition) nor as A's own (another reference).
+  await ok(store(a.apiKey, { context_file_id: 'mirror.jsonld', file: { '@context': { mirror: 'https://a.example/mirror' } } }), 'a mirror');
+  await ok(store(b.apiKey, { context_file_id: 'mirror.jsonld', file: { '@context': { mirror: 'https://b.example/mirror' } } }), 'b mirror');
+  const foreign = `${api.rt.url}/context/${b.publicRef}:mirror.jsonld`;
   const refused = await store(a.apiKey, { context_file_id: 'foreign.jsonld', file: { '@context': [foreign] } });
   expectError(refused, 400, 'unknown_context');
   expect(refused.body.error).toContain(foreign);

@@ -48,18 +48,22 @@ type VerificationMethod = DidDocument['verificationMethod'][number];
  * Which verification methods of our DID documents each suite's verifier dereferences (checked by the
  * tests with @digitalbazaar/vc): the 2020 suite and eddsa-rdfc-2022 read an Ed25519VerificationKey2020
  * or an Ed25519 JsonWebKey2020 (through @digitalbazaar/ed25519-multikey); the 2018 suite only an
- * Ed25519VerificationKey2018/2020; ecdsa-rdfc-2019 a P-256 JsonWebKey2020 (ecdsa-multikey).
+ * Ed25519VerificationKey2018/2020, or a did:key, whose verifiers derive the method from the key;
+ * ecdsa-rdfc-2019 a P-256 JsonWebKey2020 (ecdsa-multikey).
  */
 const MATCHERS: Readonly<Record<string, (vm: VerificationMethod) => boolean>> = {
   Ed25519VerificationKey2020: (vm) => vm.type === 'Ed25519VerificationKey2020',
   Ed25519VerificationKey2018: (vm) => vm.type === 'Ed25519VerificationKey2018',
   'JsonWebKey2020 (Ed25519)': ED25519_JWK,
   'JsonWebKey2020 (P-256)': P256_JWK,
+  // did:key is resolved by each verifier from the key itself: Credo's and ACA-Py's resolvers derive an
+  // Ed25519VerificationKey2018 under this id (our resolver's JsonWebKey2020 form is the spec's JWK option).
+  'the did:key key (Ed25519)': (vm) => vm.id.startsWith('did:key:') && ED25519_JWK(vm),
 };
 
 const SUITES: Readonly<Record<ProofType | `DataIntegrityProof/${Cryptosuite}`, SuiteSpec | undefined>> = {
   Ed25519Signature2020: { alg: 'EdDSA', signerAlgorithm: 'Ed25519', methodTypes: ['Ed25519VerificationKey2020', 'JsonWebKey2020 (Ed25519)'], build: (signer) => new Ed25519Signature2020({ signer }) },
-  Ed25519Signature2018: { alg: 'EdDSA', signerAlgorithm: 'EdDSA', methodTypes: ['Ed25519VerificationKey2018', 'Ed25519VerificationKey2020'], build: (signer) => new Ed25519Signature2018({ signer }) },
+  Ed25519Signature2018: { alg: 'EdDSA', signerAlgorithm: 'EdDSA', methodTypes: ['Ed25519VerificationKey2018', 'Ed25519VerificationKey2020', 'the did:key key (Ed25519)'], build: (signer) => new Ed25519Signature2018({ signer }) },
   DataIntegrityProof: undefined,
   'DataIntegrityProof/eddsa-rdfc-2022': { alg: 'EdDSA', signerAlgorithm: 'Ed25519', methodTypes: ['Ed25519VerificationKey2020', 'JsonWebKey2020 (Ed25519)'], build: (signer) => new DataIntegrityProof({ signer, cryptosuite: eddsaRdfc2022 }) },
   'DataIntegrityProof/ecdsa-rdfc-2019': { alg: 'ES256', signerAlgorithm: 'P-256', methodTypes: ['JsonWebKey2020 (P-256)'], build: (signer) => new DataIntegrityProof({ signer, cryptosuite: ecdsaRdfc2019 }) },

@@ -5,7 +5,7 @@ import { Ed25519Signature2020 } from '@digitalbazaar/ed25519-signature-2020';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import * as vc from '@digitalbazaar/vc';
 import { didDocument, type DidDocument } from '../../lib/dids/document';
-import { didWeb, multibaseKey, type DidMethod } from '../../lib/dids/methods';
+import { didJwk, didWeb, multibaseKey, type DidMethod } from '../../lib/dids/methods';
 import { BUNDLED_CONTEXTS, CONTEXT_URLS } from '../../lib/jsonld/contexts';
 import { offlineDocumentLoader, UndefinedTermError, UnknownContextError, type JsonObject } from '../../lib/jsonld/loader';
 import { planProof, signCredential, signingKeyOf, UnsupportedProofError, type Cryptosuite, type ProofType, type SigningKey } from '../../lib/jsonld/signing';
@@ -40,7 +40,7 @@ const keyManager: KeyManager = {
 
 async function issuerKey(method: DidMethod, alg: KeyAlg): Promise<SigningKey> {
   const created = await keyManager.create(scope, alg);
-  const did = method === 'key' ? `did:key:${multibaseKey(created.publicJwk)}` : didWeb('https://issuer.example', `${alg}${method}`.replace(/[^A-Za-z0-9]/g, ''));
+  const did = method === 'key' ? `did:key:${multibaseKey(created.publicJwk)}` : method === 'jwk' ? didJwk(created.publicJwk) : didWeb('https://issuer.example', `${alg}${method}`.replace(/[^A-Za-z0-9]/g, ''));
   return { did, document: didDocument(did, method, created.publicJwk), ref: created.ref, alg };
 }
 
@@ -169,13 +169,13 @@ describe('refused before any signing call', () => {
 
   test('a proofType the key or the document cannot make', async () => {
     const p256 = await issuerKey('web', 'ES256');
-    const edKey = await issuerKey('key', 'EdDSA');
+    const jwkKey = await issuerKey('jwk', 'EdDSA');
     const cannot: [SigningKey, ProofType, Cryptosuite | undefined, RegExp][] = [
       [p256, 'Ed25519Signature2020', undefined, /needs an Ed25519 key; .* has a P-256 key/],
       [p256, 'DataIntegrityProof', 'eddsa-rdfc-2022', /needs an Ed25519 key/],
       [key, 'DataIntegrityProof', 'ecdsa-rdfc-2019', /needs a P-256 key/],
-      // did:key's document (its spec's single method, JsonWebKey2020 here) has no 2018-verifiable method.
-      [edKey, 'Ed25519Signature2018', undefined, /needs a verification method of type Ed25519VerificationKey2018 or Ed25519VerificationKey2020/],
+      // did:jwk's document is its JWK alone: no method the 2018 suite's verifiers read.
+      [jwkKey, 'Ed25519Signature2018', undefined, /needs a verification method of type Ed25519VerificationKey2018 or Ed25519VerificationKey2020/],
       [key, 'Ed25519Signature2020', 'eddsa-rdfc-2022', /cryptosuite applies to DataIntegrityProof only/],
     ];
     for (const [k, proofType, cryptosuite, message] of cannot) {

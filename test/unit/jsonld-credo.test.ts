@@ -74,3 +74,4 @@ test('Ed25519Signature2020 on a did:key issuer: Credo refuses it (its did:key re
   expect(result.isValid).toBe(false);
   expect(JSON.stringify(result.validations, (_k, v) => (v instanceof Error ? v.message : v))).toContain("MUST contain the context url");
 });
+

@@ -12,7 +12,8 @@
  *   24-byte nonce as the recipient's `iv`); `sender` is `crypto_box_seal` of the sender's base58 verkey.
  * - anoncrypt: the content key in `crypto_box_seal` (ephemeral key, nonce = BLAKE2b-192(epk ‖ pk)).
  */
-import { ed25519, x25519 } from '@noble/curves/ed25519.js';
+import { createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync } from 'node:crypto';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { chacha20poly1305, xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { hsalsa, xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
 import { blake2b } from '@noble/hashes/blake2.js';
@@ -103,13 +104,42 @@ export function verkeyFromDidKey(did: string): string {
 /** A fresh Ed25519 key pair. */
 export function generateKeyPair(): Ed25519KeyPair {
   const seed = randomBytes(32);
-  return { seed, publicKey: ed25519.getPublicKey(seed) };
+  return { seed, publicKey: ed25519PublicKey(seed) };
 }
 
 /** The key pair of a 32-byte seed. */
 export function keyPairFromSeed(seed: Uint8Array): Ed25519KeyPair {
   if (seed.length !== 32) throw new EnvelopeError('malformed', 'an Ed25519 seed has 32 bytes');
-  return { seed, publicKey: ed25519.getPublicKey(seed) };
+  return { seed, publicKey: ed25519PublicKey(seed) };
+}
+
+// The scalar multiplications (Ed25519 public keys, X25519) run in node:crypto (OpenSSL): pure
+// JavaScript took about 1 ms each, several per envelope (docs/benchmarks.md, "DIDComm v1 envelopes").
+// Raw keys go in and out through their fixed DER prefixes (RFC 8410).
+const DER = {
+  ed25519Pkcs8: Buffer.from('302e020100300506032b657004220420', 'hex'),
+  x25519Pkcs8: Buffer.from('302e020100300506032b656e04220420', 'hex'),
+  x25519Spki: Buffer.from('302a300506032b656e032100', 'hex'),
+};
+const rawTail = (der: Buffer) => new Uint8Array(der.subarray(der.length - 32));
+
+function ed25519PublicKey(seed: Uint8Array): Uint8Array {
+  const privateKey = createPrivateKey({ key: Buffer.concat([DER.ed25519Pkcs8, seed]), format: 'der', type: 'pkcs8' });
+  return rawTail(createPublicKey(privateKey).export({ format: 'der', type: 'spki' }));
+}
+
+/** X25519 (RFC 7748; OpenSSL refuses an all-zero result, as libsodium does). */
+function x25519SharedSecret(mySecret: Uint8Array, theirPublic: Uint8Array): Uint8Array {
+  const privateKey = createPrivateKey({ key: Buffer.concat([DER.x25519Pkcs8, mySecret]), format: 'der', type: 'pkcs8' });
+  const publicKey = createPublicKey({ key: Buffer.concat([DER.x25519Spki, theirPublic]), format: 'der', type: 'spki' });
+  const shared = new Uint8Array(diffieHellman({ privateKey, publicKey }));
+  if (shared.every((b) => b === 0)) throw new Error('all-zero X25519 shared secret');
+  return shared;
+}
+
+function x25519KeyPair(): { secretKey: Uint8Array; publicKey: Uint8Array } {
+  const { privateKey, publicKey } = generateKeyPairSync('x25519');
+  return { secretKey: rawTail(privateKey.export({ format: 'der', type: 'pkcs8' })), publicKey: rawTail(publicKey.export({ format: 'der', type: 'spki' })) };
 }
 
 function x25519Public(edPublicKey: Uint8Array): Uint8Array {
@@ -129,7 +159,7 @@ const SIGMA = new Uint32Array(utf8.encode('expand 32-byte k').buffer);
 function boxKey(theirPublic: Uint8Array, mySecret: Uint8Array): Uint8Array {
   let shared: Uint8Array;
   try {
-    shared = x25519.getSharedSecret(mySecret, theirPublic);
+    shared = x25519SharedSecret(mySecret, theirPublic);
   } catch {
     throw new EnvelopeError('decrypt_failed', 'X25519 key agreement failed');
   }
@@ -161,7 +191,7 @@ function sealNonce(ephemeralPublic: Uint8Array, recipientPublic: Uint8Array): Ui
 }
 
 function seal(message: Uint8Array, recipientPublic: Uint8Array): Uint8Array {
-  const { secretKey, publicKey } = x25519.keygen();
+  const { secretKey, publicKey } = x25519KeyPair();
   const sealed = box(message, sealNonce(publicKey, recipientPublic), recipientPublic, secretKey);
   secretKey.fill(0);
   const out = new Uint8Array(32 + sealed.length);

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import QRCode from 'qrcode';
 import type { EventPublisher } from '../../../events/publisher';
 import { ConflictError, NotFoundError } from '../../../http/errors';
 import { prefixPage } from '../../../http/paging';
@@ -9,6 +8,7 @@ import type { WalletRefs } from '../../../tenancy/public-refs';
 import { didcommEndpoint, didcommKeys, invitationFromItem, MAX_INVITATION_ID, type InvitationRecord } from '../../records';
 import { didKeyFromVerkey } from '../../envelope';
 import { buildInvitation, invitationUrl } from './messages';
+import { qrPng } from '../../../qr/png';
 
 /** What invitations need of the key vault (lib/didcomm/key-vault.ts: a new sealed Ed25519 key per invitation). */
 export interface InvitationKeys {
@@ -75,7 +75,7 @@ export class InvitationService {
       events.stage(scope, 'invitation.created', { ...record }).op,
     ]);
     const out = { invitation_id: id, invitation_url: url, invitation };
-    return input.qr ? { ...out, qr_png_base64: (await QRCode.toBuffer(url, { type: 'png', errorCorrectionLevel: 'L' })).toString('base64') } : out;
+    return input.qr ? { ...out, qr_png_base64: qrPng(url, { errorCorrectionLevel: 'L' }).toString('base64') } : out;
   }
 
   async list(scope: TenantScope): Promise<InvitationRecord[]> {

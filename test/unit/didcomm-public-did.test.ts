@@ -116,6 +116,18 @@ describe("the public DID's document", () => {
     expect((await t.doc(indy.qualified)).service).toHaveLength(1);
   });
 
+  test('a DID made public before the service existed gets it when set public again', async () => {
+    const t = setup();
+    const d = await t.dids.create(A, { method: 'web', baseUrl: BASE });
+    await t.dids.setPublic(A, d.did);
+    // What a wallet whose public DID was set before this feature holds: no service item, no key lookup.
+    await t.store.write([{ type: 'delete', key: didcommServiceKey(A, refOf(A)) }, { type: 'delete', key: { PK: keys.walletPartition(A), SK: String(t.publicKeyRecord(A)!.SK) } }]);
+    expect((await t.doc(d.qualified)).service).toBeUndefined();
+    await expect(t.dids.setPublic(A, d.did)).resolves.toMatchObject({ posture: 'public' });
+    expect((await t.doc(d.qualified)).service[0].serviceEndpoint).toBe(`${BASE}/didcomm/${refOf(A)}`);
+    expect(t.publicKeyRecord(A)).toMatchObject({ did: d.qualified });
+  });
+
   test("no wallet's document carries another wallet's service, even one published under its DID's lookup value", async () => {
     const t = setup();
     const a = await t.dids.create(A, { method: 'sov', baseUrl: BASE });

@@ -20,7 +20,10 @@ export const didcommKeys = {
   /** A connection one of our invitations produced (POST /api/v1/messages by invitation_id finds it here). */
   invitationConnection: (s: TenantScope, invitationId: number, connectionId: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCINVCONN#${String(invitationId).padStart(10, '0')}#${connectionId}` }),
   invitationConnectionPrefix: (invitationId: number): string => `DCINVCONN#${String(invitationId).padStart(10, '0')}#`,
-  /** Which invitation or connection one of our verkeys belongs to (the inbound worker's first read). */
+  /**
+   * Which invitation or connection one of our verkeys belongs to (the inbound worker's first read):
+   * `kind` invitation, connection, or public-did (the wallet's public DID's DIDComm key, lib/didcomm/public-did.ts).
+   */
   recipientKey: (s: TenantScope, verkey: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCRCPT#${verkey}` }),
 } as const;
 

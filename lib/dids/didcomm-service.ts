@@ -51,9 +51,10 @@ export const DIDCOMM_SERVICE_FRAGMENT = 'did-communication';
 
 /**
  * The DID's document with its DIDComm service: the DIDComm key as an Ed25519VerificationKey2018
- * (`publicKeyBase58`, the form ACA-Py and Credo both read) in `authentication` — Credo dereferences a
- * service's recipient keys only among `authentication` and `keyAgreement` methods — and never in
- * `assertionMethod`, so it signs no credential. The service names the key by its DID URL (Credo does
+ * (`publicKeyBase58`, the form ACA-Py and Credo both read) in `keyAgreement` only — what it is for
+ * (peers encrypt to it), and one of the two relationships Credo dereferences a service's recipient keys
+ * in — never in `authentication` or `assertionMethod`: a software key must not prove control of the DID
+ * or sign as it. The service names the key by its DID URL (Credo does
  * not resolve did:key references inside a document).
  */
 export function withDidcommService(doc: DidDocument, service: { verkey: string; endpoint: string }): DidDocument {
@@ -62,7 +63,7 @@ export function withDidcommService(doc: DidDocument, service: { verkey: string; 
     ...doc,
     '@context': [...doc['@context'], 'https://w3id.org/security/suites/ed25519-2018/v1'],
     verificationMethod: [...doc.verificationMethod, { id: keyId, type: 'Ed25519VerificationKey2018', controller: doc.id, publicKeyBase58: service.verkey }],
-    authentication: [...((doc.authentication as string[] | undefined) ?? []), keyId],
+    keyAgreement: [...((doc.keyAgreement as string[] | undefined) ?? []), keyId],
     service: [
       {
         id: `${doc.id}#${DIDCOMM_SERVICE_FRAGMENT}`,

@@ -130,6 +130,7 @@ describe('TAA (contract 4.11) and set-public-did', () => {
     ]);
     expect(doc.assertionMethod).toContain(d.metadata.kid);
     expect(doc.assertionMethod).not.toContain(`${doc.id}#didcomm-1`);
+    expect(doc.authentication).not.toContain(`${doc.id}#didcomm-1`);
     // The bare nym resolves too.
     expect((await api.call('GET', `/1.0/identifiers/${d.did}`)).body.didDocument.id).toBe(doc.id);
   });

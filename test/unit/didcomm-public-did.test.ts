@@ -54,7 +54,7 @@ function peerRequest(to: string, pthid: string, type = 'https://didcomm.org/dide
 }
 
 describe("the public DID's document", () => {
-  test('a public sov DID gets the did-communication service: the wallet endpoint, and the DIDComm key in authentication only', async () => {
+  test('a public sov DID gets the did-communication service: the wallet endpoint, and the DIDComm key in keyAgreement only', async () => {
     const t = setup();
     const d = await t.dids.create(A, { method: 'sov', baseUrl: BASE });
     expect(await t.resolver.resolve(d.qualified, BASE)).toBeNull(); // not public yet: not even resolvable
@@ -74,7 +74,8 @@ describe("the public DID's document", () => {
       },
     ]);
     expect(doc.verificationMethod).toContainEqual({ id: keyId, type: 'Ed25519VerificationKey2018', controller: d.qualified, publicKeyBase58: verkey });
-    expect(doc.authentication).toContain(keyId);
+    expect(doc.keyAgreement).toEqual([keyId]);
+    expect(doc.authentication).not.toContain(keyId);
     expect(doc.assertionMethod).not.toContain(keyId);
     // The key is one the vault holds (the worker can unseal it), and it is not the DID's signing key.
     expect(await t.vault.keyPair(A.walletId, verkey)).toBeDefined();

@@ -6,9 +6,8 @@
  * messages go both ways, and the service follows the public DID. The documents are read through the
  * real PublicDids index (DynamoDB Local projects only its declared attributes).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
+import { storedEnvelopes } from '../helpers/didcomm-inbound-store';
+import { LOCAL_TAA } from '../../infra/local/runtime';
 import { PEER_DIDS } from '../../lib/didcomm/agent';
 import { generateKeyPair, packMessage, verkeyFromPublicKey } from '../../lib/didcomm/envelope';
 import { HttpDidResolver, startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
@@ -57,16 +56,6 @@ async function documentOf(did: string): Promise<any> {
 const connections = (key: string) => ok(api.call('GET', '/api/v1/connections', { key }), 'connections');
 const messages = (key: string) => ok(api.call('GET', '/api/v1/messages', { key }), 'messages');
 
-/** Envelopes the endpoint stored for `recipient` that the worker has not handled yet. */
-async function storedEnvelopes(walletId: number, recipient: string): Promise<number> {
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
-  try {
-    const out = await ddb.send(new QueryCommand({ TableName: LOCAL_TABLE_NAME, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':sk': 'DCIN#' }, ConsistentRead: true }));
-    return (out.Items ?? []).filter((i) => i.recipient === recipient).length;
-  } finally {
-    ddb.destroy();
-  }
-}
 
 let sovDid: string;
 let verkey: string;
@@ -109,7 +98,7 @@ test('a request naming another pthid, sent to the public DID key, is dropped: no
     const res = await api.call('POST', `/didcomm/${acme.publicRef}`, { rawBody: Buffer.from(packMessage(message, [verkey], key)), headers: { 'content-type': 'application/didcomm-envelope-enc' } });
     expect(res.status).toBe(202);
   }
-  await eventually(async () => ((await storedEnvelopes(acme.walletId, verkey)) === 0 ? true : undefined), 20_000, 'the worker to take both envelopes');
+  await eventually(async () => ((await storedEnvelopes(api.rt.endpoints.dynamodb, acme.walletId, verkey)) === 0 ? true : undefined), 20_000, 'the worker to take both envelopes');
   expect((await connections(acme.apiKey)).length).toBe(before);
   expect((await messages(acme.apiKey)).find((m: any) => m.message === 'no connection')).toBeUndefined();
 }, 60_000);

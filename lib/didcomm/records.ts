@@ -1,5 +1,5 @@
 import { keys, type TenantScope } from '../store/keys';
-import type { Item, ItemKey } from '../store/port';
+import type { Item, ItemKey, ItemStore } from '../store/port';
 
 /**
  * DIDComm records, all in the wallet's partition: invitations (a sequential `invitation_id` per
@@ -166,4 +166,10 @@ export function connectionView(c: ConnectionRecord): ConnectionRecord & { contac
 /** The public DIDComm endpoint of a wallet: the service endpoint in its invitations and DID documents. */
 export function didcommEndpoint(baseUrl: string, publicRef: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/didcomm/${publicRef}`;
+}
+
+/** The label we give peers: the wallet's, or `Wallet <id>` when it has none. */
+export async function walletLabel(store: ItemStore, scope: TenantScope): Promise<string> {
+  const wallet = await store.get(keys.wallet(scope));
+  return typeof wallet?.label === 'string' && wallet.label !== '' ? wallet.label : `Wallet ${scope.walletId}`;
 }

@@ -24,4 +24,7 @@ export default {
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
   ],
   testTimeout: 60000,
+  // Two suites at once on the 2-core machine (Jest's default is cores − 1): the integration suites wait
+  // on emulators and pollers much of the time. The whole suite passed this way at load average 6–7.
+  maxWorkers: 2,
 };

@@ -6,6 +6,9 @@ import { TaaService } from '../../lib/taa/service';
 import { buildDeps, createLogger } from '../shared/deps';
 import { walletSessions } from '../shared/sessions';
 import { buildKeyManager } from '../shared/issuer-keys';
+import { buildDidcommKeyVault } from '../shared/didcomm-keys';
+import { PublicDidDidcomm } from '../../lib/didcomm/public-did';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 
 const deps = buildDeps('dids', { sessions: walletSessions });
 const { config } = deps;
@@ -16,6 +19,8 @@ const dids = new DidService({
   taa: new TaaService(deps.store, config.taa),
   indyNamespace: config.indyNamespace,
   limits: { maxDids: config.maxDidsPerWallet, maxCreationsPerMinute: config.maxDidCreationsPerMinute },
+  // The public DID's DIDComm service: its key is a sealed software key (lib/didcomm/key-vault.ts), not a KMS issuer key.
+  didcomm: new PublicDidDidcomm({ store: deps.store, keys: buildDidcommKeyVault(deps), refs: new PublicRefs(deps.store) }),
 });
 
 export const handler = createGroupHandler({

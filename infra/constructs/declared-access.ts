@@ -125,8 +125,6 @@ export class DeclaredAccess extends Construct {
     const dataKeyActions = tenant.dataKeys ?? [];
     if (dataKeyActions.length) {
       if (!props.didcommKeyArn) throw new Error(`${props.fn} declares dataKeys but was given no DIDComm key`);
-      // The issuer-key Deny below covers every key without this wallet's tag, the DIDComm key included.
-      if (tenant.issuerKeys?.length) throw new Error(`${props.fn} declares both issuerKeys and dataKeys: the issuer-key Deny would refuse the DIDComm key`);
       tenantRole.addToPolicy(
         new iam.PolicyStatement({
           actions: dataKeyActions.map((a) => `kms:${a}`),
@@ -195,14 +193,23 @@ export class DeclaredAccess extends Construct {
     // wallet's session could otherwise admit another's. A key without a wallet tag is refused too
     // (StringNotEquals holds on an absent key). CreateKey and the TagResource of creation act on a key
     // that has no tags yet; the Allows above bind them.
+    //
+    // The DIDComm key carries no wallet tag (one key serves every wallet, each through its own
+    // encryption context), so for a function that also declares dataKeys the data-key actions leave this
+    // Deny for one of their own: denied on every key but the DIDComm key. On the DIDComm key every other
+    // action stays denied, and the data-key Allow above holds it to the session's own encryption context.
+    const dataKeyDenied = dataKeyActions.map((a) => `kms:${a}`);
     tenantRole.addToPolicy(
       new iam.PolicyStatement({
         effect: iam.Effect.DENY,
-        notActions: ['kms:CreateKey', 'kms:TagResource'],
+        notActions: ['kms:CreateKey', 'kms:TagResource', ...dataKeyDenied],
         resources: [issuerKeyArns],
         conditions: { StringNotEquals: { [`aws:ResourceTag/${WALLET_TAG}`]: PRINCIPAL_WALLET } },
       }),
     );
+    if (dataKeyDenied.length && props.didcommKeyArn) {
+      tenantRole.addToPolicy(new iam.PolicyStatement({ effect: iam.Effect.DENY, actions: dataKeyDenied, notResources: [props.didcommKeyArn] }));
+    }
     if (keyActions.includes('CreateKey')) {
       tenantRole.addToPolicy(
         new iam.PolicyStatement({

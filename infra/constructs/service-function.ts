@@ -28,20 +28,17 @@ export const BUNDLE_BUDGET_BYTES = 600_000;
  * Functions allowed more, each with its reason. The OID4VCI issuer carries the OpenID libraries, which
  * `import z from 'zod'`: the whole of zod's namespace ships (179 KB, its locales already cut by the
  * alias above), on top of three SDK clients. Its cold import is measured in docs/benchmarks.md. The
- * email worker carries nodemailer's MIME composer, the QR encoder (with its PNG writer) and the SES
- * client next to the issuance code; it is a queue worker, where a cold start delays no caller (720,772
- * bytes measured after the registry session's wiring, ~1 KB in every bundle, came in). The
+ * email worker carries nodemailer's MIME composer, the QR encoder and the SES client next to the
+ * issuance code; it is a queue worker, where a cold start delays no caller (684,515 bytes
+ * measured once the QR code's PNG was written by lib/qr/png.ts instead of pngjs). The
  * OID4VP admin group checks definitions against the DIF Presentation Exchange v2 schema (pex's compiled
  * validator, not its 2 MB entry point), compiles their filters with ajv and parses DCQL. The verifier
  * carries the OpenID libraries' whole zod namespace like the issuer, plus ajv (definition filters are
  * re-checked on what wallets disclose), DCQL matching and the KMS client. Both OID4VP groups compile
  * patterns with RE2 (re2js, ~160 KB minified, most of it Unicode tables): a tenant's pattern runs on
  * wallet input, and V8's backtracking engine would let one value block the function (docs/oid4vp.md, "Definitions, requests and the two kinds of wallet": patterns).
- * The DIDComm admin group carries the QR encoder (with its PNG writer) for invitations and, since it
- * sends (POST /api/v1/messages, POST /api/v1/invitations/receive), the agent's protocol layer with
- * did:peer and the KMS client of the key vault.
  */
-export const BUNDLE_BUDGET_OVERRIDES: Readonly<Record<string, number>> = { 'oid4vci-issuer': 760_000, 'email-worker': 725_000, oid4vp: 920_000, 'oid4vp-verifier': 1_080_000, didcomm: 660_000 };
+export const BUNDLE_BUDGET_OVERRIDES: Readonly<Record<string, number>> = { 'oid4vci-issuer': 760_000, 'email-worker': 700_000, oid4vp: 920_000, 'oid4vp-verifier': 1_080_000 };
 
 export interface ServiceFunctionProps {
   /** Repository root; the entry is `functions/<name>/handler.ts` unless `entry` says otherwise. */

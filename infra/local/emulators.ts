@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -123,10 +123,34 @@ async function closeServer(server: Server): Promise<void> {
 }
 
 /** The SQS emulator (speaks the JSON protocol the v3 SDK uses). */
-export async function startSqs(): Promise<Emulator> {
+export async function startSqs(onArrival?: (queueName: string) => void): Promise<Emulator> {
   const port = await freePort();
   const server = (await createSqsServer({ port, hostname: LOOPBACK, emulateQueueCreationLifecycle: false })) as Server;
+  if (onArrival) server.on('request', (req: IncomingMessage, res: ServerResponse) => reportArrivals(req, res, onArrival));
   return { endpoint: `http://${LOOPBACK}:${port}`, stop: () => closeServer(server) };
+}
+
+const SENDS = new Set(['AmazonSQS.SendMessage', 'AmazonSQS.SendMessageBatch']);
+
+/**
+ * Tells which queue a message arrived in, once the emulator has taken it (visible now: no delay), so
+ * that its poller looks at once, as Lambda's long-polling event source would, instead of at the end of
+ * its pause. Beside the emulator's own listener, which reads the body with 'data' events too.
+ */
+function reportArrivals(req: IncomingMessage, res: ServerResponse, onArrival: (queueName: string) => void): void {
+  if (!SENDS.has(String(req.headers['x-amz-target']))) return;
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  res.once('finish', () => {
+    if (res.statusCode !== 200) return;
+    try {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { QueueUrl?: string; DelaySeconds?: number; Entries?: { DelaySeconds?: number }[] };
+      const delays = body.Entries ? body.Entries.map((e) => e.DelaySeconds ?? 0) : [body.DelaySeconds ?? 0];
+      if (body.QueueUrl && delays.some((d) => !d)) onArrival(body.QueueUrl.slice(body.QueueUrl.lastIndexOf('/') + 1));
+    } catch {
+      // not JSON: the emulator answered it already; nothing to report
+    }
+  });
 }
 
 type SesServerFactory = (config?: { host?: string; port?: number }) => Promise<Server>;

@@ -19,14 +19,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export class Wakeup {
   readonly #sleepers = new Set<() => void>();
+  #pending = false;
+
+  /**
+   * `sticky`: a wake while nobody sleeps is kept for the next sleep, which then ends at once (after
+   * `soonMs`): a message that arrives while its poller's receive is under way is not left for a pause.
+   */
+  constructor(private readonly opts: { sticky?: boolean } = {}) {}
 
   wake(): void {
+    if (this.opts.sticky && this.#sleepers.size === 0) this.#pending = true;
     for (const w of [...this.#sleepers]) w();
   }
 
   /** Sleeps `ms`, or until `soonMs` after the start if woken meanwhile (true), or until aborted. */
   sleep(ms: number, soonMs: number, signal?: AbortSignal): Promise<boolean> {
     const start = Date.now();
+    const pending = this.#pending;
+    this.#pending = false;
     return new Promise((resolve) => {
       let timer = setTimeout(() => done(false), ms);
       const done = (woken: boolean) => {
@@ -43,6 +53,7 @@ export class Wakeup {
         timer = setTimeout(() => done(true), Math.max(0, start + soonMs - Date.now()));
       };
       this.#sleepers.add(onWake);
+      if (pending) onWake();
     });
   }
 }
@@ -56,8 +67,10 @@ export class Wakeup {
  * Queues are short-polled, not long-polled: local-aws-sqs answers a long poll only when
  * MaxNumberOfMessages are in or the wait is over, and checks its queue on a 10 ms timer for the whole
  * wait, which costs an idle runtime more (measured: docs/benchmarks.md, "Issue 25") than a short poll
- * per queue every few seconds. Only messages that become visible with no activity at all (webhook
- * retries minutes apart) can wait up to `idle` longer.
+ * per queue every few seconds. A message sent without delay ends its queue's pause at once (the
+ * runtime's `arrivals`, reported by the SQS emulator), as Lambda's long poll would take it; only
+ * delayed messages that become visible with no activity at all (webhook retries minutes apart) can
+ * wait up to `idle` longer.
  */
 export interface IdlePauses {
   readonly first: number;
@@ -75,9 +88,22 @@ export const STREAM_IDLE_MS: IdlePauses = { first: 100, max: 100, idle: 20_000, 
  * cuts only the idle pause short (to `first` after its start): busy pauses are short anyway, and a busy
  * API must not turn into more polls than the busy pauses make.
  */
-async function pauseAfterEmpty(rules: IdlePauses, state: { pause: number; lastActive: number }, activity: Wakeup, signal: AbortSignal): Promise<void> {
+async function pauseAfterEmpty(rules: IdlePauses, state: { pause: number; lastActive: number }, activity: Wakeup, signal: AbortSignal, arrivals?: Wakeup): Promise<void> {
   const idle = state.pause > rules.max;
-  const woken = await activity.sleep(state.pause, idle ? rules.first : state.pause, signal);
+  const done = new AbortController();
+  const stop = () => done.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  const sleeps: Promise<'activity' | 'arrival' | 'timer'>[] = [activity.sleep(state.pause, idle ? rules.first : state.pause, done.signal).then((w) => (w ? 'activity' : 'timer'))];
+  if (arrivals) sleeps.push(arrivals.sleep(state.pause, 0, done.signal).then((w) => (w ? 'arrival' : 'timer')));
+  const why = await Promise.race(sleeps);
+  stop();
+  signal.removeEventListener('abort', stop);
+  if (why === 'arrival') {
+    state.lastActive = Date.now();
+    state.pause = rules.first;
+    return;
+  }
+  const woken = why === 'activity';
   if (woken) state.lastActive = Date.now();
   state.pause = woken && idle ? rules.first : Date.now() - state.lastActive > rules.quietAfter ? rules.idle : Math.min(rules.max, state.pause * 2);
 }
@@ -134,6 +160,8 @@ export function pollQueue(opts: {
   activity?: Wakeup;
   /** The pauses after empty receives (default QUEUE_IDLE_MS; tests shorten them). */
   pauses?: IdlePauses;
+  /** Woken when a message arrives in this queue: the poller receives at once instead of finishing its pause. */
+  arrivals?: Wakeup;
 }): Poller {
   const running = new Set<Promise<void>>();
   const activity = opts.activity ?? new Wakeup();
@@ -188,7 +216,7 @@ export function pollQueue(opts: {
         { abortSignal: signal },
       );
       const messages = out.Messages ?? [];
-      if (messages.length === 0) return pauseAfterEmpty(rules, state, activity, signal);
+      if (messages.length === 0) return pauseAfterEmpty(rules, state, activity, signal, opts.arrivals);
       state.lastActive = Date.now();
       state.pause = rules.first;
       if (isStopped()) return;

@@ -326,10 +326,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const stopAll = async () => {
     for (const e of started.reverse()) await e.stop().catch(() => undefined);
   };
+  // Each queue's poller is woken when a message arrives in it (emulators.ts `reportArrivals`).
+  const arrivals = new Map(QUEUES.map((q) => [localQueueName(q), new Wakeup({ sticky: true })]));
   try {
     const emulators = await Promise.allSettled([
       startDynamoDbLocal(dataDir ? join(dataDir, 'dynamodb') : null),
-      startSqs(),
+      startSqs((queueName) => arrivals.get(queueName)?.wake()),
       startSes({ port: opts.mailViewerPort ?? 0, mailFile: dataDir ? join(dataDir, 'mail.json') : null }),
     ]);
     // Those that started are stopped if another failed (a taken mail viewer port, no Java).
@@ -437,6 +439,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
           concurrency: opts.workerConcurrency?.[q.id] ?? q.consumer.maxConcurrency,
           onError: report(workers[q.id].functionName),
           activity,
+          arrivals: arrivals.get(localQueueName(q))!,
         }),
       ),
     ];

@@ -88,6 +88,10 @@ export class AgentRuntime {
     if (lookup.kind === 'invitation') {
       const item = await this.deps.store.get(didcommKeys.invitation(scope, Number(lookup.invitation_id)), { consistent: true });
       if (item) target = { kind: 'invitation', invitation: invitationFromItem(item) };
+    } else if (lookup.kind === 'public-did') {
+      // The DID the key serves now; none when the public DID is of a method without a service.
+      if (typeof lookup.did !== 'string') return { kind: 'dropped', reason: 'not_for_us', detail: 'the public DID has no DIDComm service now' };
+      target = { kind: 'public-did', did: lookup.did, verkey };
     } else if (lookup.kind === 'connection') {
       const item = await this.deps.store.get(didcommKeys.connection(scope, String(lookup.connection_id)), { consistent: true });
       if (item) target = { kind: 'connection', connection: storedConnectionFromItem(item) };

@@ -5,10 +5,9 @@
  * (@sicpa_open_source/peer-did-ts) or part of a framework (Credo); what is needed is small and pure.
  */
 import { createHash } from 'node:crypto';
-import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
 import { decodeMultibaseKey } from '../dids/methods';
-import { publicKeyFromVerkey, verkeyFromDidKey, verkeyFromPublicKey } from './envelope';
+import { publicKeyFromVerkey, verkeyFromDidKey, verkeyFromPublicKey, x25519PublicFromEd25519 } from './envelope';
 
 export interface DidcommService {
   id: string;
@@ -276,7 +275,7 @@ function summarize(did: string, document: Record<string, unknown>): ResolvedPeer
 
   const ed25519Keys = [...new Set([...byId.values()].filter((k) => k.kind === 'Ed25519').map((k) => verkeyFromPublicKey(k.bytes)))];
   /** An X25519 key maps to the document's Ed25519 key of the same curve point, as Credo does. */
-  const edForX = (x: Uint8Array) => ed25519Keys.find((v) => Buffer.from(ed25519.utils.toMontgomery(publicKeyFromVerkey(v))).equals(Buffer.from(x)));
+  const edForX = (x: Uint8Array) => ed25519Keys.find((v) => Buffer.from(x25519PublicFromEd25519(publicKeyFromVerkey(v))).equals(Buffer.from(x)));
 
   const toVerkey = (ref: unknown): string | undefined => {
     if (typeof ref !== 'string') return undefined;

@@ -1,14 +1,17 @@
 import { ProtocolViolation, type AgentContext, type Decision } from './agent';
 import { onBasicMessage } from './protocols/basic-message/handlers';
 import { BASIC_MESSAGE_TYPE } from './protocols/basic-message/messages';
-import { activate, onComplete, onProblemReport, onRequest, onResponse } from './protocols/did-exchange/handlers';
+import { activate, onComplete, onImplicitRequest, onProblemReport, onRequest, onResponse } from './protocols/did-exchange/handlers';
 import { parseDidExchangeType } from './protocols/did-exchange/messages';
 import { normaliseType } from './protocols/out-of-band/messages';
 import { onPing, TRUST_PING_RESPONSE_TYPE, TRUST_PING_TYPE } from './protocols/trust-ping/handlers';
 import type { InvitationRecord, StoredConnection } from './records';
 
-/** What an envelope was addressed to: one of our invitations' keys, or our key on a connection. */
-export type Target = { readonly kind: 'invitation'; readonly invitation: InvitationRecord } | { readonly kind: 'connection'; readonly connection: StoredConnection };
+/** What an envelope was addressed to: one of our invitations' keys, our public DID's DIDComm key (`did`: the DID it serves), or our key on a connection. */
+export type Target =
+  | { readonly kind: 'invitation'; readonly invitation: InvitationRecord }
+  | { readonly kind: 'public-did'; readonly did: string; readonly verkey: string }
+  | { readonly kind: 'connection'; readonly connection: StoredConnection };
 
 export interface Unpacked {
   readonly message: Record<string, unknown>;
@@ -32,6 +35,10 @@ export async function decide(ctx: AgentContext, inbound: Unpacked, target: Targe
   if (target.kind === 'invitation') {
     if (exchange?.name !== 'request') throw new ProtocolViolation('unexpected_message', `${type.slice(0, 100) || 'a message without @type'} sent to an invitation key`);
     return onRequest(ctx, inbound.message, exchange.version, target.invitation);
+  }
+  if (target.kind === 'public-did') {
+    if (exchange?.name !== 'request') throw new ProtocolViolation('unexpected_message', `${type.slice(0, 100) || 'a message without @type'} sent to the public DID's key`);
+    return onImplicitRequest(ctx, inbound.message, exchange.version, target);
   }
   const c = target.connection;
   if (exchange?.name === 'response') return onResponse(ctx, inbound.message, c);

@@ -1,8 +1,9 @@
 /**
  * DIDComm v1 envelopes (Aries RFC 0019, "pack"/"unpack"): authcrypt and anoncrypt.
  *
- * Hand-written on @noble/curves, @noble/ciphers and @noble/hashes because no maintained JS library
- * packs DIDComm v1 without Askar: Credo's envelope service needs Askar's key manager (the only one
+ * Hand-written on node:crypto (Ed25519, X25519), @noble/ciphers (XSalsa20-Poly1305, HSalsa20 and
+ * ChaCha20-Poly1305) and @noble/hashes (BLAKE2b) because no maintained JS library packs DIDComm v1
+ * without Askar: Credo's envelope service needs Askar's key manager (the only one
  * with `ECDH-HSALSA20`, a native binary) and bundles to megabytes; libsodium-wrappers alone is ~430 KB.
  * The wire format is what ACA-Py and Credo produce:
  * - payload: IETF ChaCha20-Poly1305 with a 12-byte IV under a random content key, the protected header
@@ -12,11 +13,10 @@
  *   24-byte nonce as the recipient's `iv`); `sender` is `crypto_box_seal` of the sender's base58 verkey.
  * - anoncrypt: the content key in `crypto_box_seal` (ephemeral key, nonce = BLAKE2b-192(epk ‖ pk)).
  */
-import { ed25519, x25519 } from '@noble/curves/ed25519.js';
+import { createHash, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, randomBytes as nodeRandomBytes, sign, verify } from 'node:crypto';
 import { chacha20poly1305, xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { hsalsa, xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
 import { blake2b } from '@noble/hashes/blake2.js';
-import { randomBytes } from '@noble/hashes/utils.js';
 import bs58 from 'bs58';
 import { decodeMultibaseKey, multibaseRawKey } from '../dids/methods';
 
@@ -103,22 +103,128 @@ export function verkeyFromDidKey(did: string): string {
 /** A fresh Ed25519 key pair. */
 export function generateKeyPair(): Ed25519KeyPair {
   const seed = randomBytes(32);
-  return { seed, publicKey: ed25519.getPublicKey(seed) };
+  return { seed, publicKey: ed25519PublicKey(seed) };
 }
 
 /** The key pair of a 32-byte seed. */
 export function keyPairFromSeed(seed: Uint8Array): Ed25519KeyPair {
   if (seed.length !== 32) throw new EnvelopeError('malformed', 'an Ed25519 seed has 32 bytes');
-  return { seed, publicKey: ed25519.getPublicKey(seed) };
+  return { seed, publicKey: ed25519PublicKey(seed) };
 }
 
-function x25519Public(edPublicKey: Uint8Array): Uint8Array {
+const randomBytes = (n: number) => new Uint8Array(nodeRandomBytes(n));
+
+// Ed25519 and X25519 run in node:crypto (OpenSSL): pure JavaScript took about 1 ms per scalar
+// multiplication, several per envelope (docs/benchmarks.md, "DIDComm v1 envelopes"). Raw keys go in
+// and out through their fixed DER prefixes (RFC 8410).
+const DER = {
+  ed25519Pkcs8: Buffer.from('302e020100300506032b657004220420', 'hex'),
+  ed25519Spki: Buffer.from('302a300506032b6570032100', 'hex'),
+  x25519Pkcs8: Buffer.from('302e020100300506032b656e04220420', 'hex'),
+  x25519Spki: Buffer.from('302a300506032b656e032100', 'hex'),
+};
+const rawTail = (der: Buffer) => new Uint8Array(der.subarray(der.length - 32));
+const ed25519PrivateKey = (seed: Uint8Array) => createPrivateKey({ key: Buffer.concat([DER.ed25519Pkcs8, seed]), format: 'der', type: 'pkcs8' });
+
+function ed25519PublicKey(seed: Uint8Array): Uint8Array {
+  return rawTail(createPublicKey(ed25519PrivateKey(seed)).export({ format: 'der', type: 'spki' }));
+}
+
+/** An Ed25519 signature (RFC 8032, pure EdDSA) by the key of `seed`. */
+export function ed25519Sign(message: Uint8Array, seed: Uint8Array): Uint8Array {
+  return new Uint8Array(sign(null, message, ed25519PrivateKey(seed)));
+}
+
+/** Whether `signature` over `message` verifies with the raw public key (false for a malformed key or signature). */
+export function ed25519Verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
+  if (publicKey.length !== 32 || signature.length !== 64) return false;
   try {
-    return ed25519.utils.toMontgomery(edPublicKey);
+    return verify(null, message, createPublicKey({ key: Buffer.concat([DER.ed25519Spki, publicKey]), format: 'der', type: 'spki' }), signature);
   } catch {
-    throw new EnvelopeError('malformed', 'not an Ed25519 public key');
+    return false;
   }
 }
+
+// The Ed25519 → X25519 maps (libsodium's crypto_sign_ed25519_{pk,sk}_to_curve25519), which node:crypto
+// does not offer: a field inversion and a square-root test on BigInt.
+const P = 2n ** 255n - 19n;
+function modPow(base: bigint, exp: bigint): bigint {
+  let result = 1n;
+  let b = base % P;
+  for (let e = exp; e > 0n; e >>= 1n) {
+    if (e & 1n) result = (result * b) % P;
+    b = (b * b) % P;
+  }
+  return result;
+}
+/** The inverse mod P (extended Euclid: a fraction of an exponentiation's cost). */
+function inv(a: bigint): bigint {
+  let [t, nextT, r, nextR] = [0n, 1n, P, ((a % P) + P) % P];
+  while (nextR !== 0n) {
+    const q = r / nextR;
+    [t, nextT] = [nextT, t - q * nextT];
+    [r, nextR] = [nextR, r - q * nextR];
+  }
+  return t < 0n ? t + P : t;
+}
+const D = ((P - 121665n) * inv(121666n)) % P;
+
+/** Peers' keys recur (one per connection): the map's results, bounded. */
+const montgomeryCache = new Map<string, Uint8Array>();
+const MONTGOMERY_CACHE_SIZE = 1024;
+
+/** u = (1 + y) / (1 − y) (RFC 7748 §4.1) of an Ed25519 public key, refusing an encoding that is not a curve point. */
+export function x25519PublicFromEd25519(edPublicKey: Uint8Array): Uint8Array {
+  if (edPublicKey.length !== 32) throw new EnvelopeError('malformed', 'not an Ed25519 public key');
+  const cacheKey = Buffer.from(edPublicKey).toString('base64');
+  const cached = montgomeryCache.get(cacheKey);
+  if (cached) return cached;
+  const u = montgomeryU(edPublicKey);
+  if (montgomeryCache.size >= MONTGOMERY_CACHE_SIZE) montgomeryCache.delete(montgomeryCache.keys().next().value!);
+  montgomeryCache.set(cacheKey, u);
+  return u;
+}
+
+function montgomeryU(edPublicKey: Uint8Array): Uint8Array {
+  const xIsOdd = edPublicKey[31]! >> 7;
+  const y = BigInt(`0x${Buffer.from(edPublicKey).reverse().toString('hex')}`) & ((1n << 255n) - 1n);
+  const y2 = (y * y) % P;
+  const x2 = (((y2 - 1n + P) % P) * inv((D * y2 + 1n) % P)) % P; // x² = (y² − 1) / (d·y² + 1)
+  const onCurve = y < P && (x2 === 0n ? xIsOdd === 0 : modPow(x2, (P - 1n) / 2n) === 1n);
+  if (!onCurve || y === 1n) throw new EnvelopeError('malformed', 'not an Ed25519 public key');
+  const u = ((1n + y) * inv((1n - y + P) % P)) % P;
+  return Uint8Array.from(Buffer.from(u.toString(16).padStart(64, '0'), 'hex').reverse());
+}
+
+/** The X25519 secret of an Ed25519 seed: the clamped first half of SHA-512(seed) (RFC 8032 §5.1.5). */
+function x25519SecretFromSeed(seed: Uint8Array): Uint8Array {
+  const h = new Uint8Array(createHash('sha512').update(seed).digest().subarray(0, 32));
+  h[0]! &= 248;
+  h[31]! &= 127;
+  h[31]! |= 64;
+  return h;
+}
+
+/** Our own X25519 public key, from its secret (the same point as the map of our Ed25519 key, natively). */
+function x25519PublicFromSecret(secret: Uint8Array): Uint8Array {
+  return rawTail(createPublicKey(createPrivateKey({ key: Buffer.concat([DER.x25519Pkcs8, secret]), format: 'der', type: 'pkcs8' })).export({ format: 'der', type: 'spki' }));
+}
+
+/** X25519 (RFC 7748; OpenSSL refuses an all-zero result, as libsodium does). */
+function x25519SharedSecret(mySecret: Uint8Array, theirPublic: Uint8Array): Uint8Array {
+  const privateKey = createPrivateKey({ key: Buffer.concat([DER.x25519Pkcs8, mySecret]), format: 'der', type: 'pkcs8' });
+  const publicKey = createPublicKey({ key: Buffer.concat([DER.x25519Spki, theirPublic]), format: 'der', type: 'spki' });
+  const shared = new Uint8Array(diffieHellman({ privateKey, publicKey }));
+  if (shared.every((b) => b === 0)) throw new Error('all-zero X25519 shared secret');
+  return shared;
+}
+
+function x25519KeyPair(): { secretKey: Uint8Array; publicKey: Uint8Array } {
+  const { privateKey, publicKey } = generateKeyPairSync('x25519');
+  return { secretKey: rawTail(privateKey.export({ format: 'der', type: 'pkcs8' })), publicKey: rawTail(publicKey.export({ format: 'der', type: 'spki' })) };
+}
+
+const x25519Public = x25519PublicFromEd25519;
 
 // ---------------------------------------------------------------------------------------------
 // NaCl crypto_box and crypto_box_seal (libsodium's construction)
@@ -129,7 +235,7 @@ const SIGMA = new Uint32Array(utf8.encode('expand 32-byte k').buffer);
 function boxKey(theirPublic: Uint8Array, mySecret: Uint8Array): Uint8Array {
   let shared: Uint8Array;
   try {
-    shared = x25519.getSharedSecret(mySecret, theirPublic);
+    shared = x25519SharedSecret(mySecret, theirPublic);
   } catch {
     throw new EnvelopeError('decrypt_failed', 'X25519 key agreement failed');
   }
@@ -161,7 +267,7 @@ function sealNonce(ephemeralPublic: Uint8Array, recipientPublic: Uint8Array): Ui
 }
 
 function seal(message: Uint8Array, recipientPublic: Uint8Array): Uint8Array {
-  const { secretKey, publicKey } = x25519.keygen();
+  const { secretKey, publicKey } = x25519KeyPair();
   const sealed = box(message, sealNonce(publicKey, recipientPublic), recipientPublic, secretKey);
   secretKey.fill(0);
   const out = new Uint8Array(32 + sealed.length);
@@ -202,7 +308,7 @@ export function packMessage(message: Record<string, unknown>, recipientVerkeys: 
   if (recipientVerkeys.length === 0) throw new EnvelopeError('malformed', 'no recipients');
   if (recipientVerkeys.length > MAX_RECIPIENTS) throw new EnvelopeError('too_many_recipients', `at most ${MAX_RECIPIENTS} recipients`);
   const cek = randomBytes(32);
-  const senderSecret = sender ? ed25519.utils.toMontgomerySecret(sender.seed) : undefined;
+  const senderSecret = sender ? x25519SecretFromSeed(sender.seed) : undefined;
   const senderVerkey = sender ? verkeyFromPublicKey(sender.publicKey) : undefined;
 
   const recipients = recipientVerkeys.map((verkey) => {
@@ -317,8 +423,8 @@ export function unpackMessage(envelope: unknown, recipient: Ed25519KeyPair, limi
   if (iv.length !== 12 && iv.length !== 24) throw new EnvelopeError('malformed', 'iv is neither 12 nor 24 bytes');
   if (tag.length !== 16) throw new EnvelopeError('malformed', 'tag is not 16 bytes');
 
-  const ourPublic = x25519Public(recipient.publicKey);
-  const ourSecret = ed25519.utils.toMontgomerySecret(recipient.seed);
+  const ourSecret = x25519SecretFromSeed(recipient.seed);
+  const ourPublic = x25519PublicFromSecret(ourSecret);
   try {
     let cek: Uint8Array;
     let senderVerkey: string | undefined;

@@ -1,5 +1,5 @@
 import { keys, type TenantScope } from '../store/keys';
-import type { Item, ItemKey } from '../store/port';
+import type { Item, ItemKey, ItemStore } from '../store/port';
 
 /**
  * DIDComm records, all in the wallet's partition: invitations (a sequential `invitation_id` per
@@ -20,7 +20,10 @@ export const didcommKeys = {
   /** A connection one of our invitations produced (POST /api/v1/messages by invitation_id finds it here). */
   invitationConnection: (s: TenantScope, invitationId: number, connectionId: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCINVCONN#${String(invitationId).padStart(10, '0')}#${connectionId}` }),
   invitationConnectionPrefix: (invitationId: number): string => `DCINVCONN#${String(invitationId).padStart(10, '0')}#`,
-  /** Which invitation or connection one of our verkeys belongs to (the inbound worker's first read). */
+  /**
+   * Which invitation or connection one of our verkeys belongs to (the inbound worker's first read):
+   * `kind` invitation, connection, or public-did (the wallet's public DID's DIDComm key, lib/didcomm/public-did.ts).
+   */
   recipientKey: (s: TenantScope, verkey: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `DCRCPT#${verkey}` }),
 } as const;
 
@@ -163,4 +166,10 @@ export function connectionView(c: ConnectionRecord): ConnectionRecord & { contac
 /** The public DIDComm endpoint of a wallet: the service endpoint in its invitations and DID documents. */
 export function didcommEndpoint(baseUrl: string, publicRef: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/didcomm/${publicRef}`;
+}
+
+/** The label we give peers: the wallet's, or `Wallet <id>` when it has none. */
+export async function walletLabel(store: ItemStore, scope: TenantScope): Promise<string> {
+  const wallet = await store.get(keys.wallet(scope));
+  return typeof wallet?.label === 'string' && wallet.label !== '' ? wallet.label : `Wallet ${scope.walletId}`;
 }

@@ -6,7 +6,7 @@ import { ProtocolViolation } from './agent';
 import type { AgentRuntime } from './agent-runtime';
 import { OutboundTooLargeError } from './outbound';
 import { MAX_INVITATION_BYTES, invitationFromUrl } from './protocols/out-of-band/messages';
-import { connectionFromItem, connectionView, didcommEndpoint, didcommKeys, storedConnectionFromItem, type ConnectionRecord, type StoredConnection } from './records';
+import { connectionFromItem, connectionView, didcommEndpoint, didcommKeys, storedConnectionFromItem, walletLabel, type ConnectionRecord, type StoredConnection } from './records';
 
 /**
  * The two admin routes that make the agent send: a basic message to a contact (contract 4.8,
@@ -92,7 +92,7 @@ export class SendingService {
     }
     const invitation = input.invitation ?? invitationOfUrl(input.invitation_url!);
     if (Buffer.byteLength(JSON.stringify(invitation), 'utf8') > MAX_INVITATION_BYTES) throw new BadRequestError(`The invitation is larger than ${MAX_INVITATION_BYTES} bytes`, 'invalid_invitation');
-    const [endpoint, label] = await Promise.all([this.endpoint(scope, baseUrl), input.label ?? this.walletLabel(scope)]);
+    const [endpoint, label] = await Promise.all([this.endpoint(scope, baseUrl), input.label ?? walletLabel(this.deps.store, scope)]);
     try {
       const { connection } = await this.deps.runtime.acceptInvitation(scope, endpoint, invitation, { label, alias: input.alias ?? null });
       return connectionView(connectionFromItem(connection as unknown as Item));
@@ -102,11 +102,6 @@ export class SendingService {
       if (err instanceof OutboundTooLargeError) throw new BadRequestError('The invitation makes a request too large to send', 'invalid_invitation');
       throw err;
     }
-  }
-
-  private async walletLabel(scope: TenantScope): Promise<string> {
-    const wallet = await this.deps.store.get(keys.wallet(scope));
-    return typeof wallet?.label === 'string' && wallet.label !== '' ? wallet.label : `Wallet ${scope.walletId}`;
   }
 }
 

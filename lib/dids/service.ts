@@ -19,6 +19,7 @@ import {
   type DidMethod,
   type KeyType,
 } from './methods';
+import type { PublicDidServices } from './didcomm-service';
 import { didFromItem, didView, publicLookup, readDid, readPublicDid, type DidRecord } from './records';
 
 export interface DidLimits {
@@ -34,6 +35,8 @@ export interface DidServiceDeps {
   readonly taa: TaaService;
   readonly indyNamespace: string;
   readonly limits: DidLimits;
+  /** The DIDComm service that follows the public DID (lib/didcomm/public-did.ts). */
+  readonly didcomm: PublicDidServices;
   readonly now?: () => Date;
 }
 
@@ -206,7 +209,8 @@ export class DidService {
   /**
    * Makes a DID the wallet's public DID: the default issuer identity, and published, so anyone can
    * resolve its document without a key. A previous public DID stays resolvable ("posted"): credentials
-   * it signed must keep verifying.
+   * it signed must keep verifying. The wallet's DIDComm service moves to the new public DID in the same
+   * transaction (sov, indy and web only); setting the current public DID again adds a service it lacks.
    */
   async setPublic(scope: TenantScope, didInput: string): Promise<DidRecord> {
     const record = await this.get(scope, didInput);
@@ -215,7 +219,17 @@ export class DidService {
     for (let round = 0; round < 3; round++) {
       const taaCheck = await this.deps.taa.requireAccepted(scope);
       const current = await this.deps.store.get(keys.publicDid(scope), { consistent: true });
-      if (current?.did === record.qualified) return round === 0 ? record : this.get(scope, didInput);
+      const didcomm = await this.deps.didcomm.writesFor(scope, record);
+      if (current?.did === record.qualified) {
+        if (didcomm.length === 0) return round === 0 ? record : this.get(scope, didInput);
+        try {
+          await this.deps.store.write([...didcomm, { type: 'check', key: keys.publicDid(scope), condition: { equals: { did: record.qualified } } }]);
+          return record;
+        } catch (err) {
+          if (!lostRace(err)) throw err;
+          continue;
+        }
+      }
       const at = this.now().toISOString();
       const publishedAt = record.published_at ?? at;
       const ops: WriteOp[] = [
@@ -233,6 +247,7 @@ export class DidService {
       ];
       if (current) ops.push({ type: 'update', key: keys.did(scope, current.did as string), condition: 'exists', set: { posture: 'posted' } });
       if (taaCheck) ops.push(taaCheck);
+      ops.push(...didcomm);
       try {
         await this.deps.store.write(ops);
         return { ...record, posture: 'public', published_at: publishedAt };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
-import QRCode from 'qrcode';
+import { qrPng } from '../qr/png';
 
 export interface OfferEmail {
   readonly to: string;
@@ -21,7 +21,7 @@ export interface OfferEmail {
 }
 
 /** The QR code image (PNG, 300 px, medium error correction). */
-const QR_OPTIONS = { type: 'png', errorCorrectionLevel: 'M', margin: 2, width: 300 } as const;
+export const QR_OPTIONS = { errorCorrectionLevel: 'M', margin: 2, width: 300 } as const;
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
@@ -104,7 +104,7 @@ export async function composeOfferEmail(m: OfferEmail): Promise<Buffer> {
   const subject = `${headerSafe('issuerName', m.issuerName)} offers you a ${headerSafe('credentialName', m.credentialName)}`;
   const exp = expiry(m.expiresAt);
   const offerUri = offerLink(m.offerUri);
-  const qr = await QRCode.toBuffer(offerUri, QR_OPTIONS);
+  const qr = qrPng(offerUri, QR_OPTIONS);
   const qrCid = `${randomUUID()}@offer-qr`;
   return new MailComposer({
     from,

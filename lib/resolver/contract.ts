@@ -7,6 +7,10 @@ const DidDocument = z
     '@context': z.array(z.string()),
     id: z.string(),
     verificationMethod: z.array(z.looseObject({ id: z.string(), type: z.string(), controller: z.string() })),
+    service: z
+      .array(z.looseObject({ id: z.string(), type: z.string(), serviceEndpoint: z.string() }))
+      .optional()
+      .meta({ description: "A wallet's current public DID (sov, indy, web): its DIDComm v1 `did-communication` service (docs/didcomm.md)" }),
   })
   .meta({ id: 'DidDocument' });
 

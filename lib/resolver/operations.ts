@@ -42,9 +42,9 @@ export function resolverOperations(resolver: DidResolver): OperationImpls<typeof
   return {
     // DID Resolution's HTTP(S) binding, as the Universal Resolver speaks it: a DID document media type
     // asks for the document alone, anything else gets the resolution result.
-    resolveDid: async ({ params, accept }) => {
+    resolveDid: async ({ params, accept, baseUrl }) => {
       if (!isDidSyntax(params.did)) throw resolutionError(400, 'invalidDid', 'Not a DID, or longer than this service accepts');
-      const resolved = await resolver.resolve(params.did);
+      const resolved = await resolver.resolve(params.did, baseUrl);
       if (!resolved) throw resolutionError(404, 'notFound', `${params.did} is not a published DID of this service`);
       if (resolved.deactivatedAt) throw gone(resolved);
       const wanted = DOCUMENT_MEDIA_TYPES.find((t) => mediaTypes(accept).includes(t));
@@ -54,7 +54,7 @@ export function resolverOperations(resolver: DidResolver): OperationImpls<typeof
     },
     getDidWebDocument: async ({ params, baseUrl }) => {
       const did = didWeb(baseUrl, params.id);
-      const resolved = await resolver.resolve(did);
+      const resolved = await resolver.resolve(did, baseUrl);
       if (!resolved) throw resolutionError(404, 'notFound', `${did} is not a published DID of this service`);
       if (resolved.deactivatedAt) throw gone(resolved);
       return resolved.document;

@@ -1,11 +1,14 @@
 import { createPublicKey, ECDH, type JsonWebKey } from 'node:crypto';
+import bs58 from 'bs58';
 import { didDocument, type DidDocument } from '../dids/document';
+import { DIDCOMM_SERVICE_MARKER, DIDCOMM_SERVICE_METHODS, publicRefOfServiceItem, withDidcommService } from '../dids/didcomm-service';
+import { didcommEndpoint } from '../didcomm/records';
 import { decodeMultibaseKey, type DidMethod } from '../dids/methods';
 import { publicLookup, qualify } from '../dids/records';
 import type { PublicJwk } from '../keys/port';
 import { TABLE } from '../service/resources';
 import { comparableDid } from '../store/keys';
-import type { ItemStore } from '../store/port';
+import type { Item, ItemStore } from '../store/port';
 
 export interface Resolved {
   readonly document: DidDocument;
@@ -20,18 +23,41 @@ export interface Resolved {
 export class DidResolver {
   constructor(private readonly store: ItemStore) {}
 
-  async resolve(did: string): Promise<Resolved | null> {
+  /**
+   * `baseUrl`: the service's public base URL, for the DIDComm endpoint of a public DID's service
+   * (lib/dids/didcomm-service.ts); without it the document has no service (the verifier reads keys only).
+   */
+  async resolve(did: string, baseUrl?: string): Promise<Resolved | null> {
     const qualified = qualify(did);
-    const items = await this.store.query(publicLookup(qualified), { index: TABLE.publicDids.name, limit: 2 });
+    // Under one lookup value: the DID's item and, for a wallet's current public DID, its DIDComm
+    // service item. did:web values name only the id (128 random bits), so more is not expected; 4 bounds the read.
+    const items = await this.store.query(publicLookup(qualified), { index: TABLE.publicDids.name, limit: 4 });
     // did:web arrives with its port's %3A decoded when it came through a URL path: compare decoded forms.
-    const item = items.find((i) => comparableDid(i.qualified as string) === comparableDid(qualified));
+    const same = (i: Item) => typeof i.qualified === 'string' && comparableDid(i.qualified) === comparableDid(qualified);
+    const item = items.find((i) => same(i) && i.method !== DIDCOMM_SERVICE_MARKER);
     if (item) {
-      const document = didDocument(item.qualified as string, item.method as DidMethod, item.public_jwk as PublicJwk);
-      return item.deactivated_at ? { document, deactivatedAt: item.deactivated_at as string } : { document };
+      let document = didDocument(item.qualified as string, item.method as DidMethod, item.public_jwk as PublicJwk);
+      if (item.deactivated_at) return { document, deactivatedAt: item.deactivated_at as string };
+      // Only a service item of the DID's own wallet (same partition key) counts.
+      const service = items.find((i) => same(i) && i.method === DIDCOMM_SERVICE_MARKER && i.PK === item.PK);
+      const verkey = service && serviceVerkey(service.public_jwk);
+      const ref = service && publicRefOfServiceItem(service);
+      if (baseUrl !== undefined && verkey && ref && DIDCOMM_SERVICE_METHODS.includes(item.method as DidMethod)) {
+        document = withDidcommService(document, { verkey, endpoint: didcommEndpoint(baseUrl, ref) });
+      }
+      return { document };
     }
     const document = selfResolve(qualified);
     return document ? { document } : null;
   }
+}
+
+/** The base58 verkey of an Ed25519 JWK, or undefined for anything else. */
+function serviceVerkey(jwk: unknown): string | undefined {
+  const j = jwk as Partial<PublicJwk> | undefined;
+  if (j?.kty !== 'OKP' || j.crv !== 'Ed25519' || typeof j.x !== 'string') return undefined;
+  const raw = Buffer.from(j.x, 'base64url');
+  return raw.length === 32 ? bs58.encode(raw) : undefined;
 }
 
 /** did:key and did:jwk carry their key in the identifier: anyone can build the document. */

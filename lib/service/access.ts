@@ -60,7 +60,10 @@ export interface FunctionAccess {
     /** Further table grants of the wallet session (beyond its own partitions); each one justified. */
     readonly also?: readonly DataGrant[];
     readonly issuerKeys?: readonly IssuerKeyAction[];
-    /** The DIDComm data key, only with the encryption context {wallet_id: the session's wallet}. */
+    /**
+     * The DIDComm data key, only with the encryption context {wallet_id: the session's wallet}. A
+     * function may declare it beside `issuerKeys`: the issuer-key Deny leaves the DIDComm key out.
+     */
     readonly dataKeys?: readonly DataKeyAction[];
   };
   readonly registry?: {
@@ -101,8 +104,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     registry: { record: ['PutItem'], reservations: [{ actions: ['PutItem'], on: 'table', partitions: RESERVATION_PARTITIONS }] },
   },
   webhooks: { shared: { mac: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
+  // DIDs on KMS issuer keys; set-public-did also publishes the wallet's DIDComm service, whose key (made on first use) is sealed under the wallet's data key.
   dids: {
-    tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['CreateKey', 'GetPublicKey', 'ScheduleKeyDeletion'] },
+    tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['CreateKey', 'GetPublicKey', 'ScheduleKeyDeletion'], dataKeys: ['GenerateDataKey', 'Decrypt'] },
   },
   taa: { tenant: { data: ['GetItem', 'PutItem'] } },
   oid4vci: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },

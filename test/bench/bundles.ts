@@ -4,7 +4,8 @@
  * assembly, and reports per function: bundle and source-map size, what the bundle is made of (esbuild
  * metafile), the cold import in a fresh Node 22 process with the function's deployed environment, the
  * first stack trace through the bundle (when Node decodes the source map), and what the function
- * bundles but does not use.
+ * bundles but does not use. BENCH_BUNDLE_RUNS (21) cold processes per figure; BENCH_BUNDLE_FUNCTIONS
+ * limits the report to the functions it names (comma-separated).
  */
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { spawnSync } from 'node:child_process';
@@ -18,6 +19,8 @@ import type { FunctionName } from '../../lib/service/access';
 import { resourcesOf, stackTemplates, type StackTemplate } from '../helpers/assembly';
 
 const RUNS = Number(process.env.BENCH_BUNDLE_RUNS ?? '21');
+/** `BENCH_BUNDLE_FUNCTIONS=didcomm,didcomm-worker`: only these functions (all by default). */
+const ONLY = process.env.BENCH_BUNDLE_FUNCTIONS?.split(',').map((s) => s.trim()).filter(Boolean);
 const NODE = join(REPO_ROOT, 'node_modules', '.bin', 'node');
 const PROBE = join(REPO_ROOT, 'test', 'bench', 'cold-import-probe.mjs');
 const STACK = 'CredentialService';
@@ -257,7 +260,10 @@ async function analysisBuild(fn: Fn, unused: readonly string[] | undefined): Pro
 async function main() {
   const outdir = mkdtempSync(join(tmpdir(), 'bundles-bench-'));
   try {
-    const fns = synthesize(outdir).sort((a, b) => a.name.localeCompare(b.name));
+    const fns = synthesize(outdir)
+      .filter((fn) => !ONLY || ONLY.includes(fn.name))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    if (ONLY && fns.length !== ONLY.length) throw new Error(`BENCH_BUNDLE_FUNCTIONS names a function the app does not have: ${ONLY.join(', ')}`);
     const nodeVersion = spawnSync(NODE, ['--version']).stdout.toString().trim();
     console.log(`\n### Lambda bundles\n`);
     console.log(`${fns.length} functions from \`createServiceApp\` (cdk.json context), Node ${nodeVersion} (node_modules/.bin/node), ${RUNS} cold processes per figure.\n`);

@@ -3,7 +3,8 @@
  * BENCH_PEER_CPU_PROF=<dir>: the runtime's process runs with `--cpu-prof` into <dir>.
  *
  * 1. The public endpoint `POST /didcomm/{public_ref}`: envelopes accepted (202) per second and their
- *    latency at 1 and 10 concurrent senders. Each envelope is a distinct trust ping, anoncrypted with
+ *    latency: one sender paced (one every BENCH_DIDCOMM_PACED_MS, 100: the endpoint's own latency, the
+ *    worker done with one before the next), then 1 and 10 senders back to back. Each envelope is a distinct trust ping, anoncrypted with
  *    lib/didcomm/envelope.ts to a real invitation key of the wallet (so it is stored and queued, not
  *    taken without telling); they are packed beforehand, untimed. The inbound worker handles them in
  *    the same runtime meanwhile, as it would.
@@ -28,6 +29,7 @@ const env = process.env;
 const ENVELOPES: Record<number, number> = { 1: Number(env.BENCH_DIDCOMM_ENVELOPES_1 ?? 200), 10: Number(env.BENCH_DIDCOMM_ENVELOPES_10 ?? 500) };
 const ROUNDS = Number(env.BENCH_DIDCOMM_ROUNDS ?? 30);
 const POLL_MS = Number(env.BENCH_DIDCOMM_POLL_MS ?? 10);
+const PACED_MS = Number(env.BENCH_DIDCOMM_PACED_MS ?? 100);
 const ENVELOPE_TYPE = 'application/didcomm-envelope-enc';
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -48,17 +50,13 @@ function startOurs(): Promise<{ child: ChildProcess; url: string; baseApiKey: st
   });
 }
 
-/** `n` calls of `fn`, `concurrency` at a time; each call's duration in ms. */
-async function pool(n: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<number[]> {
+/** `n` calls of `fn`, `concurrency` at a time; what each returns (its duration in ms). */
+async function pool(n: number, concurrency: number, fn: (i: number) => Promise<number>): Promise<number[]> {
   const times: number[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < n; i = next++) {
-        const t = performance.now();
-        await fn(i);
-        times.push(performance.now() - t);
-      }
+      for (let i = next++; i < n; i = next++) times.push(await fn(i));
     }),
   );
   return times;
@@ -120,18 +118,30 @@ async function main() {
     for (const e of warm) await post(e);
     await quiet(pids);
     const rows: string[] = [];
-    // The last row: envelopes for no key of the wallet (202, neither stored nor queued): the lookup alone.
-    for (const [concurrency, to] of [[1, invitationKey], [10, invitationKey], [1, strangerKey]] as const) {
+    // The first row: one envelope every PACED_MS, so the worker has handled one before the next arrives
+    // (the endpoint's own latency); then back to back, where the worker's work competes with the
+    // endpoint's for the same cores; the last row: envelopes for no key of the wallet (202, neither
+    // stored nor queued): the lookup alone.
+    const rowsToRun = [[1, invitationKey, PACED_MS], [1, invitationKey, 0], [10, invitationKey, 0], [1, strangerKey, 0]] as const;
+    for (const [concurrency, to, gap] of rowsToRun) {
       const envelopes = Array.from({ length: ENVELOPES[concurrency]! }, () => ping(to));
       const cpu0 = pids.map(processCpuMs);
       const t0 = performance.now();
-      const times = sortNum(await pool(envelopes.length, concurrency, (i) => post(envelopes[i]!)));
+      const times = sortNum(
+        await pool(envelopes.length, concurrency, async (i) => {
+          if (gap && i > 0) await sleep(gap);
+          const t = performance.now();
+          await post(envelopes[i]!);
+          return performance.now() - t;
+        }),
+      );
       const seconds = (performance.now() - t0) / 1000;
       const cpu = pids.reduce((a, p, i) => a + processCpuMs(p) - cpu0[i]!, 0) / envelopes.length;
-      rows.push(`| ${to === invitationKey ? 'an invitation key' : 'no key of the wallet'} | ${concurrency} | ${envelopes.length} | ${(envelopes.length / seconds).toFixed(0)} | ${pct(times, 50).toFixed(1)} | ${pct(times, 99).toFixed(1)} | ${cpu.toFixed(1)} |`);
+      const pace = gap ? `1, one every ${gap} ms` : String(concurrency);
+      rows.push(`| ${to === invitationKey ? 'an invitation key' : 'no key of the wallet'} | ${pace} | ${envelopes.length} | ${gap ? '—' : (envelopes.length / seconds).toFixed(0)} | ${pct(times, 50).toFixed(1)} | ${pct(times, 99).toFixed(1)} | ${cpu.toFixed(1)} |`);
       await quiet(pids); // the worker's backlog, before the next row
     }
-    console.log(`Envelope: an anoncrypted trust ping to an invitation key, ${ping().length} bytes. Runtime CPU: our Node process and DynamoDB Local's JVM, including the inbound worker handling what was accepted while the row ran.\n`);
+    console.log(`Envelope: an anoncrypted trust ping to an invitation key, ${ping().length} bytes. Runtime CPU: our Node process and DynamoDB Local's JVM, including the inbound worker handling what was accepted while the row ran (and, paced, the pollers over the gaps).\n`);
     console.log('| addressed to | concurrent senders | envelopes | accepted/s | p50 ms | p99 ms | runtime CPU ms per envelope |');
     console.log('|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);

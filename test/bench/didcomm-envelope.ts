@@ -35,7 +35,7 @@ async function main() {
   const oursSender = { publicKey: sender.publicKey, seed: sender.seed };
   const oursRecipient = { publicKey: recipient.publicKey, seed: recipient.seed };
   console.log('\n### DIDComm v1 envelopes (one recipient, a basic message; µs per operation, one core)\n');
-  console.log('| operation | ours (@noble/*) | libsodium-wrappers |');
+  console.log('| operation | ours (node:crypto, @noble/ciphers) | libsodium-wrappers |');
   console.log('|---|---:|---:|');
   for (const mode of ['authcrypt', 'anoncrypt'] as const) {
     const ourSender = mode === 'authcrypt' ? oursSender : undefined;

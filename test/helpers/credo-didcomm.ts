@@ -14,7 +14,9 @@ import type { AddressInfo } from 'node:net';
 import {
   Agent,
   ConsoleLogger,
+  DidDocument,
   DidsModule,
+  JsonTransformer,
   InjectionSymbols,
   KeyDidRegistrar,
   KeyDidResolver,
@@ -24,6 +26,8 @@ import {
   PeerDidResolver,
   type AgentContext,
   type DependencyManager,
+  type DidResolutionResult,
+  type DidResolver,
   type Module,
 } from '@credo-ts/core';
 import {
@@ -40,7 +44,7 @@ import {
   type DidCommInboundTransport,
 } from '@credo-ts/didcomm';
 import sodium from 'libsodium-wrappers';
-import { InMemoryStorageService, NodeCryptoKeyManagementService, nodeAgentDependencies } from './credo-support';
+import { InMemoryStorageService, isLoopbackUrl, NodeCryptoKeyManagementService, nodeAgentDependencies } from './credo-support';
 
 // ---------------------------------------------------------------------------------------------
 // Key management: DIDComm v1 envelope operations on libsodium
@@ -148,6 +152,32 @@ class LoopbackHttpInboundTransport implements DidCommInboundTransport {
 }
 
 // ---------------------------------------------------------------------------------------------
+// DID resolution over HTTP, as a Universal Resolver client does
+
+/**
+ * Resolves DIDs of the given methods by `GET <base>/1.0/identifiers/<did>` (DID Resolution's HTTP
+ * binding, asking for the document alone), as Credo would through a Universal Resolver. Loopback
+ * bases only: tests talk to nothing else.
+ */
+export class HttpDidResolver implements DidResolver {
+  readonly allowsCaching = false;
+  readonly allowsLocalDidRecord = false;
+  constructor(
+    readonly supportedMethods: string[],
+    private readonly base: string,
+  ) {
+    if (!isLoopbackUrl(base)) throw new Error(`HttpDidResolver: ${base} is not a loopback URL`);
+  }
+
+  async resolve(agentContext: AgentContext, did: string): Promise<DidResolutionResult> {
+    const url = `${this.base.replace(/\/+$/, '')}/1.0/identifiers/${encodeURIComponent(did)}`;
+    const res = await agentContext.config.agentDependencies.fetch(url, { headers: { accept: 'application/did+json' } });
+    if (!res.ok) return { didDocument: null, didDocumentMetadata: {}, didResolutionMetadata: { error: 'notFound', message: `GET ${url}: ${res.status}` } };
+    return { didDocument: JsonTransformer.fromJSON(await res.json(), DidDocument), didDocumentMetadata: {}, didResolutionMetadata: { contentType: 'application/did+json' } };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The peer
 
 class InMemoryStorageModule implements Module {
@@ -161,13 +191,16 @@ export interface CredoPeer {
   endpoint: string;
   createInvitation(opts?: { multiUse?: boolean }): Promise<{ invitationUrl: string; outOfBandId: string }>;
   receiveInvitationUrl(url: string): Promise<{ connectionId: string }>;
+  /** Connects to a DID's DIDComm service: an implicit invitation (RFC 0023/0434), resolved with the peer's resolvers. */
+  receiveImplicitInvitation(did: string): Promise<{ connectionId: string }>;
   waitForConnection(predicate?: (c: { id: string; state: string; theirLabel?: string; outOfBandId?: string }) => boolean, timeoutMs?: number): Promise<{ id: string; state: string; theirLabel?: string }>;
   sendBasicMessage(connectionId: string, content: string): Promise<void>;
   waitForBasicMessage(predicate: (content: string) => boolean, timeoutMs?: number): Promise<{ content: string; connectionId: string }>;
   stop(): Promise<void>;
 }
 
-export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel } = {}): Promise<CredoPeer> {
+/** `resolvers`: for DIDs beyond did:peer and did:key (a public DID to connect to). */
+export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel; resolvers?: DidResolver[] } = {}): Promise<CredoPeer> {
   await sodium.ready;
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -180,7 +213,7 @@ export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel
     modules: {
       storage: new InMemoryStorageModule(),
       kms: new Kms.KeyManagementModule({ backends: [new SodiumDidcommKeyManagementService()] }),
-      dids: new DidsModule({ resolvers: [new PeerDidResolver(), new KeyDidResolver()], registrars: [new PeerDidRegistrar(), new KeyDidRegistrar()] }),
+      dids: new DidsModule({ resolvers: [new PeerDidResolver(), new KeyDidResolver(), ...(opts.resolvers ?? [])], registrars: [new PeerDidRegistrar(), new KeyDidRegistrar()] }),
       didcomm: new DidCommModule({
         endpoints: [endpoint],
         transports: { inbound: [new LoopbackHttpInboundTransport(server)], outbound: [new DidCommHttpOutboundTransport()] },
@@ -210,6 +243,11 @@ export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel
     async receiveInvitationUrl(url) {
       const { connectionRecord } = await didcomm.oob.receiveInvitationFromUrl(url, { autoAcceptInvitation: true, autoAcceptConnection: true, label: opts.label ?? 'credo-peer' });
       if (!connectionRecord) throw new Error('credo peer: the invitation made no connection');
+      return { connectionId: connectionRecord.id };
+    },
+    async receiveImplicitInvitation(did) {
+      const { connectionRecord } = await didcomm.oob.receiveImplicitInvitation({ did, autoAcceptInvitation: true, autoAcceptConnection: true, label: opts.label ?? 'credo-peer' });
+      if (!connectionRecord) throw new Error('credo peer: the implicit invitation made no connection');
       return { connectionId: connectionRecord.id };
     },
     async waitForConnection(predicate = () => true, timeoutMs = 20_000) {

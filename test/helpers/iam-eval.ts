@@ -3,7 +3,7 @@ import type { StackTemplate } from './assembly';
 /**
  * A small evaluator of the identity policies in a synthesized assembly (the root template and its
  * nested stacks' templates), for the subset of IAM this service uses: `*` wildcards
- * in actions and resources, Allow and Deny (explicit Deny wins), Action and NotAction, a resource policy
+ * in actions and resources, Allow and Deny (explicit Deny wins), Action and NotAction, Resource and NotResource, a resource policy
  * naming the role, the operators StringEquals, StringNotEquals, StringLike, ForAllValues:StringEquals/StringLike,
  * Null, Bool and NumericEquals, and the policy variable `${aws:PrincipalTag/…}`. Values are resolved across templates as
  * CloudFormation does: a nested stack's parameter is what its parent passes, a parent's
@@ -120,6 +120,7 @@ export class AssemblyIam {
     const Statement = this.statementsOf(role).map(({ stack, statement }) => {
       const out: Json = { ...statement };
       if (statement.Resource !== undefined) out.Resource = resolveDeep(stack, statement.Resource);
+      if (statement.NotResource !== undefined) out.NotResource = resolveDeep(stack, statement.NotResource);
       if (statement.Condition) {
         out.Condition = Object.fromEntries(
           Object.entries(statement.Condition as Record<string, Record<string, Json>>).map(([op, block]) => [op, Object.fromEntries(Object.entries(block).map(([k, v]) => [k, resolveDeep(stack, v)]))]),
@@ -174,9 +175,10 @@ export class AssemblyIam {
 function matchesActionResourceConditions(s: Json, req: RequestContext, resolve: (v: Json) => string): boolean {
   const actionIn = (list: Json) => ([list].flat() as string[]).some((a) => like(a.toLowerCase(), req.action.toLowerCase()));
   if (s.NotAction !== undefined ? actionIn(s.NotAction) : !actionIn(s.Action)) return false;
-  if (s.NotResource !== undefined) throw new Error('NotResource is not modelled; extend the evaluator');
-  const resources = [s.Resource].flat().map((r: Json) => resolve(r));
-  if (!resources.some((r) => like(r, req.resource))) return false;
+  if (s.NotResource !== undefined) {
+    // NotResource: every resource but those listed.
+    if ([s.NotResource].flat().some((r: Json) => like(resolve(r), req.resource))) return false;
+  } else if (![s.Resource].flat().some((r: Json) => like(resolve(r), req.resource))) return false;
   return Object.entries((s.Condition ?? {}) as Record<string, Record<string, Json>>).every(([op, block]) =>
     Object.entries(block).every(([key, expected]) => conditionHolds(op, req.keys[key], [expected].flat().map((e) => (typeof e === 'object' ? resolve(e) : String(e))), req.principalTags ?? {})),
   );

@@ -1,4 +1,5 @@
 import { DidService } from '../../lib/dids/service';
+import { memoryPublicDidDidcomm } from './didcomm-memory-vault';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import type { EventEnvelope } from '../../lib/events/envelope';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
@@ -36,7 +37,7 @@ export async function oid4vciFixture(opts: { store?: MemoryStore; now?: () => Da
   await putWallet(store);
   const refs = new PublicRefs(store);
   const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
-  const dids = new DidService({ store, keyManager, taa: new TaaService(store, undefined), indyNamespace: 't', limits: { maxDids: 100, maxCreationsPerMinute: 100 } });
+  const dids = new DidService({ didcomm: memoryPublicDidDidcomm(store), store, keyManager, taa: new TaaService(store, undefined), indyNamespace: 't', limits: { maxDids: 100, maxCreationsPerMinute: 100 } });
   const events = new OutboxPublisher(store, now);
   const supported = new SupportedCredentialService({ store, now });
   const config = await supported.create(scope, draftFromSdJwt({ id: 'Pid', vct: 'urn:pid', claims: { given_name: { value_type: 'string' } } }));

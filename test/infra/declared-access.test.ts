@@ -377,6 +377,36 @@ describe('what the declaration does not say, pinned (issue 27)', () => {
     expect(checked).toBeGreaterThan(0);
   });
 
+  test("a function declaring both issuer keys and the DIDComm data key uses its own wallet's of each, and neither of another wallet's", async () => {
+    const both = FUNCTION_NAMES.filter((fn) => (FUNCTION_ACCESS[fn].tenant?.issuerKeys?.length ?? 0) > 0 && (FUNCTION_ACCESS[fn].tenant?.dataKeys?.length ?? 0) > 0);
+    expect(both).toContain('dids');
+    const issuerKey = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/issuer-of-42`;
+    const ownTags = { 'aws:ResourceTag/service': STACK, 'aws:ResourceTag/wallet_id': '42', 'kms:ScheduleKeyDeletionPendingWindowInDays': '30' };
+    const context = (wallet: string) => ({ 'kms:EncryptionContext:wallet_id': wallet, 'kms:EncryptionContextKeys': ['wallet_id'] });
+    for (const fn of both) {
+      const { tenant } = roles(fn);
+      const access = FUNCTION_ACCESS[fn].tenant!;
+      for (const a of access.issuerKeys!.filter((x) => x !== 'CreateKey')) {
+        expect({ fn, a, own: await decideBoth(tenant!, { action: `kms:${a}`, resource: issuerKey, keys: ownTags, principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, own: 'allowed' });
+        expect({ fn, a, other: await decideBoth(tenant!, { action: `kms:${a}`, resource: issuerKey, keys: ownTags, principalTags: { wallet_id: '43' } }) }).toEqual({ fn, a, other: 'explicit-deny' });
+      }
+      for (const a of access.dataKeys!) {
+        const onDidcommKey = (wallet: string, contextWallet: string) => decideBoth(tenant!, { action: `kms:${a}`, resource: didcommKeyArn(), keys: context(contextWallet), principalTags: { wallet_id: wallet } });
+        expect({ fn, a, own: await onDidcommKey('42', '42') }).toEqual({ fn, a, own: 'allowed' });
+        expect({ fn, a, other: await onDidcommKey('43', '42') }).toEqual({ fn, a, other: 'implicit-deny' });
+        // Nor without an encryption context, or with a second key in it.
+        expect(await allowsBoth(tenant!, { action: `kms:${a}`, resource: didcommKeyArn(), keys: {}, principalTags: { wallet_id: '42' } })).toBe(false);
+        expect(await allowsBoth(tenant!, { action: `kms:${a}`, resource: didcommKeyArn(), keys: { ...context('42'), 'kms:EncryptionContextKeys': ['wallet_id', 'x'] }, principalTags: { wallet_id: '42' } })).toBe(false);
+        // The data-key actions reach no other key, not even the wallet's own issuer key.
+        expect({ fn, a, issuer: await decideBoth(tenant!, { action: `kms:${a}`, resource: issuerKey, keys: { ...ownTags, ...context('42') }, principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, issuer: 'explicit-deny' });
+      }
+      // Nothing else may be done with the DIDComm key (it carries no wallet tag: the issuer-key Deny covers it).
+      for (const a of ['kms:Sign', 'kms:Encrypt', 'kms:ReEncryptFrom', 'kms:ScheduleKeyDeletion', 'kms:PutKeyPolicy']) {
+        expect({ fn, a, decision: await decideBoth(tenant!, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, decision: 'explicit-deny' });
+      }
+    }
+  });
+
   test("no wallet session of any function may write a name reservation or a reference lookup; tenancy's registry session may put only those and its wallet's record", async () => {
     const table = tableArn();
     const RESERVATIONS = ['SYS#WNAME#x', 'SYS#PUBREF#x'];

@@ -5,9 +5,7 @@
  * connection. And what the public may send: wrong media types, junk, unknown references, oversized
  * bodies and envelopes for another wallet's keys change nothing.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
+import { storedEnvelopes } from '../helpers/didcomm-inbound-store';
 import { generateKeyPair, packMessage, verkeyFromPublicKey } from '../../lib/didcomm/envelope';
 import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
 import { fenceTestNetwork } from '../helpers/loopback-only';
@@ -34,16 +32,6 @@ afterAll(async () => {
 
 const connections = (key: string) => ok(api.call('GET', '/api/v1/connections', { key }), 'connections');
 
-/** The envelopes for `recipient` the endpoint stored in a wallet's partition and the worker has not handled yet. */
-async function storedEnvelopes(walletId: number, recipient: string): Promise<number> {
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
-  try {
-    const out = await ddb.send(new QueryCommand({ TableName: LOCAL_TABLE_NAME, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':sk': 'DCIN#' }, ConsistentRead: true }));
-    return (out.Items ?? []).filter((i) => i.recipient === recipient).length;
-  } finally {
-    ddb.destroy();
-  }
-}
 
 const envelopeTo = (verkey: string) => Buffer.from(packMessage({ '@type': 'https://didcomm.org/trust_ping/1.0/ping', '@id': 'p1' }, [verkey])).toString();
 
@@ -86,9 +74,9 @@ describe('what the public endpoint refuses, and what it takes without telling', 
     const nobody = verkeyFromPublicKey(generateKeyPair().publicKey);
     const none = await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: envelopeTo(nobody), headers: { 'content-type': 'application/didcomm-envelope-enc' } });
     expect(none.status).toBe(202);
-    expect(await storedEnvelopes(bob.walletId, aliceKey)).toBe(0);
-    expect(await storedEnvelopes(alice.walletId, aliceKey)).toBe(0);
-    expect(await storedEnvelopes(alice.walletId, nobody)).toBe(0);
+    expect(await storedEnvelopes(api.rt.endpoints.dynamodb, bob.walletId, aliceKey)).toBe(0);
+    expect(await storedEnvelopes(api.rt.endpoints.dynamodb, alice.walletId, aliceKey)).toBe(0);
+    expect(await storedEnvelopes(api.rt.endpoints.dynamodb, alice.walletId, nobody)).toBe(0);
     // Envelopes to Alice's own invitation key are stored and queued: an anoncrypted trust ping (only a
     // DID Exchange request may use an invitation key) and a copy tampered in transit (it does not decrypt).
     // The worker takes both and drops them: the stored envelopes go, and nothing else changes.
@@ -99,7 +87,7 @@ describe('what the public endpoint refuses, and what it takes without telling', 
     for (const body of [envelopeTo(aliceKey), JSON.stringify(tampered)]) {
       expect((await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: body, headers: { 'content-type': 'application/didcomm-envelope-enc' } })).status).toBe(202);
     }
-    await eventually(async () => ((await storedEnvelopes(alice.walletId, aliceKey)) === 0 ? true : undefined), 20000, 'the worker to take both envelopes');
+    await eventually(async () => ((await storedEnvelopes(api.rt.endpoints.dynamodb, alice.walletId, aliceKey)) === 0 ? true : undefined), 20000, 'the worker to take both envelopes');
     expect((await connections(alice.apiKey)).length).toBe(before);
     expect(await connections(bob.apiKey)).toEqual([]);
     expect((await ok(api.call('GET', `/api/v1/invitations/${inv.invitation_id}`, { key: alice.apiKey }), 'invitation')).state).toBe('await-response');

@@ -125,8 +125,12 @@ describe('TAA (contract 4.11) and set-public-did', () => {
     expect(doc.verificationMethod).toEqual([
       { id: d.metadata.kid, type: 'JsonWebKey2020', controller: doc.id, publicKeyJwk: d.metadata.public_jwk },
       { id: `${doc.id}#key-multibase`, type: 'Ed25519VerificationKey2020', controller: doc.id, publicKeyMultibase: expect.stringMatching(/^z6Mk/) },
+      // The public DID's DIDComm key (docs/didcomm.md): another key than the DID's own.
+      { id: `${doc.id}#didcomm-1`, type: 'Ed25519VerificationKey2018', controller: doc.id, publicKeyBase58: expect.not.stringMatching(`^${d.verkey}$`) },
     ]);
     expect(doc.assertionMethod).toContain(d.metadata.kid);
+    expect(doc.assertionMethod).not.toContain(`${doc.id}#didcomm-1`);
+    expect(doc.authentication).not.toContain(`${doc.id}#didcomm-1`);
     // The bare nym resolves too.
     expect((await api.call('GET', `/1.0/identifiers/${d.did}`)).body.didDocument.id).toBe(doc.id);
   });
@@ -140,7 +144,11 @@ describe('TAA (contract 4.11) and set-public-did', () => {
     await api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(d.did)}`, { key: w.apiKey });
     const doc = await api.call('GET', `/dids/${id}/did.json`);
     expect(doc.status).toBe(200);
-    expect(doc.body).toMatchObject({ id: d.did, verificationMethod: [{ id: `${d.did}#key-1`, publicKeyJwk: { kty: 'EC', crv: 'P-256' } }] });
+    expect(doc.body).toMatchObject({
+      id: d.did,
+      verificationMethod: [{ id: `${d.did}#key-1`, publicKeyJwk: { kty: 'EC', crv: 'P-256' } }, { id: `${d.did}#didcomm-1`, type: 'Ed25519VerificationKey2018' }],
+      service: [{ type: 'did-communication', serviceEndpoint: `${api.rt.url}/didcomm/${w.publicRef}` }],
+    });
     // did:web resolution rule: did:web:<host%3Aport>:dids:<id> -> http(s)://<host:port>/dids/<id>/did.json
     const url = `http://${decodeURIComponent(d.did.split(':')[2])}/${d.did.split(':').slice(3).join('/')}/did.json`;
     const fetched = await fetch(url);

@@ -11,6 +11,9 @@ import { keys, tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { buildDeps } from '../../functions/shared/deps';
 import { buildKeyManager } from '../../functions/shared/issuer-keys';
+import { buildDidcommKeyVault } from '../../functions/shared/didcomm-keys';
+import { PublicDidDidcomm } from '../../lib/didcomm/public-did';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { walletSessions } from '../../functions/shared/sessions';
 import { startTestApi, type TestApi } from '../helpers/runtime';
 
@@ -63,7 +66,7 @@ test("the key manager refuses another wallet's key inside a wallet's session", a
 
 test('a handler that reads the wrong wallet answers 500 and leaks nothing: the session, not the code, stopped it', async () => {
   const deps = buildDeps('dids', { sessions: walletSessions });
-  const service = new DidService({ store: deps.store, keyManager: buildKeyManager(deps), taa: new TaaService(deps.store, undefined), indyNamespace: 't', limits: { maxDids: 10, maxCreationsPerMinute: 10 } });
+  const service = new DidService({ didcomm: new PublicDidDidcomm({ store: deps.store, keys: buildDidcommKeyVault(deps), refs: new PublicRefs(deps.store) }), store: deps.store, keyManager: buildKeyManager(deps), taa: new TaaService(deps.store, undefined), indyNamespace: 't', limits: { maxDids: 10, maxCreationsPerMinute: 10 } });
   const buggy = createGroupHandler({
     group: 'dids',
     contracts: didContracts,

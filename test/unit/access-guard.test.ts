@@ -193,10 +193,10 @@ describe('the local access guard refuses what a function has not declared, befor
   test("DIDComm data keys: only a declaring function, only in a wallet's session, only that wallet's context, only the declared operations", async () => {
     const reached: string[] = [];
     const inner = { generate: async (w: string) => (reached.push(`generate ${w}`), { plaintext: new Uint8Array(32), sealed: 'x' }), decrypt: async (w: string) => (reached.push(`decrypt ${w}`), new Uint8Array(32)) };
-    // A function that declares none: refused before the key service, in any session.
-    const dids = guardDataKeys(inner as never, 'dids');
-    await expect(inSession(tenantScope('7'), () => dids.generate('7'))).rejects.toThrow('dids (session of wallet 7) is not authorized to perform kms:GenerateDataKey of the DIDComm data key of wallet 7');
-    await expect(inSession(tenantScope('7'), () => dids.decrypt('7', 'x' as never))).rejects.toThrow(/kms:Decrypt of the DIDComm data key of wallet 7/);
+    // A function that declares none (issuer keys only): refused before the key service, in any session.
+    const lists = guardDataKeys(inner as never, 'status-lists');
+    await expect(inSession(tenantScope('7'), () => lists.generate('7'))).rejects.toThrow('status-lists (session of wallet 7) is not authorized to perform kms:GenerateDataKey of the DIDComm data key of wallet 7');
+    await expect(inSession(tenantScope('7'), () => lists.decrypt('7', 'x' as never))).rejects.toThrow(/kms:Decrypt of the DIDComm data key of wallet 7/);
     // The agent's worker: its own wallet's context only, and never outside a session.
     const worker = guardDataKeys(inner as never, 'didcomm-worker');
     await expect(inSession(tenantScope('7'), () => worker.generate('7'))).resolves.toMatchObject({ sealed: 'x' });

@@ -243,3 +243,44 @@ describe('verkeys and did:key', () => {
     expectCode(() => verkeyFromDidKey(d), 'malformed');
   });
 });
+
+describe('Ed25519 → X25519 and Ed25519 signatures (node:crypto and BigInt)', () => {
+  test('the X25519 public key of 50 Ed25519 keys is libsodium\'s; non-points and the identity are refused', async () => {
+    const { x25519PublicFromEd25519 } = await import('../../lib/didcomm/envelope');
+    const sodium = (await import('libsodium-wrappers')).default;
+    for (let i = 0; i < 50; i++) {
+      const kp = sodiumKeyPair();
+      expect(Buffer.from(x25519PublicFromEd25519(kp.publicKey)).equals(Buffer.from(sodium.crypto_sign_ed25519_pk_to_curve25519(kp.publicKey)))).toBe(true);
+    }
+    // y = 2 is no point of the curve (x² = 3/(4d + 1) has no root); y = 1 is the identity; 31 bytes is no key.
+    const y2 = new Uint8Array(32);
+    y2[0] = 2;
+    let nonPoint: unknown;
+    try {
+      sodium.crypto_sign_ed25519_pk_to_curve25519(y2);
+    } catch (e) {
+      nonPoint = e;
+    }
+    expect(nonPoint).toBeDefined(); // libsodium refuses it too
+    expectCode(() => x25519PublicFromEd25519(y2), 'malformed');
+    const identity = new Uint8Array(32);
+    identity[0] = 1;
+    expectCode(() => x25519PublicFromEd25519(identity), 'malformed');
+    expectCode(() => x25519PublicFromEd25519(new Uint8Array(31)), 'malformed');
+  });
+
+  test('signatures verify both ways with libsodium; a changed message or another key does not', async () => {
+    const { ed25519Sign, ed25519Verify } = await import('../../lib/didcomm/envelope');
+    const sodium = (await import('libsodium-wrappers')).default;
+    const kp = sodiumKeyPair();
+    const other = sodiumKeyPair();
+    const msg = Buffer.from('did_rotate~attach');
+    const ours = ed25519Sign(msg, kp.seed);
+    expect(sodium.crypto_sign_verify_detached(ours, msg, kp.publicKey)).toBe(true);
+    const theirs = sodium.crypto_sign_detached(msg, sodium.crypto_sign_seed_keypair(kp.seed).privateKey);
+    expect(ed25519Verify(theirs, msg, kp.publicKey)).toBe(true);
+    expect(ed25519Verify(theirs, Buffer.from('did_rotate~attacH'), kp.publicKey)).toBe(false);
+    expect(ed25519Verify(theirs, msg, other.publicKey)).toBe(false);
+    expect(ed25519Verify(theirs.subarray(0, 63), msg, kp.publicKey)).toBe(false);
+  });
+});

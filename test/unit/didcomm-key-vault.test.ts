@@ -143,7 +143,7 @@ describe('KMS data keys', () => {
 
 describe('local access guard on data keys', () => {
   test('a function that declares no data keys is refused, in and out of a session', async () => {
-    const guarded = guardDataKeys(new LocalDataKeys(new LocalSecretDeriver(MASTER)), 'dids');
+    const guarded = guardDataKeys(new LocalDataKeys(new LocalSecretDeriver(MASTER)), 'status-lists');
     await expect(guarded.generate('7')).rejects.toBeInstanceOf(AccessDeniedError);
     await expect(inSession(tenantScope('7'), () => guarded.generate('7'))).rejects.toBeInstanceOf(AccessDeniedError);
   });

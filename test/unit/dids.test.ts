@@ -1,4 +1,5 @@
 import bs58 from 'bs58';
+import { memoryPublicDidDidcomm } from '../helpers/didcomm-memory-vault';
 import { generateKeyPairSync } from 'node:crypto';
 import { Resolver } from 'did-resolver';
 import { getResolver as keyDidResolver } from 'key-did-resolver';
@@ -83,7 +84,7 @@ describe('DidService', () => {
     const store = new MemoryStore();
     const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
     const taaService = new TaaService(store, taa);
-    const dids = new DidService({ store, keyManager, taa: taaService, indyNamespace: 'test', limits: LIMITS });
+    const dids = new DidService({ didcomm: memoryPublicDidDidcomm(store), store, keyManager, taa: taaService, indyNamespace: 'test', limits: LIMITS });
     return { store, keyManager, taaService, dids, resolver: new DidResolver(store) };
   };
   const scope = tenantScope('9');
@@ -110,7 +111,7 @@ describe('DidService', () => {
     expect(await s.resolver.resolve(d.did)).toBeNull();
     await s.taaService.accept(scope, { mechanism: 'click', version: '2.0' });
     await expect(s.dids.setPublic(scope, d.did)).resolves.toMatchObject({ posture: 'public' });
-    const next = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement v3', version: '3.0', aml: { click: 'c' }, amlVersion: '1.0' }), indyNamespace: 'test', limits: LIMITS });
+    const next = new DidService({ didcomm: memoryPublicDidDidcomm(s.store), store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement v3', version: '3.0', aml: { click: 'c' }, amlVersion: '1.0' }), indyNamespace: 'test', limits: LIMITS });
     const d2 = await next.create(scope, { method: 'sov', baseUrl: 'https://x' });
     await expect(next.setPublic(scope, d2.did)).rejects.toMatchObject({ code: 'taa_not_accepted', message: expect.stringContaining('3.0') });
   });
@@ -168,7 +169,7 @@ describe('DidService', () => {
     const s = setup({ text: 'Agreement', version: '2.0', aml: { click: 'clicked accept', wallet: 'in wallet' }, amlVersion: '1.0' } as never);
     await s.taaService.accept(scope, { mechanism: 'wallet' });
     const d = await s.dids.create(scope, { method: 'sov', baseUrl: 'https://x' });
-    const narrowed = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement', version: '2.0', aml: { click: 'c' }, amlVersion: '1.1' }), indyNamespace: 'test', limits: LIMITS });
+    const narrowed = new DidService({ didcomm: memoryPublicDidDidcomm(s.store), store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, { text: 'Agreement', version: '2.0', aml: { click: 'c' }, amlVersion: '1.1' }), indyNamespace: 'test', limits: LIMITS });
     await expect(narrowed.setPublic(scope, d.did)).rejects.toMatchObject({ status: 409, code: 'taa_not_accepted', message: expect.stringContaining('wallet') });
   });
 
@@ -205,7 +206,7 @@ describe('DidService', () => {
 
   test('without a configured agreement, publishing needs no acceptance and accepting is a 409', async () => {
     const s = setup(undefined as never);
-    const plain = new DidService({ store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, undefined), indyNamespace: 't', limits: LIMITS });
+    const plain = new DidService({ didcomm: memoryPublicDidDidcomm(s.store), store: s.store, keyManager: s.keyManager, taa: new TaaService(s.store, undefined), indyNamespace: 't', limits: LIMITS });
     const d = await plain.create(scope, { method: 'sov', baseUrl: 'https://x' });
     await expect(plain.setPublic(scope, d.did)).resolves.toMatchObject({ posture: 'public' });
     await expect(new TaaService(s.store, undefined).accept(scope, { mechanism: 'x' })).rejects.toMatchObject({ status: 409, code: 'taa_not_configured' });
@@ -219,7 +220,7 @@ describe('per-wallet DID limits and deactivation', () => {
     const store = new MemoryStore();
     const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
     const taa = new TaaService(store, undefined);
-    const dids = new DidService({ store, keyManager, taa, indyNamespace: 't', limits, now: () => new Date(now) });
+    const dids = new DidService({ didcomm: memoryPublicDidDidcomm(store), store, keyManager, taa, indyNamespace: 't', limits, now: () => new Date(now) });
     return { store, keyManager, dids, resolver: new DidResolver(store), advance: (ms: number) => (now += ms) };
   };
   const localKeys = (store: MemoryStore) => [...store.items.values()].filter((i) => String(i.SK).startsWith('LKEY#'));
@@ -299,7 +300,7 @@ describe('per-wallet DID limits and deactivation', () => {
 test('a DID from before the quota existed frees no slot when deactivated (the count never goes below what it counted)', async () => {
   const store = new MemoryStore();
   const keyManager = new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32)));
-  const dids = new DidService({ store, keyManager, taa: new TaaService(store, undefined), indyNamespace: 't', limits: { maxDids: 1, maxCreationsPerMinute: 100 } });
+  const dids = new DidService({ didcomm: memoryPublicDidDidcomm(store), store, keyManager, taa: new TaaService(store, undefined), indyNamespace: 't', limits: { maxDids: 1, maxCreationsPerMinute: 100 } });
   const scope = tenantScope('21');
   const old = await dids.create(scope, { method: 'key', baseUrl: 'https://x' });
   // As an older version stored it: no quota mark, and a counter that never counted it.

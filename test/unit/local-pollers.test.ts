@@ -111,3 +111,68 @@ describe('pollQueue', () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe('arrivals', () => {
+  test('a sticky wake with nobody asleep ends the next sleep at once; a plain one is lost', async () => {
+    const sticky = new Wakeup({ sticky: true });
+    sticky.wake();
+    const t0 = Date.now();
+    expect(await sticky.sleep(5000, 0)).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    // Used up: the sleep after it is whole again.
+    expect(await sticky.sleep(50, 0)).toBe(false);
+    const plain = new Wakeup();
+    plain.wake();
+    expect(await plain.sleep(50, 0)).toBe(false);
+  });
+
+  test('a message sent to the emulator is reported by its queue name and ends its poller\'s pause at once; a delayed one is not reported', async () => {
+    const { CreateQueueCommand, SendMessageCommand, SendMessageBatchCommand, SQSClient: Client } = await import('@aws-sdk/client-sqs');
+    const { startSqs } = await import('../../infra/local/emulators');
+    const reported: string[] = [];
+    const arrivals = new Wakeup({ sticky: true });
+    const sqsEmulator = await startSqs((name) => {
+      reported.push(name);
+      if (name === 'arrivals-test') arrivals.wake();
+    });
+    const sqs = new Client({ endpoint: sqsEmulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const received: number[] = [];
+    let poller: { stop(): Promise<void> } | undefined;
+    try {
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'arrivals-test' }));
+      poller = pollQueue({
+        sqs,
+        queueUrl: QueueUrl!,
+        queueArn: 'arn:arrivals-test',
+        functionName: 'w',
+        worker: async (event) => {
+          received.push(Date.now());
+          expect(event.Records).toHaveLength(1);
+          return { batchItemFailures: [] };
+        },
+        batchSize: 10,
+        concurrency: 1,
+        onError: (e) => {
+          throw e;
+        },
+        arrivals,
+        // Pauses far longer than the test: only an arrival can make the poller receive again.
+        pauses: { first: 30_000, max: 30_000, idle: 60_000, quietAfter: 60_000 },
+      });
+      await new Promise((r) => setTimeout(r, 200)); // its first receive was empty: it is in its pause
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'later', DelaySeconds: 60 }));
+      await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: [{ Id: 'a', MessageBody: 'later too', DelaySeconds: 60 }] }));
+      expect(reported).toEqual([]);
+      const sent = Date.now();
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'now' }));
+      for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(reported).toEqual(['arrivals-test']);
+      expect(received).toHaveLength(1);
+      expect(received[0]! - sent).toBeLessThan(1500);
+    } finally {
+      await poller?.stop();
+      sqs.destroy();
+      await sqsEmulator.stop();
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { DidService } from '../../lib/dids/service';
+import { memoryPublicDidDidcomm } from '../helpers/didcomm-memory-vault';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import type { EventEnvelope } from '../../lib/events/envelope';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
@@ -21,6 +22,7 @@ async function setup() {
   const clock = () => new Date(now);
   const store = new MemoryStore();
   const dids = new DidService({
+    didcomm: memoryPublicDidDidcomm(store),
     store,
     keyManager: new LocalKeyManager(store, new LocalSecretDeriver('ab'.repeat(32))),
     taa: new TaaService(store, undefined),

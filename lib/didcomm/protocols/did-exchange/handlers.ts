@@ -8,6 +8,8 @@ import type { InlineService, OutOfBandInvitation } from '../out-of-band/messages
 import { DIDEXCHANGE_1_0, DIDEXCHANGE_1_1 } from '../out-of-band/messages';
 import { DidExchangeComplete, DidExchangeRequest, DidExchangeResponse, didExchangeType, ProblemReport, type DidExchangeVersion } from './messages';
 import { AttachmentError, signAttachment, verifyAttachment } from './signed-attachment';
+import { DIDCOMM_SERVICE_FRAGMENT } from '../../../dids/didcomm-service';
+import { qualify } from '../../../dids/records';
 
 /**
  * DID Exchange 1.1 and 1.0 (Aries RFC 0023), both roles. Each handler reads what it is given and
@@ -71,18 +73,22 @@ async function newPairwiseDid(ctx: AgentContext): Promise<{ verkey: string; did:
   return { verkey, did: created.longForm };
 }
 
-/** We invited: a request answering our invitation (found by the key it was encrypted to). */
-export async function onRequest(ctx: AgentContext, raw: unknown, version: DidExchangeVersion, invitation: InvitationRecord): Promise<Decision & { connection: StoredConnection }> {
-  const parsed = DidExchangeRequest.safeParse(raw);
-  if (!parsed.success) throw new ProtocolViolation('request_not_accepted', 'malformed DID Exchange request');
-  const req = parsed.data;
-  const pthid = req['~thread']?.pthid;
-  if (pthid !== invitation.invitation_msg_id) throw new ProtocolViolation('request_not_accepted', 'the request does not name this invitation (pthid)');
-  if (!invitation.multi_use && invitation.state !== 'await-response') throw new ProtocolViolation('request_not_accepted', 'this single-use invitation was used already');
+/** Where a request we answer came from: one of our invitations, or the implicit invitation of our public DID. */
+interface RequestSource {
+  /** Our verkey the request was encrypted to: it signs our new DID in the response. */
+  readonly invitationKey: string;
+  readonly invitationMsgId: string;
+  readonly mode: 'once' | 'multi';
+  readonly invitationId: number | null;
+  readonly alias: string | null;
+}
+
+/** A new connection in state response, and the response signed with the invitation key: what both kinds of invitation answer. */
+async function answerRequest(ctx: AgentContext, req: DidExchangeRequest, version: DidExchangeVersion, from: RequestSource): Promise<Decision & { connection: StoredConnection }> {
   const theirs = resolveTheirs(ctx, req.did, req['did_doc~attach'], null);
   const peer = peerServiceOf(theirs);
-  const invitationKey = await ctx.keys.keyPair(ctx.scope.walletId, invitation.invitation_key);
-  if (!invitationKey) throw new Error(`invitation ${invitation.invitation_id}'s key is missing from the key vault`);
+  const invitationKey = await ctx.keys.keyPair(ctx.scope.walletId, from.invitationKey);
+  if (!invitationKey) throw new Error(`the invitation key ${from.invitationKey} is missing from the key vault`);
   const mine = await newPairwiseDid(ctx);
   const thid = threadOf(req);
   const at = ctx.now.toISOString();
@@ -94,44 +100,94 @@ export async function onRequest(ctx: AgentContext, raw: unknown, version: DidExc
     their_did: theirs.did,
     my_did: mine.did,
     their_role: 'invitee',
-    invitation_key: invitation.invitation_key,
-    invitation_msg_id: invitation.invitation_msg_id,
-    invitation_mode: invitation.multi_use ? 'multi' : 'once',
+    invitation_key: from.invitationKey,
+    invitation_msg_id: from.invitationMsgId,
+    invitation_mode: from.mode,
     connection_protocol: version === '1.1' ? 'didexchange/1.1' : 'didexchange/1.0',
-    alias: invitation.alias,
-    invitation_id: invitation.invitation_id,
+    alias: from.alias,
+    invitation_id: from.invitationId,
     error_msg: null,
     created_at: at,
     updated_at: at,
     my_verkey: mine.verkey,
     peer: { endpoint: peer.endpoint, recipient_keys: peer.recipientKeys, routing_keys: peer.routingKeys },
     thid,
-    pthid,
+    pthid: req['~thread']?.pthid ?? null,
   };
   // 1.1 and 1.0 alike: the new DID, signed by the invitation key (Credo requires did_rotate~attach on every response).
   const response = {
     '@type': didExchangeType(version, 'response'),
     '@id': newMessageId(),
-    '~thread': { thid, pthid },
+    '~thread': { thid, pthid: connection.pthid },
     did: mine.did,
     'did_rotate~attach': signAttachment(mine.did, invitationKey),
   };
+  return {
+    writes: [
+      { type: 'put', item: connectionItem(ctx.scope, connection), condition: 'not_exists' },
+      { type: 'put', item: { ...didcommKeys.recipientKey(ctx.scope, mine.verkey), type: 'didcomm_key', kind: 'connection', connection_id: connection.connection_id }, condition: 'not_exists' },
+      staged(ctx, 'connection.response', connection),
+    ],
+    outbound: [{ connectionId: connection.connection_id, to: peer, senderVerkey: mine.verkey, message: response }],
+    connection,
+  };
+}
+
+function parseRequest(raw: unknown): DidExchangeRequest {
+  const parsed = DidExchangeRequest.safeParse(raw);
+  if (!parsed.success) throw new ProtocolViolation('request_not_accepted', 'malformed DID Exchange request');
+  return parsed.data;
+}
+
+/** We invited: a request answering our invitation (found by the key it was encrypted to). */
+export async function onRequest(ctx: AgentContext, raw: unknown, version: DidExchangeVersion, invitation: InvitationRecord): Promise<Decision & { connection: StoredConnection }> {
+  const req = parseRequest(raw);
+  if (req['~thread']?.pthid !== invitation.invitation_msg_id) throw new ProtocolViolation('request_not_accepted', 'the request does not name this invitation (pthid)');
+  if (!invitation.multi_use && invitation.state !== 'await-response') throw new ProtocolViolation('request_not_accepted', 'this single-use invitation was used already');
+  const decision = await answerRequest(ctx, req, version, {
+    invitationKey: invitation.invitation_key,
+    invitationMsgId: invitation.invitation_msg_id,
+    mode: invitation.multi_use ? 'multi' : 'once',
+    invitationId: invitation.invitation_id,
+    alias: invitation.alias,
+  });
+  const at = ctx.now.toISOString();
+  const connectionId = decision.connection.connection_id;
   const invitationLookup = didcommKeys.recipientKey(ctx.scope, invitation.invitation_key);
-  const writes: Decision['writes'] = [
-    { type: 'put', item: connectionItem(ctx.scope, connection), condition: 'not_exists' },
-    { type: 'put', item: { ...didcommKeys.recipientKey(ctx.scope, mine.verkey), type: 'didcomm_key', kind: 'connection', connection_id: connection.connection_id }, condition: 'not_exists' },
-    { type: 'put', item: { ...didcommKeys.invitationConnection(ctx.scope, invitation.invitation_id, connection.connection_id), type: 'didcomm_invitation_connection', connection_id: connection.connection_id }, condition: 'not_exists' },
-    staged(ctx, 'connection.response', connection),
-  ];
+  decision.writes.push({ type: 'put', item: { ...didcommKeys.invitationConnection(ctx.scope, invitation.invitation_id, connectionId), type: 'didcomm_invitation_connection', connection_id: connectionId }, condition: 'not_exists' });
   if (invitation.multi_use) {
     // The invitation must still exist (not deleted meanwhile).
-    writes.push({ type: 'check', key: invitationLookup, condition: 'exists' });
+    decision.writes.push({ type: 'check', key: invitationLookup, condition: 'exists' });
   } else {
     // Used once: done, and its key no longer leads anywhere (a second request is dropped, and a concurrent one fails here).
-    writes.push({ type: 'update', key: didcommKeys.invitation(ctx.scope, invitation.invitation_id), set: { state: 'done', updated_at: at }, condition: { equals: { state: 'await-response' } } });
-    writes.push({ type: 'delete', key: invitationLookup, condition: 'exists' });
+    decision.writes.push({ type: 'update', key: didcommKeys.invitation(ctx.scope, invitation.invitation_id), set: { state: 'done', updated_at: at }, condition: { equals: { state: 'await-response' } } });
+    decision.writes.push({ type: 'delete', key: invitationLookup, condition: 'exists' });
   }
-  return { writes, outbound: [{ connectionId: connection.connection_id, to: peer, senderVerkey: mine.verkey, message: response }], connection };
+  return decision;
+}
+
+/**
+ * Whether a request's `pthid` names our public DID as an implicit invitation (RFC 0023): the DID
+ * itself (a did:sov nym also bare, as older agents write it), or the DID URL of its DIDComm service.
+ */
+export function namesPublicDid(pthid: string | undefined, did: string): boolean {
+  if (pthid === undefined) return false;
+  return pthid === did || qualify(pthid) === did || pthid === `${did}#${DIDCOMM_SERVICE_FRAGMENT}`;
+}
+
+/**
+ * A request to our public DID's DIDComm key (an implicit invitation, RFC 0023/0434): a new connection
+ * each time, as a multi-use invitation makes them, with no invitation record; the response is signed
+ * with the public DID's DIDComm key. `did`: the public DID the key serves now.
+ */
+export async function onImplicitRequest(ctx: AgentContext, raw: unknown, version: DidExchangeVersion, pub: { readonly did: string; readonly verkey: string }): Promise<Decision & { connection: StoredConnection }> {
+  const req = parseRequest(raw);
+  const pthid = req['~thread']?.pthid;
+  if (!namesPublicDid(pthid, pub.did)) throw new ProtocolViolation('request_not_accepted', 'the request does not name the public DID this key serves (pthid)');
+  const decision = await answerRequest(ctx, req, version, { invitationKey: pub.verkey, invitationMsgId: pthid!, mode: 'multi', invitationId: null, alias: null });
+  // The key must still serve this DID (the public DID not moved meanwhile).
+  decision.writes.push({ type: 'check', key: didcommKeys.recipientKey(ctx.scope, pub.verkey), condition: { equals: { kind: 'public-did', did: pub.did } } });
+  return decision;
 }
 
 /** We were invited and asked: their response, found by our key on the connection. */

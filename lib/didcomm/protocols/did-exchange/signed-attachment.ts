@@ -1,13 +1,12 @@
-import { ed25519 } from '@noble/curves/ed25519.js';
 import bs58 from 'bs58';
-import { didKeyFromVerkey } from '../../envelope';
+import { didKeyFromVerkey, ed25519Sign, ed25519Verify } from '../../envelope';
 import type { Attachment } from '../common';
 
 /**
  * Signed attachments of DID Exchange (RFC 0023 `did_rotate~attach`, `did_doc~attach`): a JWS in
  * flattened form without its payload, over the attachment's base64 data, signed EdDSA with the
  * invitation's key, `kid` a did:key as ACA-Py and Credo write and check it. Hand-written on
- * @noble/curves: a few lines, where a JOSE library would need the key as a JWK KeyObject and a
+ * node:crypto's Ed25519 (envelope.ts): a few lines, where a JOSE library would need the key as a JWK KeyObject and a
  * detached-payload mode for the same result.
  */
 export interface SigningKey {
@@ -30,7 +29,7 @@ export function signAttachment(data: string | Record<string, unknown>, key: Sign
   const payload = Buffer.from(typeof data === 'string' ? data : JSON.stringify(data));
   const kid = didKeyFromVerkey(bs58.encode(key.publicKey));
   const protectedHeader = b64url(JSON.stringify({ alg: 'EdDSA', kid, jwk: { kty: 'OKP', crv: 'Ed25519', x: b64url(key.publicKey), kid } }));
-  const signature = ed25519.sign(Buffer.from(`${protectedHeader}.${b64url(payload)}`), key.seed);
+  const signature = ed25519Sign(Buffer.from(`${protectedHeader}.${b64url(payload)}`), key.seed);
   return {
     ...(typeof data === 'string' ? {} : { 'mime-type': 'application/json' }),
     data: { base64: typeof data === 'string' ? b64url(payload) : payload.toString('base64'), jws: { header: { kid }, protected: protectedHeader, signature: b64url(signature) } },
@@ -62,13 +61,7 @@ export function verifyAttachment(att: Attachment, signers: readonly string[]): B
     const byJwk = typeof header.jwk?.x === 'string' ? [...allowed.values()].find((pk) => b64url(pk) === header.jwk!.x) : undefined;
     const publicKey = byKid ?? byJwk;
     if (!publicKey) continue;
-    let ok = false;
-    try {
-      ok = ed25519.verify(fromB64(e.signature), Buffer.from(`${e.protected}.${b64url(payload)}`), publicKey);
-    } catch {
-      ok = false;
-    }
-    if (ok) return payload;
+    if (ed25519Verify(fromB64(e.signature), Buffer.from(`${e.protected}.${b64url(payload)}`), publicKey)) return payload;
   }
   throw new AttachmentError('no valid signature by an expected key');
 }

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import QRCode from 'qrcode';
 import type { EventPublisher } from '../../../events/publisher';
 import { ConflictError, NotFoundError } from '../../../http/errors';
 import { prefixPage } from '../../../http/paging';
 import { keys, type TenantScope } from '../../../store/keys';
 import type { ItemStore } from '../../../store/port';
 import type { WalletRefs } from '../../../tenancy/public-refs';
-import { didcommEndpoint, didcommKeys, invitationFromItem, MAX_INVITATION_ID, type InvitationRecord } from '../../records';
+import { didcommEndpoint, didcommKeys, invitationFromItem, MAX_INVITATION_ID, walletLabel, type InvitationRecord } from '../../records';
 import { didKeyFromVerkey } from '../../envelope';
 import { buildInvitation, invitationUrl } from './messages';
+import { qrPng } from '../../../qr/png';
 
 /** What invitations need of the key vault (lib/didcomm/key-vault.ts: a new sealed Ed25519 key per invitation). */
 export interface InvitationKeys {
@@ -46,7 +46,7 @@ export class InvitationService {
 
   async create(scope: TenantScope, input: CreateInvitation, baseUrl: string): Promise<{ invitation_id: number; invitation_url: string; invitation: Record<string, unknown>; qr_png_base64?: string }> {
     const { store, events } = this.deps;
-    const [ref, label] = await Promise.all([this.deps.refs.of(scope), input.label !== undefined ? input.label : this.walletLabel(scope)]);
+    const [ref, label] = await Promise.all([this.deps.refs.of(scope), input.label !== undefined ? input.label : walletLabel(this.deps.store, scope)]);
     const { verkey } = await this.deps.keys.createKey(scope.walletId);
     // An atomic ADD: ids are unique without a read; an id lost to a failed write below leaves a gap.
     const id = await store.increment(didcommKeys.invitationCounter(scope), 'last', { below: { last: MAX_INVITATION_ID } });
@@ -75,7 +75,7 @@ export class InvitationService {
       events.stage(scope, 'invitation.created', { ...record }).op,
     ]);
     const out = { invitation_id: id, invitation_url: url, invitation };
-    return input.qr ? { ...out, qr_png_base64: (await QRCode.toBuffer(url, { type: 'png', errorCorrectionLevel: 'L' })).toString('base64') } : out;
+    return input.qr ? { ...out, qr_png_base64: qrPng(url, { errorCorrectionLevel: 'L' }).toString('base64') } : out;
   }
 
   async list(scope: TenantScope): Promise<InvitationRecord[]> {
@@ -111,11 +111,4 @@ export class InvitationService {
     }
     return record;
   }
-
-  private async walletLabel(scope: TenantScope): Promise<string> {
-    const wallet = await this.deps.store.get(keys.wallet(scope));
-    return typeof wallet?.label === 'string' && wallet.label !== '' ? wallet.label : `Wallet ${scope.walletId}`;
-  }
 }
-
-// Kept apart from this module's QR encoder: the DID Exchange code (and so the outbound worker) needs only these.

@@ -85,7 +85,10 @@ export interface SigningKey {
   readonly alg: KeyAlg;
 }
 
-/** A wallet's DID record (lib/dids, e.g. from signingIdentity) as the key a proof is signed with: its document as the resolver serves it. */
+/**
+ * A wallet's DID record (lib/dids, e.g. from signingIdentity) as the key a proof is signed with: its
+ * verification methods as the resolver serves them (a public DID's document adds its DIDComm service).
+ */
 export function signingKeyOf(record: DidRecord): SigningKey {
   return { did: record.qualified, document: didDocument(record.qualified, record.method, record.public_jwk), ref: record.key_ref, alg: record.alg };
 }

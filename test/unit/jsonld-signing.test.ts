@@ -16,6 +16,7 @@ import { TaaService } from '../../lib/taa/service';
 import type { KeyAlg, KeyManager } from '../../lib/keys/port';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { tenantScope } from '../../lib/store/keys';
+import { memoryPublicDidDidcomm } from '../helpers/didcomm-memory-vault';
 import { MemoryStore } from '../helpers/memory-store';
 
 /**
@@ -208,15 +209,19 @@ describe("through the DID service and the resolver: the wallet's own DIDs, their
     const didStore = new MemoryStore();
     const km = new LocalKeyManager(didStore, new LocalSecretDeriver('ab'.repeat(32)));
     const taa = new TaaService(didStore, { text: 'Agreement', version: '1.0', aml: { click: 'clicked' }, amlVersion: '1.0' });
-    const dids = new DidService({ store: didStore, keyManager: km, taa, indyNamespace: 'test', limits: { maxDids: 10, maxCreationsPerMinute: 10 } });
+    const dids = new DidService({ didcomm: memoryPublicDidDidcomm(didStore), store: didStore, keyManager: km, taa, indyNamespace: 'test', limits: { maxDids: 10, maxCreationsPerMinute: 10 } });
     const record = await dids.create(scope, { method, keyType, baseUrl: 'https://issuer.example/prod' });
     await taa.accept(scope, { mechanism: 'click' });
     await dids.setPublic(scope, record.did);
     const key = signingKeyOf(record);
     const signed = await signCredential({ keyManager: km, scope, key, credential: credentialOf(key.did, cryptosuite ? 2 : 1), proof: { proofType, cryptosuite }, documentLoader: offlineDocumentLoader() });
     const resolver = new DidResolver(didStore);
+    // The served document of a public DID also carries its DIDComm service and key agreement key; the
+    // signing method is one of its assertion methods all the same.
     const resolved = (await resolver.resolve(key.did))!.document as unknown as DidDocument;
-    expect(resolved).toEqual(key.document);
+    const vm = (signed.proof as { verificationMethod: string }).verificationMethod;
+    expect(resolved.assertionMethod).toContain(vm);
+    expect(resolved.verificationMethod.find((m) => m.id === vm)).toEqual(key.document.verificationMethod.find((m) => m.id === vm));
     expect((await vc.verifyCredential({ credential: signed, suite: verifierSuites(), documentLoader: verifierLoader([resolved]) })).verified).toBe(true);
   });
 });

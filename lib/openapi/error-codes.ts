@@ -123,6 +123,10 @@ export const ERROR_CODES = {
   invalid_jsonld: 'The document is not valid JSON-LD (an invalid term definition, a protected term redefined, …); the message says what',
   undefined_term: 'A term of the document is defined by none of its contexts (JSON-LD safe mode); the message names it',
   jsonld_safe_mode: 'JSON-LD safe mode refused a value of the document (a relative IRI, an invalid type or language); the message names it',
+  // JSON-LD signing (lib/jsonld/signing.ts; answered once a route issues JSON-LD credentials)
+  issuer_mismatch: "The credential's issuer is not the DID it would be signed with",
+  invalid_credential: 'The credential fails the VC data model checks (types, dates, subject); the message says which',
+  unsupported_proof_type: "The proofType (or cryptosuite) is unknown, or the issuing DID's key or document cannot make it; the message says why",
   // /docs
   asset_not_found: 'Not a file of the API reference page',
 } as const;

@@ -41,9 +41,9 @@ export const jsonldContracts = {
 
 export const jsonldPublicContracts = {
   listContextFiles: {
-    query: z.object({ public_ref: PublicRefPath.meta({ description: "Whose files: the wallet's public reference (required; the public list never spans wallets)" }) }),
+    query: z.object({ public_ref: PublicRefPath.optional().meta({ description: "Whose files: the wallet's public reference (not in the contract). Without it the list is empty: it never spans wallets" }) }),
     response: z.array(ContextFileEntry),
-    errors: [400, 404],
+    errors: [404],
   },
   getContextFile: {
     params: z.strictObject({ id: z.string().max(200).meta({ description: '`<public_ref>:<context_file_id>`' }) }),

@@ -28,6 +28,8 @@ const notFound = () => new NotFoundError('No such context file', 'context_file_n
 export function jsonldPublicOperations(files: ContextFiles, refs: PublicRefs): OperationImpls<typeof jsonldPublicContracts> {
   return {
     listContextFiles: async ({ query, baseUrl }) => {
+      // The contract's list takes no parameter: naming no wallet lists no files, rather than every tenant's.
+      if (query.public_ref === undefined) return new JsonReply([], { headers: { 'cache-control': CONTEXT_LIST_CACHE_CONTROL } });
       const scope = await refs.resolve(query.public_ref);
       if (!scope) throw new NotFoundError('No wallet has this public reference', 'wallet_not_found');
       const entries = await inSession(scope, () => files.list(scope, baseUrl));

@@ -721,7 +721,7 @@ describe('JSON-LD context files', () => {
     await hit('createContextFile', '/api/v1/context', 400, { key, body: { context_file_id: 'remote.jsonld', file: { '@context': 'https://schema.org/' } } });
     await hit('createContextFile', '/api/v1/context', 413, { key, body: { context_file_id: 'big.jsonld', file: { '@context': { t: 'https://e.example/'.padEnd(70_000, 'x') } } } });
     await hit('listContextFiles', `/context?public_ref=${ref}`, 200);
-    await hit('listContextFiles', '/context', 400);
+    await hit('listContextFiles', '/context', 200);
     await hit('listContextFiles', '/context?public_ref=AAAAAAAAAAAAAAAAAAAAAA', 404);
     const got = await hit('getContextFile', `/context/${ref}:employee-v1.jsonld`, 200);
     await hit('getContextFile', `/context/${ref}:employee-v1.jsonld`, 304, { headers: { 'if-none-match': got.headers.get('etag')! } });

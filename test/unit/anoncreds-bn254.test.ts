@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import {
   BN_X,
   CURVE_B,
@@ -15,6 +14,7 @@ import {
   scalarFromString,
   scalarToString,
 } from '../../lib/anoncreds/bn254';
+import { loadVector } from '../helpers/anoncreds-fixtures';
 import { big, ctx, g1Coords, g1Generator, g2Coords, g2Generator, romToBigint } from '../helpers/anoncreds-milagro';
 
 const randomScalar = () => BigInt(`0x${randomBytes(32).toString('hex')}`) % R;
@@ -31,12 +31,10 @@ const MOCK = {
 
 // anoncreds-rs credential definition (test/helpers/anoncreds-vectors/, copied from the shared anoncreds-w3c vectors; see SOURCE.md there): its
 // revocation key has pk = g·sk (G1) and y = h_cap·x (G2), with sk and x in the private part.
-const credDef = JSON.parse(
-  readFileSync(new URL('../helpers/anoncreds-vectors/anoncreds-credential-definition.json', import.meta.url), 'utf8'),
-) as {
+const credDef = loadVector<{
   credentialDefinition: { value: { revocation: Record<string, string> } };
   credentialDefinitionPrivate: { value: { r_key: { x: string; sk: string } } };
-};
+}>('anoncreds-credential-definition.json');
 const REV = credDef.credentialDefinition.value.revocation;
 const REV_PRIV = credDef.credentialDefinitionPrivate.value.r_key;
 

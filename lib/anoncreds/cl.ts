@@ -131,20 +131,21 @@ export async function newPrimaryKeys(
   const p = pSafe >> 1n;
   const q = qSafe >> 1n;
   const n = pSafe * qSafe;
+  const sk = { p, q };
   let s: bigint;
   // A generator of the whole group of quadratic residues (order p'q').
   for (;;) {
     s = rand.randomQr(n);
-    if (s !== 1n && modPow(s, p, n) !== 1n && modPow(s, q, n) !== 1n) break;
+    if (s !== 1n && issuerModPow(s, p, sk) !== 1n && issuerModPow(s, q, sk) !== 1n) break;
   }
   const xz = rand.genX(p, q);
   const xr: Record<string, bigint> = {};
   for (const name of all) xr[name] = rand.genX(p, q);
   const r: Record<string, bigint> = {};
-  for (const name of all) r[name] = modPow(s, xr[name]!, n);
-  const z = modPow(s, xz, n);
-  const rctxt = modPow(s, rand.genX(p, q), n);
-  return { publicKey: { n, s, rctxt, z, r }, privateKey: { p, q }, metadata: { xz, xr } };
+  for (const name of all) r[name] = issuerModPow(s, xr[name]!, sk);
+  const z = issuerModPow(s, xz, sk);
+  const rctxt = issuerModPow(s, rand.genX(p, q), sk);
+  return { publicKey: { n, s, rctxt, z, r }, privateKey: sk, metadata: { xz, xr } };
 }
 
 /**
@@ -161,11 +162,11 @@ export function newKeyCorrectnessProof(
   const xzTilda = rand.genX(sk.p, sk.q);
   const xrTilda: Record<string, bigint> = {};
   for (const k of order) xrTilda[k] = rand.genX(sk.p, sk.q);
-  const zTilda = modPow(pk.s, xzTilda, pk.n);
+  const zTilda = issuerModPow(pk.s, xzTilda, sk);
   const parts: Uint8Array[] = [toBytes(pk.z)];
   for (const k of order) parts.push(toBytes(requireKey(pk.r, k)));
   parts.push(toBytes(zTilda));
-  for (const k of order) parts.push(toBytes(modPow(pk.s, xrTilda[k]!, pk.n)));
+  for (const k of order) parts.push(toBytes(issuerModPow(pk.s, xrTilda[k]!, sk)));
   const c = hashListToBignum([Buffer.concat(parts)]);
   return {
     c,
@@ -180,35 +181,52 @@ function requireKey(o: Record<string, bigint>, k: string): bigint {
   return v;
 }
 
-/** Pedersen commitment g^m · h^r mod n (clsignatures `get_pedersen_commitment`). */
-function pedersen(g: bigint, m: bigint, h: bigint, r: bigint, n: bigint): bigint {
-  return (modPow(g, m, n) * modPow(h, r, n)) % n;
+/**
+ * base^exp mod n for the issuer, who knows n = P·Q (P = 2p'+1, Q = 2q'+1): two half-size
+ * exponentiations with reduced exponents, recombined (CRT) — about four times faster than modPow
+ * on n, and the same value. exp ≥ 0.
+ */
+export function issuerModPow(base: bigint, exp: bigint, sk: PrimaryPrivateKey): bigint {
+  const P = 2n * sk.p + 1n;
+  const Q = 2n * sk.q + 1n;
+  const half = (m: bigint) => {
+    const b = mod(base, m);
+    if (b === 0n) return exp === 0n ? 1n : 0n;
+    return modPow(b, exp % (m - 1n), m);
+  };
+  const rp = half(P);
+  const rq = half(Q);
+  return rq + Q * mod((rp - rq) * modInverse(Q, P), P);
 }
+
 
 /**
  * `_check_blinded_credential_secrets_correctness_proof`: the holder's proof that it knows the
  * hidden values in U. `nonce` is the one of the credential offer. Throws ClError when invalid.
+ * The issuer passes its private key to compute with CRT; the result does not depend on it.
  */
 export function checkBlindedSecretsCorrectnessProof(
   blinded: BlindedCredentialSecrets,
   proof: BlindedCredentialSecretsCorrectnessProof,
   nonce: bigint,
   pk: PrimaryPublicKey,
+  sk?: PrimaryPrivateKey,
 ): void {
   const { n } = pk;
+  if (sk && n !== (2n * sk.p + 1n) * (2n * sk.q + 1n)) throw new ClError('private key does not match the public key');
+  const pow = (b: bigint, e: bigint) => (sk && e >= 0n ? issuerModPow(b, e, sk) : modPow(b, e, n));
   let uCap: bigint;
   try {
-    uCap = (modPow(modInverse(blinded.u, n), proof.c, n) * modPow(pk.s, proof.v_dash_cap, n)) % n;
+    uCap = (pow(modInverse(blinded.u, n), proof.c) * pow(pk.s, proof.v_dash_cap)) % n;
     for (const attr of blinded.hidden_attributes) {
-      uCap = (uCap * modPow(requireKey(pk.r, attr), requireKey(proof.m_caps, attr), n)) % n;
+      uCap = (uCap * pow(requireKey(pk.r, attr), requireKey(proof.m_caps, attr))) % n;
     }
     const parts: Uint8Array[] = [];
     for (const key of sortedKeys(blinded.committed_attributes)) {
       const value = blinded.committed_attributes[key]!;
-      const commCap =
-        (modPow(modInverse(value, n), proof.c, n) *
-          pedersen(pk.z, requireKey(proof.m_caps, key), pk.s, requireKey(proof.r_caps, key), n)) %
-        n;
+      // Pedersen commitment Z^m_cap · S^r_cap (clsignatures `get_pedersen_commitment`).
+      const commitment = (pow(pk.z, requireKey(proof.m_caps, key)) * pow(pk.s, requireKey(proof.r_caps, key))) % n;
+      const commCap = (pow(modInverse(value, n), proof.c) * commitment) % n;
       parts.push(toBytes(commCap), toBytes(value));
     }
     parts.push(toBytes(blinded.u), toBytes(uCap), toBytes(nonce));
@@ -257,15 +275,27 @@ export function signPrimaryCredential(
   e: bigint,
 ): { a: bigint; q: bigint } {
   const { n } = pk;
-  let rx = modPow(pk.s, v, n);
+  if (n !== (2n * sk.p + 1n) * (2n * sk.q + 1n)) throw new ClError('private key does not match the public key');
+  let rx = issuerModPow(pk.s, v, sk);
   if (blinded.u !== 0n) rx = (rx * blinded.u) % n;
-  rx = (rx * modPow(pk.rctxt, m2, n)) % n;
+  rx = (rx * issuerModPow(pk.rctxt, m2, sk)) % n;
   for (const key of sortedKeys(values)) {
-    rx = (modPow(requireKey(pk.r, key), values[key]!, n) * rx) % n;
+    rx = (issuerModPow(requireKey(pk.r, key), values[key]!, sk) * rx) % n;
   }
-  const q = (pk.z * modInverse(rx, n)) % n;
+  let rxInverse: bigint;
+  try {
+    rxInverse = modInverse(rx, n);
+  } catch {
+    throw new ClError('blinded secrets are not invertible modulo n');
+  }
+  const q = (pk.z * rxInverse) % n;
   const eInverse = modInverse(e, sk.p * sk.q);
-  return { a: modPow(q, eInverse, n), q };
+  const a = issuerModPow(q, eInverse, sk);
+  // Release A only if A^e = Q: guards the CRT result against faults, and refuses a Q outside the
+  // quadratic residues (possible only with a malicious U), where A would carry information about
+  // the factorization.
+  if (modPow(a, e, n) !== q) throw new ClError('credential request does not yield a valid signature');
+  return { a, q };
 }
 
 /** `_new_signature_correctness_proof`: proves A = Q^(e⁻¹) without revealing the factorization. */
@@ -279,7 +309,7 @@ export function newSignatureCorrectnessProof(
 ): SignatureCorrectnessProof {
   const order = sk.p * sk.q;
   const r = rand.randBelow(order);
-  const aCap = modPow(q, r, pk.n);
+  const aCap = issuerModPow(q, r, sk);
   const c = hashListToBignum([Buffer.concat([toBytes(q), toBytes(signature.a), toBytes(aCap), toBytes(nonce)])]);
   const se = mod(r - ((c * modInverse(signature.e, order)) % order), order);
   return { se, c };
@@ -307,7 +337,7 @@ export function signCredential(
   rand: ClRandomness = systemRandomness,
 ): { signature: PrimaryCredentialSignature; correctnessProof: SignatureCorrectnessProof } {
   const { publicKey: pk, privateKey: sk, blinded, values } = input;
-  checkBlindedSecretsCorrectnessProof(blinded, input.blindedProof, input.credentialNonce, pk);
+  checkBlindedSecretsCorrectnessProof(blinded, input.blindedProof, input.credentialNonce, pk, sk);
   checkAttributes(pk, values, blinded);
   const m2 = credentialContext(input.proverId, input.revIdx);
   const v = rand.vPrimePrime();

@@ -1,8 +1,9 @@
-import { generatePrimeInRange, modPow } from '../../lib/anoncreds/bignum';
+import { gcd, generatePrimeInRange, mod, modInverse, modPow } from '../../lib/anoncreds/bignum';
 import {
   ClError,
   checkBlindedSecretsCorrectnessProof,
   credentialContext,
+  issuerModPow,
   newKeyCorrectnessProof,
   newPrimaryKeys,
   signCredential,
@@ -258,5 +259,61 @@ describe('credential definition primary keys', () => {
   it('refuses an empty or duplicated attribute list', async () => {
     await expect(newPrimaryKeys([], ['master_secret'], rand)).rejects.toThrow(ClError);
     await expect(newPrimaryKeys(['a', 'a'], ['master_secret'], rand)).rejects.toThrow(ClError);
+  });
+});
+
+describe('issuer CRT exponentiation', () => {
+  it('equals modPow on n, including edge exponents and bases sharing a factor', () => {
+    const n = rsPk.n;
+    const P = 2n * rsSk.p + 1n;
+    for (const [b, e] of [
+      [rsPk.s, 2n ** 2723n + 99n],
+      [rsPk.z, 0n],
+      [rsPk.z, 1n],
+      [P * 3n, 65537n],
+      [P * 3n, 0n],
+      [n - 1n, 2n * rsSk.p * rsSk.q + 1n],
+    ] as [bigint, bigint][]) {
+      expect(issuerModPow(b, e, rsSk)).toBe(modPow(b, e, n));
+    }
+  });
+
+  it('refuses a private key that does not match, and a non-invertible U', () => {
+    const input = {
+      proverId: 'x',
+      blinded: rsBlinded,
+      blindedProof: rsBlindedProof,
+      credentialNonce: BigInt(rsOffer.nonce),
+      issuanceNonce: 1n,
+      values: rsEncoded,
+      publicKey: rsPk,
+      privateKey: { p: rsSk.p, q: rsSk.q + 2n },
+    };
+    expect(() => signCredential(input)).toThrow('private key does not match');
+    const P = 2n * rsSk.p + 1n;
+    expect(() =>
+      signPrimaryCredential(rsPk, rsSk, 1n, rsEncoded, 5n, { ...rsBlinded, u: P }, generatePrimeInRange(596, 119)),
+    ).toThrow(ClError);
+  });
+
+  it('refuses to release A when A^e ≠ Q: a Q outside the quadratic residues would leak the factorization', () => {
+    // U·g with g ≡ −1 (mod P), 1 (mod Q): then Q' = Q·g⁻¹ and Q'^(p'q') is a non-trivial square root
+    // of 1; when e·e⁻¹ = 1 + j·p'q' with j odd, the unchecked A would satisfy A^e = Q'·√1, and
+    // gcd(A^e/Q' − 1, n) would factor n.
+    const n = rsPk.n;
+    const P = 2n * rsSk.p + 1n;
+    const Q = 2n * rsSk.q + 1n;
+    const order = rsSk.p * rsSk.q;
+    const g = mod(1n + Q * mod(-2n * modInverse(Q, P), P), n);
+    let e: bigint;
+    do e = generatePrimeInRange(596, 119);
+    while (((modInverse(e, order) * e - 1n) / order) % 2n !== 1n);
+    const qPrime = mod(rsPk.z * modInverse(modPow(rsPk.s, 5n, n) * mod(rsBlinded.u * g, n), n), n);
+    const unchecked = modPow(qPrime, modInverse(e, order), n);
+    // What a holder could do with the unchecked A: a factor of n.
+    expect(gcd(mod(modPow(unchecked, e, n) * modInverse(qPrime, n), n) - 1n, n)).toBe(Q);
+    expect(() =>
+      signPrimaryCredential(rsPk, rsSk, 0n, {}, 5n, { ...rsBlinded, u: mod(rsBlinded.u * g, n) }, e),
+    ).toThrow('does not yield a valid signature');
   });
 });

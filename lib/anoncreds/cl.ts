@@ -184,11 +184,13 @@ function requireKey(o: Record<string, bigint>, k: string): bigint {
 /**
  * base^exp mod n for the issuer, who knows n = P·Q (P = 2p'+1, Q = 2q'+1): two half-size
  * exponentiations with reduced exponents, recombined (CRT) — about four times faster than modPow
- * on n, and the same value. exp ≥ 0.
+ * on n, and the same value. A negative exponent uses the inverse, as clsignatures' `mod_exp` does
+ * (attribute values such as "-5" encode to negative integers).
  */
 export function issuerModPow(base: bigint, exp: bigint, sk: PrimaryPrivateKey): bigint {
   const P = 2n * sk.p + 1n;
   const Q = 2n * sk.q + 1n;
+  if (exp < 0n) return issuerModPow(modInverse(base, P * Q), -exp, sk);
   const half = (m: bigint) => {
     const b = mod(base, m);
     if (b === 0n) return exp === 0n ? 1n : 0n;
@@ -214,7 +216,7 @@ export function checkBlindedSecretsCorrectnessProof(
 ): void {
   const { n } = pk;
   if (sk && n !== (2n * sk.p + 1n) * (2n * sk.q + 1n)) throw new ClError('private key does not match the public key');
-  const pow = (b: bigint, e: bigint) => (sk && e >= 0n ? issuerModPow(b, e, sk) : modPow(b, e, n));
+  const pow = (b: bigint, e: bigint) => (sk ? issuerModPow(b, e, sk) : modPow(b, e, n));
   let uCap: bigint;
   try {
     uCap = (pow(modInverse(blinded.u, n), proof.c) * pow(pk.s, proof.v_dash_cap)) % n;

@@ -218,6 +218,13 @@ describe('issuing with our code to the anoncreds-rs holder', () => {
     expect(signCredential(input).signature.e).not.toBe(signature.e);
   });
 
+  it('signs negative encoded values (raw "-5" encodes to −5) as clsignatures does', () => {
+    const values = { ...rsEncoded, age: -5n };
+    const { signature } = signCredential({ ...input, values });
+    expect(holderVerifyPrimarySignature(rsPk, { ...signature, v: signature.v + vPrime }, holderValues(values))).toBe(true);
+    expect(holderVerifyPrimarySignature(rsPk, { ...signature, v: signature.v + vPrime }, holderValues({ ...values, age: 5n }))).toBe(false);
+  });
+
   it('refuses a missing, unknown or doubly given attribute and a bad blinded-secrets proof', () => {
     const { age: _age, ...missing } = rsEncoded;
     expect(() => signCredential({ ...input, values: missing })).toThrow("credential attribute 'age' value not provided");
@@ -273,6 +280,7 @@ describe('issuer CRT exponentiation', () => {
       [P * 3n, 65537n],
       [P * 3n, 0n],
       [n - 1n, 2n * rsSk.p * rsSk.q + 1n],
+      [rsPk.s, -2147483648n],
     ] as [bigint, bigint][]) {
       expect(issuerModPow(b, e, rsSk)).toBe(modPow(b, e, n));
     }

@@ -176,7 +176,7 @@ export function newKeyCorrectnessProof(
 }
 
 function requireKey(o: Record<string, bigint>, k: string): bigint {
-  const v = Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined;
+  const v = Object.hasOwn(o, k) ? o[k] : undefined;
   if (v === undefined) throw new ClError(`value by key '${k}' not found`);
   return v;
 }
@@ -254,12 +254,12 @@ export function credentialContext(proverId: string, revIdx?: number): bigint {
 /** Checks the value and hidden attribute sets against the key, as `_new_primary_credential` does. */
 function checkAttributes(pk: PrimaryPublicKey, values: Record<string, bigint>, blinded: BlindedCredentialSecrets): void {
   for (const attr of Object.keys(pk.r)) {
-    if (!(attr in values) && !blinded.hidden_attributes.includes(attr)) {
+    if (!Object.hasOwn(values, attr) && !blinded.hidden_attributes.includes(attr)) {
       throw new ClError(`credential attribute '${attr}' value not provided`);
     }
   }
   for (const attr of blinded.hidden_attributes) {
-    if (Object.prototype.hasOwnProperty.call(values, attr)) {
+    if (Object.hasOwn(values, attr)) {
       throw new ClError(`blinded credential secret '${attr}' also contained in credential attributes`);
     }
   }

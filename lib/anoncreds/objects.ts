@@ -37,6 +37,7 @@ const nonce = z
   .regex(/^(0|[1-9][0-9]{0,29})$/, 'a decimal nonce')
   .transform((s) => BigInt(s))
   .refine((v) => v < 1n << BigInt(NONCE_BITS), 'a nonce of at most 80 bits');
+// zod drops a '__proto__' key from records, so parsed maps never carry one.
 const attrName = z.string().min(1).max(256);
 const decimalMap = z.record(attrName, decimal);
 
@@ -198,7 +199,8 @@ export function createCredential(
   for (const [name, raw] of Object.entries(input.values)) {
     if (typeof raw !== 'string') throw new AnonCredsFormatError(`attribute '${name}' must be a string`);
     const key = attrCommonView(name);
-    if (key in encoded) throw new AnonCredsFormatError(`attribute '${name}' given twice`);
+    if (key === '__proto__') throw new AnonCredsFormatError('invalid attribute name');
+    if (Object.hasOwn(encoded, key)) throw new AnonCredsFormatError(`attribute '${name}' given twice`);
     const enc = encodeAttribute(raw);
     encoded[key] = BigInt(enc);
     values[name] = { raw, encoded: enc };

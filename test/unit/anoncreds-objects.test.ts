@@ -120,6 +120,15 @@ describe('AnonCreds JSON objects', () => {
       );
     }
     expect(() => parseCredentialRequest({ ...request, nonce: 5 })).toThrow(AnonCredsFormatError);
+    const withProto = JSON.parse(
+      JSON.stringify(request).replace('"master_secret":', '"__proto__":'),
+    ) as unknown;
+    // zod drops the '__proto__' key: the proof then lacks master_secret and is refused.
+    expect(Object.hasOwn(parseCredentialRequest(withProto).blinded_ms_correctness_proof.m_caps, '__proto__')).toBe(false);
+    expect(() => createCredential({ publicKey: pk, privateKey: sk, offer, request: withProto, values: rawValues })).toThrow(ClError);
+    expect(() =>
+      createCredential({ publicKey: pk, privateKey: sk, offer, request, values: JSON.parse('{"__proto__":"1"}') as Record<string, string> }),
+    ).toThrow(AnonCredsFormatError);
   });
 
   it('refuses a request whose proof is bound to another offer, and attribute sets that do not match', () => {
@@ -134,6 +143,10 @@ describe('AnonCreds JSON objects', () => {
     expect(() =>
       createCredential({ publicKey: pk, privateKey: sk, offer, request, values: { ...rawValues, master_secret: '1' } }),
     ).toThrow(ClError);
+    // A key attribute named like an Object.prototype member must still be provided.
+    expect(() =>
+      createCredential({ publicKey: { ...pk, r: { ...pk.r, toString: pk.r.age! } }, privateKey: sk, offer, request, values: rawValues }),
+    ).toThrow("'toString' value not provided");
   });
 
   it('refuses malformed keys', () => {

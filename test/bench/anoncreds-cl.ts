@@ -1,5 +1,5 @@
 /**
- * CPU cost of the AnonCreds issuer primitives (lib/anoncreds/), one core, sequential:
+ * CPU cost of the AnonCreds issuer primitives (lib/anoncreds/), one core, sequential (about 3 minutes):
  *   npx tsx test/bench/anoncreds-cl.ts            (RUNS=20 by default; RUNS=5 for a quick look)
  * Uses the anoncreds-rs credential definition and request in test/helpers/anoncreds-vectors/ for
  * signing, so no key generation is needed for that part.
@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { generatePrimeInRange, generateSafePrime, modPow } from '../../lib/anoncreds/bignum';
 import { G1, G2 } from '../../lib/anoncreds/bn254';
+import { generateTailsFile } from '../../lib/anoncreds/tails';
 import {
   LARGE_PRIME,
   newKeyCorrectnessProof,
@@ -79,6 +80,9 @@ async function main() {
   await measure('credential: blinded-secrets proof check + primary signature + correctness proof (5 attributes)', () =>
     signCredential(input),
   );
+  const gDash = G2.mul(G2.generator, k);
+  await measure('revocation tails file, L = 100 (201 tails)', () => generateTailsFile(gDash, k + 1n, 100), Math.min(RUNS, 5));
+  await measure('revocation tails file, L = 1000 (2001 tails)', () => generateTailsFile(gDash, k + 1n, 1000), 1);
   await measure(`safe prime, ${LARGE_PRIME + 1} bits`, () => generateSafePrime(LARGE_PRIME));
   const safe = [2n * privateKey.p + 1n, 2n * privateKey.q + 1n];
   await measure('primary key pair without the safe primes (6 attributes) + key correctness proof', async () => {

@@ -126,8 +126,13 @@ export async function newPrimaryKeys(
   if (attributes.length === 0) throw new ClError('list of attributes is empty');
   const all = [...nonSchemaAttributes, ...attributes];
   if (new Set(all).size !== all.length) throw new ClError('attribute names must be unique');
+  if (all.some((a) => typeof a !== 'string' || a.length === 0 || a === '__proto__')) {
+    throw new ClError('invalid attribute name');
+  }
   const pSafe = await rand.safePrime();
-  const qSafe = await rand.safePrime();
+  let qSafe = await rand.safePrime();
+  // Equal primes would make n a square; astronomically unlikely, but cheap to exclude.
+  while (qSafe === pSafe) qSafe = await rand.safePrime();
   const p = pSafe >> 1n;
   const q = qSafe >> 1n;
   const n = pSafe * qSafe;

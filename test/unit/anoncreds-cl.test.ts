@@ -266,6 +266,14 @@ describe('credential definition primary keys', () => {
   it('refuses an empty or duplicated attribute list', async () => {
     await expect(newPrimaryKeys([], ['master_secret'], rand)).rejects.toThrow(ClError);
     await expect(newPrimaryKeys(['a', 'a'], ['master_secret'], rand)).rejects.toThrow(ClError);
+    await expect(newPrimaryKeys(['__proto__'], ['master_secret'], rand)).rejects.toThrow(ClError);
+    await expect(newPrimaryKeys([''], ['master_secret'], rand)).rejects.toThrow(ClError);
+  });
+
+  it('never pairs a safe prime with itself', async () => {
+    const primes = [2n * rsSk.p + 1n, 2n * rsSk.p + 1n, 2n * rsSk.q + 1n];
+    const { publicKey } = await newPrimaryKeys(['a'], ['master_secret'], { ...systemRandomness, safePrime: async () => primes.shift()! });
+    expect(publicKey.n).toBe(rsPk.n);
   });
 });
 

@@ -114,6 +114,9 @@ describe('AMCL hex serialization', () => {
     expect(g2ToString(G2.mul(g2FromString(REV.h_cap), scalarFromString(REV_PRIV.x)))).toBe(REV.y);
     for (const k of ['g', 'h', 'h0', 'h1', 'h2', 'htilde', 'pk']) expect(g1ToString(g1FromString(REV[k]))).toBe(REV[k]);
     for (const k of ['g_dash', 'h_cap', 'u', 'y']) expect(g2ToString(g2FromString(REV[k]))).toBe(REV[k]);
+    // anoncreds-rs' accumulator in the revocation status list (a G2 point produced by additions).
+    const acc = loadVector<{ currentAccumulator: string }>('anoncreds-revocation-status-list.json').currentAccumulator;
+    expect(g2ToString(g2FromString(acc))).toBe(acc);
   });
 
   it('round-trips random points and parses projective (z ≠ 1) forms', () => {

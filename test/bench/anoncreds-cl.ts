@@ -1,6 +1,7 @@
 /**
- * CPU cost of the AnonCreds issuer primitives (lib/anoncreds/), one core, sequential (about 3 minutes):
- *   npx tsx test/bench/anoncreds-cl.ts            (RUNS=20 by default; RUNS=5 for a quick look)
+ * Part of `npm run bench` (`BENCH_ONLY=anoncreds npm run bench`): CPU cost of the AnonCreds issuer
+ * primitives (lib/anoncreds/), one core, sequential (about 3 minutes; BENCH_ANONCREDS_RUNS, 20 by
+ * default, 5 for a quick look).
  * Uses the anoncreds-rs credential definition and request in test/helpers/anoncreds-vectors/ for
  * signing, so no key generation is needed for that part.
  */
@@ -19,7 +20,7 @@ import {
 } from '../../lib/anoncreds/cl';
 import { loadVector } from '../helpers/anoncreds-fixtures';
 
-const RUNS = Number(process.env.RUNS ?? '20');
+const RUNS = Number(process.env.BENCH_ANONCREDS_RUNS ?? '20');
 
 async function measure(name: string, fn: () => unknown | Promise<unknown>, runs = RUNS): Promise<void> {
   const times: number[] = [];

@@ -13,6 +13,7 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/signing.ts' },
   { script: 'test/bench/jsonld-signing.ts' }, // JSON-LD proof suites: signing core vs. raw library, verify
   { script: 'test/bench/jsonld-bundle.ts' }, // the signing stack's bundle size and cold import
+  { script: 'test/bench/anoncreds-cl.ts' }, // AnonCreds issuer primitives (BN254, CL signature, tails)
   { script: 'test/bench/didcomm-envelope.ts' },
   { script: 'test/bench/didcomm-endpoint.ts' }, // the public endpoint, and a round trip with Credo
   { script: 'test/bench/status-list-encoding.ts' },

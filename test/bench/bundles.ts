@@ -197,7 +197,7 @@ const ADAPTERS: { module: string; usedBy: (fn: Fn) => boolean; why: string }[] =
   { module: 'lib/secrets/local-secret-deriver.ts', usedBy: (fn) => fn.env.KEY_BACKEND === 'local', why: 'KEY_BACKEND=kms' },
   { module: 'lib/keys/local-key-manager.ts', usedBy: (fn) => fn.env.KEY_BACKEND === 'local', why: 'KEY_BACKEND=kms' },
   // Only the worker makes webhook HTTP requests; the relay and the API function only queue jobs.
-  { module: 'lib/adapters/node-webhook-transport.ts', usedBy: (fn) => fn.name === 'webhook-delivery', why: 'sends no webhook request' },
+  { module: 'lib/adapters/node-webhook-transport.ts', usedBy: (fn) => fn.name === 'webhook-delivery' || fn.name === 'didcomm-outbound', why: 'sends no webhook or DIDComm request' },
 ];
 /** SDK clients a function without any action of the service cannot use (deps.ts constructs them). */
 const CLIENTS: { module: string; usedBy: (fn: Fn) => boolean; why: string }[] = [

@@ -75,8 +75,12 @@ describe('OpenAPI document', () => {
     const requestObject = (doc.paths['/oid4vp/{public_ref}/request/{presentation_id}'] as any).get;
     expect(requestObject.security).toEqual([]);
     expect(Object.keys(requestObject.responses['200'].content)).toEqual(['application/oauth-authz-req+jwt']);
+    // A context file is JSON-LD (its own media type, what JSON-LD processors ask for), public.
+    const contextFile = (doc.paths['/context/{id}'] as any).get;
+    expect(contextFile.security).toEqual([]);
+    expect(Object.keys(contextFile.responses['200'].content)).toEqual(['application/ld+json']);
     // Every other operation answers JSON (the resolver also negotiates, below).
-    const others = ROUTES.filter((r) => !r.path.startsWith('/docs') && r.operationId !== 'resolveDid' && r.operationId !== 'getRequestObject' && !r.path.startsWith('/status-lists/'));
+    const others = ROUTES.filter((r) => !r.path.startsWith('/docs') && !['resolveDid', 'getRequestObject', 'getContextFile'].includes(r.operationId) && !r.path.startsWith('/status-lists/'));
     // ...except a 204, and the DIDComm endpoint's 202 Accepted, which have no body.
     for (const r of others) {
       const op = (doc.paths[r.path] as any)[r.method.toLowerCase()];

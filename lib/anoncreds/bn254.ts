@@ -8,6 +8,8 @@
 // fixed 256-bit length) so the operation sequence does not depend on the scalar, but the underlying
 // BigInt operations still leak through timing. See docs/anoncreds.md.
 
+import { mod } from './bignum';
+
 export const P = 0x2523648240000001ba344d80000000086121000000000013a700000000000013n;
 /** Order of G1 and G2 (AMCL `CURVE_Order`). */
 export const R = 0x2523648240000001ba344d8000000007ff9f800000000010a10000000000000dn;
@@ -28,10 +30,6 @@ export class CurveError extends Error {
   }
 }
 
-export function mod(a: bigint, m: bigint): bigint {
-  const r = a % m;
-  return r < 0n ? r + m : r;
-}
 
 function fpInv(a: bigint): bigint {
   if (a === 0n) throw new CurveError('inverse of zero');

@@ -4,7 +4,8 @@
 // The tails hash is base58(SHA-256(file)).
 import bs58 from 'bs58';
 import { createHash } from 'node:crypto';
-import { G2, R, mod, type G2Point } from './bn254';
+import { mod } from './bignum';
+import { G2, R, type G2Point } from './bn254';
 
 export class TailsError extends Error {
   constructor(message: string) {

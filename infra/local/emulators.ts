@@ -130,23 +130,36 @@ export async function startSqs(onArrival?: (queueName: string) => void): Promise
   return { endpoint: `http://${LOOPBACK}:${port}`, stop: () => closeServer(server) };
 }
 
-const SENDS = new Set(['AmazonSQS.SendMessage', 'AmazonSQS.SendMessageBatch']);
+/** The calls after which a message becomes visible (now or after its delay), and where they say when. */
+const ARRIVALS: Record<string, 'DelaySeconds' | 'VisibilityTimeout'> = {
+  'AmazonSQS.SendMessage': 'DelaySeconds',
+  'AmazonSQS.SendMessageBatch': 'DelaySeconds',
+  'AmazonSQS.ChangeMessageVisibility': 'VisibilityTimeout',
+  'AmazonSQS.ChangeMessageVisibilityBatch': 'VisibilityTimeout',
+};
 
 /**
- * Tells which queue a message arrived in, once the emulator has taken it (visible now: no delay), so
- * that its poller looks at once, as Lambda's long-polling event source would, instead of at the end of
- * its pause. Beside the emulator's own listener, which reads the body with 'data' events too.
+ * Tells which queue a message becomes visible in — at once for a plain send, after its delay for a
+ * delayed send or a visibility change (a deferral) — so that its poller looks then, as Lambda's
+ * long-polling event source would, instead of at the end of its pause. Beside the emulator's own
+ * listener, which reads the body with 'data' events too.
  */
 function reportArrivals(req: IncomingMessage, res: ServerResponse, onArrival: (queueName: string) => void): void {
-  if (!SENDS.has(String(req.headers['x-amz-target']))) return;
+  const field = ARRIVALS[String(req.headers['x-amz-target'])];
+  if (!field) return;
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   res.once('finish', () => {
     if (res.statusCode !== 200) return;
     try {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { QueueUrl?: string; DelaySeconds?: number; Entries?: { DelaySeconds?: number }[] };
-      const delays = body.Entries ? body.Entries.map((e) => e.DelaySeconds ?? 0) : [body.DelaySeconds ?? 0];
-      if (body.QueueUrl && delays.some((d) => !d)) onArrival(body.QueueUrl.slice(body.QueueUrl.lastIndexOf('/') + 1));
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { QueueUrl?: string; Entries?: Record<string, unknown>[] } & Record<string, unknown>;
+      if (!body.QueueUrl) return;
+      const queueName = body.QueueUrl.slice(body.QueueUrl.lastIndexOf('/') + 1);
+      const seconds = new Set((body.Entries ?? [body]).map((e) => Math.max(0, Number(e[field] ?? 0) || 0)));
+      for (const s of seconds) {
+        if (s === 0) onArrival(queueName);
+        else setTimeout(() => onArrival(queueName), s * 1000 + 50).unref(); // just after it is visible
+      }
     } catch {
       // not JSON: the emulator answered it already; nothing to report
     }

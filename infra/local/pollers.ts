@@ -67,10 +67,10 @@ export class Wakeup {
  * Queues are short-polled, not long-polled: local-aws-sqs answers a long poll only when
  * MaxNumberOfMessages are in or the wait is over, and checks its queue on a 10 ms timer for the whole
  * wait, which costs an idle runtime more (measured: docs/benchmarks.md, "Issue 25") than a short poll
- * per queue every few seconds. A message sent without delay ends its queue's pause at once (the
- * runtime's `arrivals`, reported by the SQS emulator), as Lambda's long poll would take it; only
- * delayed messages that become visible with no activity at all (webhook retries minutes apart) can
- * wait up to `idle` longer.
+ * per queue every 20 s. A message ends its queue's pause when it becomes visible (the runtime's
+ * `arrivals`, reported by the SQS emulator: at once for a send, after the delay of a delayed send or
+ * a visibility change), as Lambda's long poll would take it; only a message whose visibility timeout
+ * runs out after a failed invocation is found by the pauses alone, up to `idle` later.
  */
 export interface IdlePauses {
   readonly first: number;
@@ -78,7 +78,7 @@ export interface IdlePauses {
   readonly idle: number;
   readonly quietAfter: number;
 }
-export const QUEUE_IDLE_MS: IdlePauses = { first: 50, max: 500, idle: 4000, quietAfter: 5000 };
+export const QUEUE_IDLE_MS: IdlePauses = { first: 50, max: 500, idle: 20_000, quietAfter: 5000 };
 // Every outbox write comes from an API request or a worker invocation, both of which wake the stream
 // poller: its idle pause can be long (each GetRecords costs DynamoDB Local tens of ms of CPU on disk).
 export const STREAM_IDLE_MS: IdlePauses = { first: 100, max: 100, idle: 20_000, quietAfter: 5000 };

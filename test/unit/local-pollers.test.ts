@@ -126,7 +126,7 @@ describe('arrivals', () => {
     expect(await plain.sleep(50, 0)).toBe(false);
   });
 
-  test('a message sent to the emulator is reported by its queue name and ends its poller\'s pause at once; a delayed one is not reported', async () => {
+  test('a message sent to the emulator is reported by its queue name and ends its poller\'s pause at once; a delayed one when its delay is over', async () => {
     const { CreateQueueCommand, SendMessageCommand, SendMessageBatchCommand, SQSClient: Client } = await import('@aws-sdk/client-sqs');
     const { startSqs } = await import('../../infra/local/emulators');
     const reported: string[] = [];
@@ -160,8 +160,7 @@ describe('arrivals', () => {
         pauses: { first: 30_000, max: 30_000, idle: 60_000, quietAfter: 60_000 },
       });
       await new Promise((r) => setTimeout(r, 200)); // its first receive was empty: it is in its pause
-      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'later', DelaySeconds: 60 }));
-      await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: [{ Id: 'a', MessageBody: 'later too', DelaySeconds: 60 }] }));
+      await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: [{ Id: 'a', MessageBody: 'later', DelaySeconds: 2 }] }));
       expect(reported).toEqual([]);
       const sent = Date.now();
       await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'now' }));
@@ -169,6 +168,12 @@ describe('arrivals', () => {
       expect(reported).toEqual(['arrivals-test']);
       expect(received).toHaveLength(1);
       expect(received[0]! - sent).toBeLessThan(1500);
+      // The delayed one: reported once its 2 s are over, and taken then (not at the end of the 30 s pause).
+      for (let i = 0; i < 200 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(reported).toEqual(['arrivals-test', 'arrivals-test']);
+      expect(received).toHaveLength(2);
+      expect(received[1]! - sent).toBeGreaterThanOrEqual(1500);
+      expect(received[1]! - sent).toBeLessThan(3500);
     } finally {
       await poller?.stop();
       sqs.destroy();

@@ -1,7 +1,7 @@
 import { tenantMessageGroup, type Answer, type FairShare, type Refusal } from '../fairness/share';
 import { tenantScope } from '../store/keys';
 import type { JobQueue } from '../webhooks/records';
-import { MAX_SQS_DELAY_SECONDS, retryDelaySeconds, verdictOf } from '../webhooks/retry-policy';
+import { notYetDue, retryDelaySeconds, sqsDelaySeconds, verdictOf } from '../webhooks/retry-policy';
 import type { AgentRuntime, SendResult } from './agent-runtime';
 import { outboundOf, type OutboundJob } from './outbound';
 import { didcommKeys } from './records';
@@ -61,15 +61,14 @@ export class OutboundSender {
   }
 
   private async enqueue(job: OutboundJob): Promise<void> {
-    const now = this.now().getTime();
-    const delaySeconds = job.not_before ? Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil((job.not_before - now) / 1000))) : 0;
+    const delaySeconds = sqsDelaySeconds(job.not_before, this.now().getTime());
     await this.deps.queue.send([{ body: JSON.stringify(job), delaySeconds, group: tenantMessageGroup(job.wallet_id) }]);
   }
 
   /** Runs one attempt; the caller has entered the job's wallet session. */
   async run(job: OutboundJob): Promise<AttemptResult> {
     const now = this.now();
-    if (job.not_before !== undefined && job.not_before - now.getTime() > 1000) {
+    if (notYetDue(job.not_before, now.getTime())) {
       await this.enqueue(job); // another hop of a delay longer than SQS allows
       return 'waiting';
     }

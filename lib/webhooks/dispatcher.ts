@@ -18,7 +18,7 @@ import {
   type WebhookSettings,
   WebhookSettingsRepo,
 } from './records';
-import { MAX_SQS_DELAY_SECONDS, retryDelaySeconds, verdictOf, type AttemptOutcome, type Verdict } from './retry-policy';
+import { notYetDue, retryDelaySeconds, sqsDelaySeconds, verdictOf, type AttemptOutcome, type Verdict } from './retry-policy';
 import { signatureHeader, signingKey } from './signing';
 import type { WebhookTransport } from './transport';
 
@@ -99,7 +99,7 @@ export class WebhookDispatcher {
     await this.deps.queue.send(
       jobs.map((job) => ({
         body: JSON.stringify(job),
-        delaySeconds: job.not_before ? Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil((job.not_before - now) / 1000))) : 0,
+        delaySeconds: sqsDelaySeconds(job.not_before, now),
         group: tenantMessageGroup(job.wallet_id),
       })),
     );
@@ -147,7 +147,7 @@ export class WebhookDispatcher {
   /** Worker: runs one job. Throws only for faults of our own infrastructure (the message is retried). */
   async runJob(job: DeliveryJob): Promise<void> {
     const now = this.now();
-    if (job.not_before !== undefined && job.not_before - now.getTime() > 1000) {
+    if (notYetDue(job.not_before, now.getTime())) {
       await this.enqueue([job]); // another hop of a delay longer than SQS allows
       return;
     }

@@ -34,3 +34,13 @@ export function retryDelaySeconds(schedule: readonly number[], retry: number, ra
 
 /** SQS delays cap at 15 minutes; longer waits are chained hops. */
 export const MAX_SQS_DELAY_SECONDS = 900;
+
+/** The SQS delay that holds a job until `notBefore` (ms), as far as SQS can (15 minutes); 0 without one. */
+export function sqsDelaySeconds(notBefore: number | undefined, now: number): number {
+  return notBefore ? Math.min(MAX_SQS_DELAY_SECONDS, Math.max(0, Math.ceil((notBefore - now) / 1000))) : 0;
+}
+
+/** A job that arrived more than a second before `notBefore`: its delay was longer than one SQS hop. */
+export function notYetDue(notBefore: number | undefined, now: number): boolean {
+  return notBefore !== undefined && notBefore - now > 1000;
+}

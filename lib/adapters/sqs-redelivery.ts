@@ -15,12 +15,14 @@ export class SqsRedelivery implements Redelivery {
   async later(entries: readonly { receiptHandle: string; seconds: number }[]): Promise<void> {
     for (let i = 0; i < entries.length; i += 10) {
       const chunk = entries.slice(i, i + 10);
-      await this.sqs.send(
+      const out = await this.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: this.queueUrl,
           Entries: chunk.map((e, j) => ({ Id: String(j), ReceiptHandle: e.receiptHandle, VisibilityTimeout: Math.max(0, Math.min(43_200, Math.round(e.seconds))) })),
         }),
       );
+      // Refused entries come back only after the queue's visibility timeout: the caller reports it.
+      if (out.Failed?.length) throw new Error(`SQS refused ${out.Failed.length} visibility change(s): ${out.Failed.map((f) => f.Code).join(', ')}`);
     }
   }
 }

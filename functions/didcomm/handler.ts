@@ -17,7 +17,7 @@ const deps = buildDeps('didcomm', { sessions: walletSessions });
 const keys = buildDidcommKeyVault(deps);
 const refs = new PublicRefs(deps.store);
 // Sends nothing itself (no transport): its decisions' messages are outbox jobs for the outbound worker.
-const runtime = new AgentRuntime({ store: deps.store, events: deps.events, keys, dids: PEER_DIDS, maxEnvelopeBytes: 256 * 1024, timeoutMs: deps.config.webhookTimeoutMs,
+const runtime = new AgentRuntime({ store: deps.store, events: deps.events, keys, dids: PEER_DIDS, timeoutMs: deps.config.webhookTimeoutMs,
   endpointProblem: (url) => targetUrlProblem(url, { allowLoopback: deps.config.webhookAllowLoopback }) });
 
 export const handler = createGroupHandler({

@@ -3,14 +3,13 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { SqsRedelivery } from '../../lib/adapters/sqs-redelivery';
 import { PEER_DIDS } from '../../lib/didcomm/agent';
 import { AgentRuntime } from '../../lib/didcomm/agent-runtime';
-import { InboundProcessor, MAX_INBOUND_BYTES, parseInboundJob } from '../../lib/didcomm/inbound';
+import { InboundProcessor, parseInboundJob } from '../../lib/didcomm/inbound';
 import { runInboundBatch } from '../../lib/didcomm/inbound-batch';
 import { queueUrlEnvName } from '../../lib/service/resources';
 import { buildDeps, createLogger } from '../shared/deps';
 import { buildDidcommKeyVault } from '../shared/didcomm-keys';
 import { workerFairShare } from '../shared/fair-share';
 import { walletSessions } from '../shared/sessions';
-import type { WebhookOverrides } from '../shared/webhook-transport';
 
 /**
  * The DIDComm inbound worker: each message of the FIFO queue names an envelope the public endpoint
@@ -19,7 +18,7 @@ import type { WebhookOverrides } from '../shared/webhook-transport';
  * retries: lib/didcomm/inbound-batch.ts.
  */
 // Replies are outbound jobs in the decision's transaction (lib/didcomm/outbound.ts): this worker posts nothing.
-export function createHandler(_overrides: WebhookOverrides = {}) {
+export function createHandler() {
   const deps = buildDeps('didcomm-worker', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
   const agent = new AgentRuntime({
@@ -27,7 +26,6 @@ export function createHandler(_overrides: WebhookOverrides = {}) {
     events: deps.events,
     keys: buildDidcommKeyVault(deps),
     dids: PEER_DIDS,
-    maxEnvelopeBytes: MAX_INBOUND_BYTES,
     timeoutMs: deps.config.webhookTimeoutMs,
   });
   const processor = new InboundProcessor(deps.store, agent);

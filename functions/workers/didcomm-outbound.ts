@@ -29,7 +29,6 @@ export function createHandler(overrides: WebhookOverrides = {}) {
     keys: buildDidcommKeyVault(deps),
     dids: PEER_DIDS,
     transport: webhookTransport(deps, overrides),
-    maxEnvelopeBytes: 256 * 1024,
     timeoutMs: config.webhookTimeoutMs,
   });
   const { share, deferred } = workerFairShare(deps, logger, 'didcomm-outbound');

@@ -403,7 +403,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const statusWorker = ((await import('../../functions/workers/status-lists')) as { createHandler: () => SqsWorker }).createHandler();
     const didcommOutbound = ((await import('../../functions/workers/didcomm-outbound')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const emailWorker = ((await import('../../functions/workers/email')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.mailer ? { mailer: opts.mailer } : {});
-    const didcommWorker = ((await import('../../functions/workers/didcomm-inbound')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
+    const didcommWorker = ((await import('../../functions/workers/didcomm-inbound')) as { createHandler: () => SqsWorker }).createHandler();
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
     const repairClient = new DynamoDBClient({ endpoint: ddb.endpoint });

@@ -12,6 +12,7 @@ import { sendBasicMessage } from './protocols/basic-message/handlers';
 import { OutOfBandInvitation } from './protocols/out-of-band/messages';
 import { outboundJobWrites, OutboundTooLargeError } from './outbound';
 import { didcommKeys, invitationFromItem, messageFromItem, storedConnectionFromItem, type MessageRecord, type StoredConnection } from './records';
+import { MAX_INBOUND_BYTES } from './inbound';
 
 /**
  * The DIDComm agent of one wallet at work: an inbound envelope is unpacked with the key it names,
@@ -27,7 +28,8 @@ export interface AgentRuntimeDeps {
   /** Posts an envelope; the webhooks' SSRF-guarded transport (only the outbound worker sends). */
   readonly transport?: WebhookTransport;
   readonly now?: () => Date;
-  readonly maxEnvelopeBytes: number;
+  /** The largest envelope `receive` unpacks (default: what the public endpoint takes). */
+  readonly maxEnvelopeBytes?: number;
   readonly timeoutMs: number;
   /**
    * Why a peer's endpoint from an invitation we accept is unacceptable, or null (the webhooks' target
@@ -62,7 +64,7 @@ export class AgentRuntime {
    * looked up again alone rather than every recipient the envelope names.
    */
   async receive(scope: TenantScope, endpoint: string, envelope: unknown, recipient?: string): Promise<InboundOutcome> {
-    const limits = { maxBytes: this.deps.maxEnvelopeBytes };
+    const limits = { maxBytes: this.deps.maxEnvelopeBytes ?? MAX_INBOUND_BYTES };
     let recipients: string[];
     try {
       recipients = envelopeRecipients(envelope, limits);

@@ -75,7 +75,7 @@ export class InboundService {
     await this.deps.store.write([
       {
         type: 'put',
-        item: { PK: keys.walletPartition(scope), SK: `DCIN#${inboundId}`, type: 'didcomm_inbound', envelope: JSON.stringify(envelope), recipient: recipients[index]!, endpoint, attempts: 0, received_at: at.toISOString(), ttl: Math.floor(at.getTime() / 1000) + INBOUND_TTL_SECONDS },
+        item: { ...inboundKey(scope, inboundId), type: 'didcomm_inbound', envelope: JSON.stringify(envelope), recipient: recipients[index]!, endpoint, attempts: 0, received_at: at.toISOString(), ttl: Math.floor(at.getTime() / 1000) + INBOUND_TTL_SECONDS },
         condition: 'not_exists',
       },
     ]);

@@ -100,7 +100,9 @@ export function parseOutboundJob(body: string): OutboundJob | null {
 
 /** The job an outbox item carries (null for any other item, or a malformed one). */
 export function outboundJobFromOutboxItem(item: Item): OutboundJob | null {
-  return item.type === OUTBOUND_JOB_TYPE ? parseOutboundJob(JSON.stringify(item.job)) : null;
+  if (item.type !== OUTBOUND_JOB_TYPE) return null;
+  const parsed = OutboundJob.safeParse(item.job);
+  return parsed.success ? parsed.data : null;
 }
 
 /** The job as the runtime sends it. */

@@ -8,7 +8,7 @@
 // fixed 256-bit length) so the operation sequence does not depend on the scalar, but the underlying
 // BigInt operations still leak through timing. See docs/anoncreds.md.
 
-import { mod } from './bignum';
+import { mod, modInverse } from './bignum';
 
 export const P = 0x2523648240000001ba344d80000000086121000000000013a700000000000013n;
 /** Order of G1 and G2 (AMCL `CURVE_Order`). */
@@ -32,21 +32,12 @@ export class CurveError extends Error {
 
 
 function fpInv(a: bigint): bigint {
-  if (a === 0n) throw new CurveError('inverse of zero');
-  // Fermat: a^(p-2); p is prime.
-  return fpPow(a, P - 2n);
+  if (mod(a, P) === 0n) throw new CurveError('inverse of zero');
+  return modInverse(a, P);
 }
 
-function fpPow(a: bigint, e: bigint): bigint {
-  let result = 1n;
-  let base = mod(a, P);
-  while (e > 0n) {
-    if (e & 1n) result = (result * base) % P;
-    base = (base * base) % P;
-    e >>= 1n;
-  }
-  return result;
-}
+/** Out of AMCL's Montgomery form: once, not per parsed point. */
+const MONT_INV = modInverse(MONT, P);
 
 /** Field operations, so the point formulas are written once for G1 (Fp) and G2 (Fp2). */
 interface Field<T> {
@@ -276,7 +267,6 @@ function parseFps(s: unknown, count: number): bigint[] {
   const parts = s.split(/[ \t\n\r\f]+/).filter((t) => t.length > 0);
   if (parts.length !== count * 2) throw new CurveError(`point must have ${count} coordinates`);
   const out: bigint[] = [];
-  const monInv = fpInv(MONT);
   for (let i = 0; i < count; i++) {
     const xes = parts[2 * i]!;
     const hex = parts[2 * i + 1]!;
@@ -287,7 +277,7 @@ function parseFps(s: unknown, count: number): bigint[] {
     if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new CurveError('coordinate must be 64 hex digits');
     // AMCL prints unreduced residues after additions (values ≥ p; anoncreds-clsignatures'
     // `deserialize_works_for_big_sum`), so the residue is taken modulo p, as AMCL itself does.
-    out.push(((BigInt(`0x${hex}`) % P) * monInv) % P);
+    out.push(((BigInt(`0x${hex}`) % P) * MONT_INV) % P);
   }
   return out;
 }

@@ -5,14 +5,12 @@
 import * as z from 'zod';
 import { encodeAttribute, randomBits } from './bignum';
 import {
-  newKeyCorrectnessProof,
   signCredential,
   systemRandomness,
   type ClRandomness,
   type KeyCorrectnessProof,
   type PrimaryPrivateKey,
   type PrimaryPublicKey,
-  type PrimaryPublicKeyMetadata,
 } from './cl';
 
 export class AnonCredsFormatError extends Error {
@@ -122,16 +120,6 @@ export function createCredentialOffer(input: {
     key_correctness_proof: keyCorrectnessProofToJson(input.keyCorrectnessProof),
     nonce: newNonce(),
   };
-}
-
-/** Convenience for a fresh definition: its key-correctness proof, from the generation metadata. */
-export function keyCorrectnessProofFor(
-  pk: PrimaryPublicKey,
-  sk: PrimaryPrivateKey,
-  meta: PrimaryPublicKeyMetadata,
-  rand: ClRandomness = systemRandomness,
-): KeyCorrectnessProofJson {
-  return keyCorrectnessProofToJson(newKeyCorrectnessProof(pk, sk, meta, rand));
 }
 
 const requestSchema = z

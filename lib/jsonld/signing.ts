@@ -6,7 +6,7 @@ import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cry
 import * as vc from '@digitalbazaar/vc';
 import { didDocument, type DidDocument } from '../dids/document';
 import type { DidRecord } from '../dids/records';
-import { AppError, BadRequestError } from '../http/errors';
+import { BadRequestError } from '../http/errors';
 import type { KeyAlg, KeyManager } from '../keys/port';
 import type { TenantScope } from '../store/keys';
 import { CONTEXT_URLS } from './contexts';
@@ -169,8 +169,6 @@ export async function signCredential(opts: {
   try {
     return await vc.issue({ credential, suite: plan.suite.build(signer), documentLoader: opts.documentLoader, ...(opts.now ? { now: opts.now } : {}) });
   } catch (err) {
-    const e = callerErrorOf(err);
-    if (e instanceof AppError) throw e;
-    throw err;
+    throw callerErrorOf(err);
   }
 }

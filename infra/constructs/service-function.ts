@@ -22,6 +22,9 @@ export const BUNDLE_ALIASES = {
   '@digitalbazaar/http-client': './functions/shared/no-http-client.ts',
 } as const;
 
+/** ESM bundles need `require` for the CommonJS dependencies they carry (jsonld, the Digital Bazaar suites, parts of the SDK). */
+export const ESM_REQUIRE_BANNER = "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);";
+
 /** Largest bundle (index.mjs) a function may have: cold starts grow with it. Held by an infra test. */
 export const BUNDLE_BUDGET_BYTES = 600_000;
 /**
@@ -114,7 +117,7 @@ export class ServiceFunction extends Construct {
         // doubles cold imports). Its credential chain is the one part Lambda never uses: see lambda-credentials.ts.
         externalModules: [],
         esbuildArgs: Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
-        banner: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);",
+        banner: ESM_REQUIRE_BANNER,
         commandHooks: afterBundling(props.files ?? {}),
       },
     });

@@ -203,7 +203,7 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   getMessage: { 404: ['message_not_found'] },
   postDidcommEnvelope: { 400: ['invalid_envelope'], 404: ['endpoint_not_found'], 415: ['unsupported_media_type'] },
   sendMessage: { 400: ['message_required', 'target_required', 'target_mismatch', 'message_too_large'], 404: ['contact_not_found', 'invitation_not_found'], 409: ['no_connection', 'invitation_ambiguous', 'connection_not_active'] },
-  createContextFile: { 400: ['invalid_context_file_id', 'invalid_context_file', 'unknown_context', 'too_many_contexts', 'invalid_jsonld'], 409: ['context_file_exists', 'context_file_quota_exceeded'], 413: ['context_file_too_large'] },
+  createContextFile: { 400: ['unknown_context', 'too_many_contexts', 'invalid_jsonld'], 409: ['context_file_exists', 'context_file_quota_exceeded'], 413: ['context_file_too_large'] },
   listContextFiles: { 404: ['wallet_not_found'] },
   getContextFile: { 404: ['context_file_not_found'] },
   receiveInvitation: { 400: ['invitation_required', 'unsupported_invitation', 'invalid_invitation'], ...KEYS_503 },

@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
-import { BUNDLE_ALIASES } from '../../infra/constructs/service-function';
+import { BUNDLE_ALIASES, ESM_REQUIRE_BANNER } from '../../infra/constructs/service-function';
 import { WORKER_ENTRIES } from '../../infra/stacks/service-functions';
 import type { FunctionName } from '../../lib/service/access';
 import { resourcesOf, stackTemplates, type StackTemplate } from '../helpers/assembly';
@@ -245,7 +245,7 @@ async function analysisBuild(fn: Fn, unused: readonly string[] | undefined): Pro
       sourcemap: true,
       sourcesContent: false,
       mainFields: ['module', 'main'],
-      banner: { js: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);" },
+      banner: { js: ESM_REQUIRE_BANNER },
       alias: BUNDLE_ALIASES,
       metafile: true,
       logLevel: 'error',

@@ -11,12 +11,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUNDLE_ALIASES, BUNDLE_BUDGET_BYTES } from '../../infra/constructs/service-function';
+import { BUNDLE_ALIASES, BUNDLE_BUDGET_BYTES, ESM_REQUIRE_BANNER } from '../../infra/constructs/service-function';
 import { REPO_ROOT } from '../../infra/service-app';
 
 const RUNS = Number(process.env.BENCH_BUNDLE_RUNS ?? '7');
 const NODE = join(REPO_ROOT, 'node_modules', '.bin', 'node');
-const BANNER = "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);";
 /** What a function's handler reads at import (plausible values; nothing is contacted). */
 const ENV = { AWS_REGION: 'eu-central-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y', KEY_BACKEND: 'kms', TABLE_NAME: 't', MAC_KMS_KEY_ID: 'k', ISSUER_KEY_TAG: 's', TENANT_ROLE_ARN: 'arn:aws:iam::123456789012:role/t' };
 
@@ -53,7 +52,7 @@ async function main() {
       const r = await build({
         stdin: { contents, resolveDir: REPO_ROOT, loader: 'ts', sourcefile: 'entry.ts' },
         bundle: true, platform: 'node', format: 'esm', target: 'node22', minify: true, mainFields: ['module', 'main'],
-        alias: { ...BUNDLE_ALIASES }, banner: { js: BANNER }, metafile: true, outfile, logLevel: 'error',
+        alias: { ...BUNDLE_ALIASES }, banner: { js: ESM_REQUIRE_BANNER }, metafile: true, outfile, logLevel: 'error',
       });
       const bytes = Object.entries(r.metafile.outputs).find(([k]) => k.endsWith('.mjs'))![1].bytes;
       const ms: number[] = [];

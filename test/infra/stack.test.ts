@@ -13,7 +13,7 @@ import { GATEWAY_ERRORS, SOURCE_LIMITED } from '../../lib/service/gateway-respon
 import { OUTBOX_STREAM_FILTERS, QUEUES, TABLE, queueUrlEnvName } from '../../lib/service/resources';
 import { DEFAULT_MAX_BODY_BYTES, ROUTES, type Route } from '../../lib/service/routes';
 import { createServiceApp, REPO_ROOT } from '../../infra/service-app';
-import { BUNDLE_ALIASES, BUNDLE_BUDGET_BYTES, BUNDLE_BUDGET_OVERRIDES, ServiceFunction } from '../../infra/constructs/service-function';
+import { BUNDLE_ALIASES, BUNDLE_BUDGET_BYTES, BUNDLE_BUDGET_OVERRIDES, ESM_REQUIRE_BANNER, ServiceFunction } from '../../infra/constructs/service-function';
 import { COMMON_RULES_COUNTED } from '../../infra/constructs/source-limits';
 import { publicPathPatterns } from '../../lib/service/public-paths';
 import { resourcePaths } from '../../infra/stacks/api-layout';
@@ -596,7 +596,7 @@ describe('bundles', () => {
         absWorkingDir: REPO_ROOT,
         nodePaths: [join(REPO_ROOT, 'node_modules')],
         alias: BUNDLE_ALIASES,
-        banner: { js: "import { createRequire as __createRequire } from 'module'; const require = __createRequire(import.meta.url);" },
+        banner: { js: ESM_REQUIRE_BANNER },
         logLevel: 'silent',
       });
       const out = readFileSync(join(dir, 'out.mjs'), 'utf8');

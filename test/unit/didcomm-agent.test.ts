@@ -10,6 +10,7 @@ import { OutboxPublisher } from '../../lib/events/publisher';
 import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
 import type { WebhookRequest } from '../../lib/webhooks/transport';
 import { MemoryStore } from '../helpers/memory-store';
+import { targetUrlProblem } from '../../lib/webhooks/target-url';
 
 /**
  * Two wallets of this service talk DIDComm to each other in process: real envelopes
@@ -22,7 +23,7 @@ const B = tenantScope('2');
 const endpointOf = (s: TenantScope) => `${BASE}/didcomm/ref${s.walletId}`;
 
 
-function setup() {
+function setup(opts: { endpointProblem?: (url: string) => string | null } = {}) {
   const store = new MemoryStore();
   const vault = new MemoryVault();
   const events = new OutboxPublisher(store);
@@ -34,7 +35,7 @@ function setup() {
       return { outcome: { kind: 'response' as const, status: 202 }, durationMs: 1 };
     },
   };
-  const agent = new AgentRuntime({ store, events, keys: vault, dids: PEER_DIDS, transport, maxEnvelopeBytes: 256 * 1024, timeoutMs: 1000 });
+  const agent = new AgentRuntime({ store, events, keys: vault, dids: PEER_DIDS, transport, maxEnvelopeBytes: 256 * 1024, timeoutMs: 1000, ...opts });
   const invitations = new InvitationService({ store, events, refs: { of: async (s) => `ref${s.walletId}` }, keys: vault });
   /** Sends each outbound message, then delivers every posted envelope to its wallet, until quiet. */
   async function pump(from: TenantScope, outbound: readonly Outbound[]) {
@@ -211,4 +212,21 @@ test('an invitation that is not Out-of-Band, or offers no DID Exchange, is refus
   const noHttp = { ...inv.invitation, services: [{ id: '#inline', type: 'did-communication', recipientKeys: [(inv.invitation.services as { recipientKeys: string[] }[])[0]!.recipientKeys[0]], serviceEndpoint: 'ws://agent.example.test' }] };
   await expect(t.agent.acceptInvitation(B, endpointOf(B), noHttp, { label: 'Bob', alias: null })).rejects.toMatchObject({ problemCode: 'invalid_invitation' });
   expect(t.store.items.size).toBe(size);
+});
+
+test("an invitation whose service endpoint the webhooks' URL rule refuses is refused at once: nothing stored, nothing queued", async () => {
+  // The deployed rule (functions/didcomm/handler.ts); literal addresses only, so no name is resolved and nothing is dialled.
+  const t = setup({ endpointProblem: (url) => targetUrlProblem(url, { allowLoopback: false }) });
+  const inv = await t.invitations.create(A, {}, BASE);
+  const key = (inv.invitation.services as { recipientKeys: string[] }[])[0]!.recipientKeys[0];
+  const size = t.store.items.size;
+  for (const endpoint of ['http://169.254.169.254/latest', 'https://10.1.2.3/didcomm', 'https://[::1]/didcomm', 'http://agent.example.test/didcomm']) {
+    const invitation = { ...inv.invitation, services: [{ id: '#inline', type: 'did-communication', recipientKeys: [key], serviceEndpoint: endpoint }] };
+    await expect(t.agent.acceptInvitation(B, endpointOf(B), invitation, { label: 'Bob', alias: null })).rejects.toMatchObject({ problemCode: 'invalid_invitation', message: expect.stringContaining("the invitation's service endpoint") });
+  }
+  expect(t.store.items.size).toBe(size);
+  expect(t.posted).toEqual([]);
+  // The same invitation with a public https endpoint is accepted.
+  const ok = await t.agent.acceptInvitation(B, endpointOf(B), inv.invitation, { label: 'Bob', alias: null });
+  expect(ok.connection.state).toBe('request');
 });

@@ -29,7 +29,12 @@ export function buildDispatcher(
       ? {
           transport: worker.transport,
           onAttempt: webhookAttemptMetrics(worker.metrics),
-          fairness: new FairShare({ store: deps.store, name: 'webhook', fairness: queueDefinition('webhook').fairness }),
+          fairness: new FairShare({
+            store: deps.store,
+            name: 'webhook',
+            fairness: queueDefinition('webhook').fairness,
+            onReleaseError: (err) => logger.warn('in-flight place not given back; it frees when its lease ends', { error: err as Error }),
+          }),
           onDeferral: deferralMetric(worker.metrics, 'webhook'),
         }
       : {}),

@@ -82,23 +82,19 @@ export class OutboundSender {
         return 'skipped';
       }
     }
-    const admission = this.deps.fairness ? await this.deps.fairness.admitTo(scope, job.to.endpoint) : undefined;
-    if (admission && 'refused' in admission) {
-      const deferrals = job.deferrals ?? 0;
-      const delaySeconds = this.deps.fairness!.deferSeconds(deferrals, this.random);
-      await this.deps.queue.send([{ body: JSON.stringify({ ...job, deferrals: deferrals + 1 }), delaySeconds, group: tenantMessageGroup(job.wallet_id) }]);
-      this.log('outbound attempt deferred', { ...fields, refusal: admission.refused, delay_seconds: delaySeconds });
-      this.deps.onDeferral?.(admission.refused);
+    const send = async (answered: (a: Answer) => void): Promise<SendResult> => {
+      const result = await this.deps.runtime.send(scope, outboundOf(job));
+      if (result.outcome) answered({ durationMs: result.durationMs, timedOut: result.outcome.kind === 'timeout' });
+      return result;
+    };
+    const ran = this.deps.fairness ? await this.deps.fairness.runTo(scope, job.to.endpoint, send) : { value: await send(() => undefined) };
+    if ('refused' in ran) {
+      const deferral = await this.deps.fairness!.requeue(this.deps.queue, job, this.random);
+      this.log('outbound attempt deferred', { ...fields, refusal: ran.refused, deferrals: deferral.deferrals, delay_seconds: deferral.delay_seconds });
+      this.deps.onDeferral?.(ran.refused);
       return 'deferred';
     }
-    let answer: Answer | undefined;
-    let result: SendResult;
-    try {
-      result = await this.deps.runtime.send(scope, outboundOf(job));
-      if (result.outcome) answer = { durationMs: result.durationMs, timedOut: result.outcome.kind === 'timeout' };
-    } finally {
-      if (admission) await this.deps.fairness!.release(admission.pass, answer).catch((e) => this.log('in-flight places not given back', { ...fields, error: String(e) }));
-    }
+    const result = ran.value;
     const verdict = outboundVerdict(result, job.attempt, this.deps.retryDelaysSeconds, this.random);
     this.log('outbound attempt', { ...fields, type: String(job.message['@type'] ?? ''), detail: result.detail, verdict: verdict.kind });
     if (verdict.kind === 'retry') {

@@ -11,7 +11,7 @@ import { InFlightLimiter, type Lease, type Slot } from './in-flight';
  * ({@link tenantMessageGroup}), so SQS fair queues serve quiet wallets first when one builds a
  * backlog; and each job runs only while holding a place under its wallet's caps ({@link FairShare}),
  * or goes back to the queue with a delay. The webhook worker adds per-target caps and the slow-target
- * circuit; a DIDComm outbound worker would use the same {@link FairShare.admitTo}.
+ * circuit ({@link FairShare.runTo}), as does the DIDComm outbound worker.
  */
 
 /** SQS `MessageGroupId` of a wallet's messages on a standard queue: the tenant SQS fair queues balance by. */
@@ -29,6 +29,11 @@ export interface Pass {
   readonly targetKey?: ItemKey;
   /** The target was slow when the job was let in. */
   readonly slow: boolean;
+}
+
+/** The queue a deferred job goes back on (the workers' SQS queue port). */
+export interface RequeueTarget {
+  send(messages: readonly { readonly body: string; readonly delaySeconds: number; readonly group: string }[]): Promise<void>;
 }
 
 export type Admission = { readonly pass: Pass } | { readonly refused: Refusal };
@@ -138,6 +143,32 @@ export class FairShare {
       // The work is done: a failed give-back must not fail it (and have it run again).
       await this.release(admission.pass).catch((err) => this.deps.onReleaseError?.(err));
     }
+  }
+
+  /**
+   * Runs `work` holding a place for a job to `target` ({@link admitTo}); `refused` (nothing ran) when a
+   * cap is full. `work` reports how the target answered (`answered`), which the give-back records.
+   */
+  async runTo<T>(scope: TenantScope, target: string, work: (answered: (a: Answer) => void) => Promise<T>): Promise<{ readonly value: T } | { readonly refused: Refusal }> {
+    const admission = await this.admitTo(scope, target);
+    if ('refused' in admission) return admission;
+    let answer: Answer | undefined;
+    try {
+      return { value: await work((a) => (answer = a)) };
+    } finally {
+      await this.release(admission.pass, answer).catch((err) => this.deps.onReleaseError?.(err));
+    }
+  }
+
+  /**
+   * Puts a job a cap refused back on its queue, delayed by {@link deferSeconds} and counting the
+   * deferral: no attempt ran, so the job is otherwise unchanged.
+   */
+  async requeue(queue: RequeueTarget, job: { readonly wallet_id: string; readonly deferrals?: number | undefined }, random: () => number = Math.random): Promise<{ readonly deferrals: number; readonly delay_seconds: number }> {
+    const deferrals = (job.deferrals ?? 0) + 1;
+    const delaySeconds = this.deferSeconds(deferrals - 1, random);
+    await queue.send([{ body: JSON.stringify({ ...job, deferrals }), delaySeconds, group: tenantMessageGroup(job.wallet_id) }]);
+    return { deferrals, delay_seconds: delaySeconds };
   }
 
   /**

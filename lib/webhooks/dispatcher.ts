@@ -173,20 +173,10 @@ export class WebhookDispatcher {
 
     // A place under the wallet's and the target's caps first (a refused job costs nothing more), or the
     // job goes back to the queue: a deferral, not an attempt.
-    const admission = this.deps.fairness ? await this.deps.fairness.admitTo(scope, delivery.url) : undefined;
-    if (admission && 'refused' in admission) {
-      await this.defer(job, admission.refused);
-      return;
-    }
-    let answer: Answer | undefined;
-    try {
-      await this.attempt(scope, job, delivery, now, this.deps.transport, (a) => (answer = a));
-    } finally {
-      // A failed give-back only keeps the places taken until their lease ends: not worth failing the job.
-      if (admission) {
-        await this.deps.fairness!.release(admission.pass, answer).catch((e) => this.log('in-flight places not given back', { delivery_id: delivery.delivery_id, error: String(e) }));
-      }
-    }
+    const transport = this.deps.transport;
+    const attempt = (answered: (a: Answer) => void) => this.attempt(scope, job, delivery, now, transport, answered);
+    const ran = this.deps.fairness ? await this.deps.fairness.runTo(scope, delivery.url, attempt) : await attempt(() => undefined);
+    if (ran && 'refused' in ran) await this.defer(job, ran.refused);
   }
 
   /** The attempt itself, once the job holds its places: checks, the request, and its record. */
@@ -242,10 +232,8 @@ export class WebhookDispatcher {
 
   /** Puts a job over its cap back on the queue, delayed; the delivery record is untouched (no attempt ran). */
   private async defer(job: DeliveryJob, refusal: Refusal): Promise<void> {
-    const deferrals = job.deferrals ?? 0;
-    const delaySeconds = this.deps.fairness!.deferSeconds(deferrals, this.random);
-    await this.deps.queue.send([{ body: JSON.stringify({ ...job, deferrals: deferrals + 1 }), delaySeconds, group: tenantMessageGroup(job.wallet_id) }]);
-    this.log('webhook attempt deferred', { delivery_id: job.delivery_id, attempt: job.attempt, refusal, deferrals: deferrals + 1, delay_seconds: delaySeconds });
+    const deferral = await this.deps.fairness!.requeue(this.deps.queue, job, this.random);
+    this.log('webhook attempt deferred', { delivery_id: job.delivery_id, attempt: job.attempt, refusal, ...deferral });
     this.deps.onDeferral?.(refusal);
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventPublisher } from '../events/publisher';
 import type { TenantScope } from '../store/keys';
-import type { ItemStore } from '../store/port';
+import type { Item, ItemStore } from '../store/port';
 import type { AttemptOutcome } from '../webhooks/retry-policy';
 import type { WebhookTransport } from '../webhooks/transport';
 import { ProtocolViolation, type AgentContext, type AgentKeys, type Outbound, type PeerDids } from './agent';
@@ -154,10 +154,11 @@ export class AgentRuntime {
   /**
    * The outcome of sending one of our basic messages, with its event (`message.sent`, or
    * `message.failed` with the reason), once: false when the message is gone or no longer queued.
+   * `read`: its item as the sender read it before sending (the write's condition still decides).
    */
-  async markMessage(scope: TenantScope, messageId: string, state: 'sent' | 'failed', reason?: string): Promise<boolean> {
+  async markMessage(scope: TenantScope, messageId: string, state: 'sent' | 'failed', reason?: string, read?: Item): Promise<boolean> {
     const key = didcommKeys.message(scope, messageId);
-    const item = await this.deps.store.get(key, { consistent: true });
+    const item = read ?? (await this.deps.store.get(key, { consistent: true }));
     if (!item || item.state !== 'queued') return false;
     const at = this.now().toISOString();
     const record: MessageRecord = { ...messageFromItem(item), state, updated_at: at };

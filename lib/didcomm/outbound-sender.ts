@@ -5,7 +5,7 @@ import { notYetDue, retryDelaySeconds, sqsDelaySeconds, verdictOf } from '../web
 import type { AgentRuntime, SendResult } from './agent-runtime';
 import { outboundOf, type OutboundJob } from './outbound';
 import { didcommKeys } from './records';
-import type { ItemStore } from '../store/port';
+import type { Item, ItemStore } from '../store/port';
 
 export interface OutboundSenderDeps {
   readonly runtime: AgentRuntime;
@@ -74,9 +74,10 @@ export class OutboundSender {
     }
     const scope = tenantScope(job.wallet_id);
     const fields = { job_id: job.job_id, connection_id: job.connection_id, attempt: job.attempt, ...(job.message_id ? { message_id: job.message_id } : {}) };
+    let message: Item | undefined;
     if (job.message_id) {
       // Marked already (a duplicate of a finished job), or deleted: nothing to send.
-      const item = await this.deps.store.get(didcommKeys.message(scope, job.message_id), { consistent: true });
+      const item = (message = await this.deps.store.get(didcommKeys.message(scope, job.message_id), { consistent: true }));
       if (!item || item.state !== 'queued') {
         this.log('outbound message no longer queued; job dropped', { ...fields, state: item?.state ?? 'gone' });
         return 'skipped';
@@ -104,7 +105,7 @@ export class OutboundSender {
       await this.enqueue(next);
       return 'retry_queued';
     }
-    if (job.message_id) await this.deps.runtime.markMessage(scope, job.message_id, verdict.kind, verdict.kind === 'failed' ? verdict.reason : undefined);
+    if (job.message_id) await this.deps.runtime.markMessage(scope, job.message_id, verdict.kind, verdict.kind === 'failed' ? verdict.reason : undefined, message);
     return verdict.kind;
   }
 }

@@ -62,15 +62,16 @@ export class Wakeup {
  * A poller's pause after an empty read. For `quietAfter` ms after the last message or activity it is
  * what it always was — a queue 50 ms doubling to 500 ms, the stream 100 ms — so work that follows
  * activity (a status list's publication job, visible 1 s after the change that queued it) is found as
- * soon as before; after that the runtime is idle and the pause is `idle` (queues 4 s, the stream 20 s),
+ * soon as before; after that the runtime is idle and the pause is `idle` (60 s),
  * cut short by activity.
  * Queues are short-polled, not long-polled: local-aws-sqs answers a long poll only when
  * MaxNumberOfMessages are in or the wait is over, and checks its queue on a 10 ms timer for the whole
  * wait, which costs an idle runtime more (measured: docs/benchmarks.md, "Issue 25") than a short poll
  * per queue every 20 s. A message ends its queue's pause when it becomes visible (the runtime's
  * `arrivals`, reported by the SQS emulator: at once for a send, after the delay of a delayed send or
- * a visibility change), as Lambda's long poll would take it; only a message whose visibility timeout
- * runs out after a failed invocation is found by the pauses alone, up to `idle` later.
+ * a visibility change; by the poller itself when the visibility timeout of a message its worker failed
+ * runs out), as Lambda's long poll would take it. The idle pause is therefore only a safety net, and
+ * long: each idle round of polls costs the process a few ms of CPU (docs/benchmarks.md, "Idle npm start").
  */
 export interface IdlePauses {
   readonly first: number;
@@ -78,10 +79,10 @@ export interface IdlePauses {
   readonly idle: number;
   readonly quietAfter: number;
 }
-export const QUEUE_IDLE_MS: IdlePauses = { first: 50, max: 500, idle: 20_000, quietAfter: 5000 };
+export const QUEUE_IDLE_MS: IdlePauses = { first: 50, max: 500, idle: 60_000, quietAfter: 5000 };
 // Every outbox write comes from an API request or a worker invocation, both of which wake the stream
 // poller: its idle pause can be long (each GetRecords costs DynamoDB Local tens of ms of CPU on disk).
-export const STREAM_IDLE_MS: IdlePauses = { first: 100, max: 100, idle: 20_000, quietAfter: 5000 };
+export const STREAM_IDLE_MS: IdlePauses = { first: 100, max: 100, idle: 60_000, quietAfter: 5000 };
 
 /**
  * Sleeps after an empty read and returns the next pause. Activity (a wake) counts as recent work; it
@@ -162,13 +163,24 @@ export function pollQueue(opts: {
   pauses?: IdlePauses;
   /** Woken when a message arrives in this queue: the poller receives at once instead of finishing its pause. */
   arrivals?: Wakeup;
+  /** The queue's visibility timeout: a message the worker failed is looked for again when it runs out. */
+  visibilityTimeoutSeconds?: number;
 }): Poller {
   const running = new Set<Promise<void>>();
   const activity = opts.activity ?? new Wakeup();
   const rules = opts.pauses ?? QUEUE_IDLE_MS;
   const state = { pause: rules.first, lastActive: Date.now() };
 
+  // A failed message comes back when its visibility timeout (counted from the receive) runs out: wake
+  // the poller then, as Lambda's long poll would find it, rather than leave it to the idle pause.
+  const wakeWhenVisible = (receivedAt: number) => {
+    if (!opts.arrivals || opts.visibilityTimeoutSeconds === undefined) return;
+    const arrivals = opts.arrivals;
+    setTimeout(() => arrivals.wake(), Math.max(0, receivedAt + opts.visibilityTimeoutSeconds * 1000 - Date.now()) + 50).unref();
+  };
+
   const invoke = async (messages: Message[]) => {
+    const receivedAt = Date.now();
     const event: SQSEvent = {
       Records: messages.map((m) => ({
         messageId: m.MessageId!,
@@ -188,10 +200,12 @@ export function pollQueue(opts: {
       failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       opts.onError(err);
+      wakeWhenVisible(receivedAt);
       return; // the whole batch failed: every message comes back after its visibility timeout
     } finally {
       activity.wake();
     }
+    if (failed.size > 0) wakeWhenVisible(receivedAt);
     const done = messages.filter((m) => !failed.has(m.MessageId!));
     if (done.length) {
       await opts.sqs.send(

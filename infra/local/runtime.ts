@@ -440,6 +440,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
           onError: report(workers[q.id].functionName),
           activity,
           arrivals: arrivals.get(localQueueName(q))!,
+          visibilityTimeoutSeconds: q.visibilityTimeoutSeconds,
         }),
       ),
     ];

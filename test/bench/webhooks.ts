@@ -27,7 +27,7 @@ async function main() {
 
   // 1. Publish overhead: the same change with and without its event, as a single write and as a
   // transaction (most changes already are one: a record and its uniqueness item, say).
-  const N = 1500;
+  const N = Number(process.env.BENCH_WH_PUBLISH ?? 1500);
   const pairs: { label: string; without: (i: number) => Promise<void>; with: (i: number) => Promise<void> }[] = [
     {
       label: 'single item: PutItem vs. TransactWriteItems(item, event)',
@@ -77,7 +77,7 @@ async function main() {
   // one URL is half deferred by design. So the batches mix two wallets, five jobs each, over two targets
   // each; whatever is deferred anyway is delivered later by the local runtime's own worker, and the
   // figure is the time until the receiver has every delivery.
-  const JOBS = 3000;
+  const JOBS = Number(process.env.BENCH_WH_JOBS ?? 3000);
   const w2 = await api.newWallet('bench-2');
   const wallets = [w, w2].map((x, k) => ({ key: x.apiKey, scope: tenantScope(String(x.walletId)), targets: [0, 1].map((t) => `${rx.url}/bench-${k}-${t}`) }));
   const paths = wallets.flatMap((x) => x.targets.map((t) => new URL(t).pathname));
@@ -131,7 +131,7 @@ async function main() {
   // 3. End to end through the API and the local event plumbing.
   // The stream still holds the events of parts 1 and 2 (thousands), which the relay reads in order before
   // any new one: a first ping, delivered, shows it has caught up; then quiet for 2 s, then the count.
-  const E = 500;
+  const E = Number(process.env.BENCH_WH_PINGS ?? 500);
   const e2ePath = paths[0]!;
   const first = rx.received(e2ePath).length;
   if ((await api.call('POST', '/api/v1/settings/webhook-target-urls/ping', { key: w.apiKey })).status !== 202) throw new Error('ping');

@@ -180,4 +180,49 @@ describe('arrivals', () => {
       await sqsEmulator.stop();
     }
   });
+
+  test('a message the worker failed is taken again when its visibility timeout runs out, not at the end of the idle pause', async () => {
+    const { CreateQueueCommand, SendMessageCommand, SQSClient: Client } = await import('@aws-sdk/client-sqs');
+    const { startSqs } = await import('../../infra/local/emulators');
+    const arrivals = new Wakeup({ sticky: true });
+    const sqsEmulator = await startSqs((name) => {
+      if (name === 'visibility-test') arrivals.wake();
+    });
+    const sqs = new Client({ endpoint: sqsEmulator.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const received: number[] = [];
+    let poller: { stop(): Promise<void> } | undefined;
+    try {
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'visibility-test', Attributes: { VisibilityTimeout: '1' } }));
+      poller = pollQueue({
+        sqs,
+        queueUrl: QueueUrl!,
+        queueArn: 'arn:visibility-test',
+        functionName: 'w',
+        // Fails the message the first time, takes it the second.
+        worker: async (event) => {
+          received.push(Date.now());
+          return { batchItemFailures: received.length === 1 ? event.Records.map((r) => ({ itemIdentifier: r.messageId })) : [] };
+        },
+        batchSize: 10,
+        concurrency: 1,
+        onError: (e) => {
+          throw e;
+        },
+        arrivals,
+        visibilityTimeoutSeconds: 1,
+        // Pauses far longer than the test: only the visibility wake can make the poller receive again.
+        pauses: { first: 30_000, max: 30_000, idle: 60_000, quietAfter: 60_000 },
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'fails once' }));
+      for (let i = 0; i < 200 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(received).toHaveLength(2);
+      expect(received[1]! - received[0]!).toBeGreaterThanOrEqual(900);
+      expect(received[1]! - received[0]!).toBeLessThan(3000);
+    } finally {
+      await poller?.stop();
+      sqs.destroy();
+      await sqsEmulator.stop();
+    }
+  });
 });

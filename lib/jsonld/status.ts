@@ -1,6 +1,6 @@
 import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, NotFoundError } from '../http/errors';
-import { slotOf } from '../status-lists/allocation';
+import { slotOf } from '../status-lists/slots';
 import { definitionFromItem, entryFromItem, entryView, publicationUrl, statusKeys, type EntryRecord } from '../status-lists/records';
 import { w3cStatusEntry } from '../status-lists/tokens';
 import type { TenantScope } from '../store/keys';

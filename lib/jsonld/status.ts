@@ -58,7 +58,13 @@ const EXCHANGE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const notFound = (id: string) => new NotFoundError(`No status list definition ${id} in this wallet`, 'status_list_definition_not_found');
 
-export class JsonLdStatusSource {
+/** What JSON-LD issuance depends on (implemented by {@link JsonLdStatusSource}; tests may pass their own). */
+export interface CredentialStatusSource {
+  credentialStatusFor(scope: TenantScope, revocationDefId: string, exchangeId: string): Promise<JsonLdCredentialStatus>;
+  revoked(scope: TenantScope, revocationDefId: string, exchangeId: string): Promise<boolean | null>;
+}
+
+export class JsonLdStatusSource implements CredentialStatusSource {
   private readonly now: () => Date;
 
   constructor(private readonly deps: JsonLdStatusDeps) {

@@ -25,7 +25,7 @@ declare module 'jsonld' {
 declare module '@digitalbazaar/vc' {
   export function issue(options: { credential: JsonLdDocument; suite: unknown; documentLoader: DocumentLoader; purpose?: unknown; now?: string | Date }): Promise<JsonLdDocument>;
   export function _checkCredential(options: { credential: JsonLdDocument; mode: 'issue' | 'verify'; now?: string | Date }): void;
-  export function verifyCredential(options: { credential: JsonLdDocument; suite: unknown; documentLoader: DocumentLoader; checkStatus?: unknown; now?: string | Date }): Promise<{ verified: boolean; error?: unknown; results?: unknown[] }>;
+  export function verifyCredential(options: { credential: JsonLdDocument; suite: unknown; documentLoader: DocumentLoader; checkStatus?: unknown; now?: string | Date }): Promise<{ verified: boolean; error?: unknown; results?: unknown[]; statusResult?: unknown }>;
 }
 
 declare module '@digitalbazaar/ed25519-signature-2020' {

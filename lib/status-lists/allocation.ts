@@ -1,33 +1,16 @@
-import { createHmac } from 'node:crypto';
 import type { EventPublisher } from '../events/publisher';
-import { memo } from '../memo';
 import { StatusDefinitionGoneError, StatusIssuerMismatchError, type CredentialStatusClaims, type StatusAllocation, type StatusEntrySource } from '../oid4vci/protocol/formats';
 import type { IssuableConfiguration } from '../oid4vci/records';
 import { isSdJwt } from '../oid4vci/supported';
 import type { TenantScope } from '../store/keys';
 import type { WalletRefs } from '../tenancy/public-refs';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
-import { listPermutation } from './permutation';
 import { definitionFromItem, entryView, publicationUrl, statusKeys, type DefinitionRecord, type EntryRecord } from './records';
+import { slotOf } from './slots';
 import { ietfStatusClaim, w3cStatusEntry } from './tokens';
 
-/** Where the n-th entry (0-based) of a definition lives: list ⌊n / list_size⌋, at the list's permutation of n mod list_size. */
-export interface Slot {
-  readonly list: number;
-  readonly index: number;
-}
-
-const permutations = memo(
-  ({ secret, list, listSize }: { secret: string; list: number; listSize: number }) =>
-    listPermutation(createHmac('sha256', Buffer.from(secret, 'base64url')).update(`list:${list}`).digest(), Math.log2(listSize)),
-  1000,
-  ({ secret, list, listSize }) => `${secret}|${list}|${listSize}`,
-);
-
-export function slotOf(def: Pick<DefinitionRecord, 'perm_secret' | 'list_size'>, n: number): Slot {
-  const list = Math.floor(n / def.list_size);
-  return { list, index: permutations({ secret: def.perm_secret, list, listSize: def.list_size })(n % def.list_size) };
-}
+// Kept apart (slots.ts) so that JSON-LD issuance (lib/jsonld/status.ts) allocates without bundling OID4VCI.
+export { slotOf, type Slot } from './slots';
 
 /**
  * Status entries at issuance, for the configurations bound to definitions. One counter per definition

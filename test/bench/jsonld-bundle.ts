@@ -13,21 +13,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUNDLE_ALIASES, BUNDLE_BUDGET_BYTES, ESM_REQUIRE_BANNER } from '../../infra/constructs/service-function';
 import { REPO_ROOT } from '../../infra/service-app';
+import { median } from './stats';
 
 const RUNS = Number(process.env.BENCH_BUNDLE_RUNS ?? '7');
 const NODE = join(REPO_ROOT, 'node_modules', '.bin', 'node');
 /** What a function's handler reads at import (plausible values; nothing is contacted). */
 const ENV = { AWS_REGION: 'eu-central-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y', KEY_BACKEND: 'kms', TABLE_NAME: 't', MAC_KMS_KEY_ID: 'k', ISSUER_KEY_TAG: 's', TENANT_ROLE_ARN: 'arn:aws:iam::123456789012:role/t' };
 
-const STACK = "export { signCredential } from './lib/jsonld/signing';\nexport { offlineDocumentLoader } from './lib/jsonld/loader';\nexport { didDocument } from './lib/dids/document';\nexport { multibaseKey } from './lib/dids/methods';\nexport { tenantScope } from './lib/store/keys';\n";
+const STACK = "export { signCredential } from './lib/jsonld/signing';\nexport { offlineDocumentLoader } from './lib/jsonld/loader';\nexport { JsonLdStatusSource, withCredentialStatus } from './lib/jsonld/status';\nexport { didDocument } from './lib/dids/document';\nexport { multibaseKey } from './lib/dids/methods';\nexport { tenantScope } from './lib/store/keys';\n";
 const ENTRIES: [string, string][] = [
-  ['the signing stack alone (signing, loader, contexts)', STACK],
+  ['the signing stack alone (signing, loader, contexts, status entries)', STACK],
   ['the jsonld function as deployed', "export { handler } from './functions/jsonld/handler';\n"],
   ['the jsonld function with the signing stack', `export { handler } from './functions/jsonld/handler';\n${STACK}`],
 ];
 
 const kib = (b: number) => (b / 1024).toFixed(1);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 function packages(meta: Metafile): string {
   const out = Object.values(meta.outputs).find((o) => o.entryPoint !== undefined || Object.keys(o.inputs).length > 0)!;
@@ -63,7 +63,7 @@ async function main() {
       }
       console.log(`| ${name} | ${bytes} | ${kib(bytes)} | ${median(ms).toFixed(0)} | ${packages(r.metafile)} |`);
       if (i === 0) {
-        // A proof from the bundle: an Ed25519Signature2020 over a did:key credential, and an unknown context refused.
+        // A proof from the bundle: an Ed25519Signature2020 over a did:key credential with a revocation entry (v1 + the status context), and an unknown context refused.
         const probe = join(dir, 'probe.mjs');
         writeFileSync(probe, `import { generateKeyPairSync, sign } from 'node:crypto';
 const m = await import(${JSON.stringify(outfile)});
@@ -73,15 +73,16 @@ const did = 'did:key:' + m.multibaseKey(jwk);
 const key = { did, document: m.didDocument(did, 'key', jwk), ref: 'r', alg: 'EdDSA' };
 const keyManager = { sign: async (_s, _r, _a, data) => new Uint8Array(sign(null, data, privateKey)) };
 const credential = { '@context': ['https://www.w3.org/2018/credentials/v1'], type: ['VerifiableCredential'], issuer: did, issuanceDate: '2026-01-01T00:00:00Z', credentialSubject: { id: 'did:example:1' } };
-const signed = await m.signCredential({ keyManager, scope: m.tenantScope('1'), key, credential, documentLoader: m.offlineDocumentLoader() });
+const status = { id: 'http://127.0.0.1:3000/status-lists/r/d/0/w3c#7', type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListIndex: '7', statusListCredential: 'http://127.0.0.1:3000/status-lists/r/d/0/w3c' };
+const signed = await m.signCredential({ keyManager, scope: m.tenantScope('1'), key, credential: m.withCredentialStatus(credential, status), documentLoader: m.offlineDocumentLoader() });
 const refused = await m.signCredential({ keyManager, scope: m.tenantScope('1'), key, credential: { ...credential, '@context': [...credential['@context'], 'https://example.com/ctx'] }, documentLoader: m.offlineDocumentLoader() }).catch((e) => e.code);
-console.log(signed.proof.type, refused);
+console.log(signed.proof.type, signed['@context'].includes('https://www.w3.org/ns/credentials/status/v1'), refused);
 `);
         const run = spawnSync(NODE, [probe], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
-        if (run.status !== 0 || run.stdout.trim() !== 'Ed25519Signature2020 unknown_context') throw new Error(`the stack's bundle did not sign as expected: ${run.stdout}${run.stderr.slice(0, 400)}`);
+        if (run.status !== 0 || run.stdout.trim() !== 'Ed25519Signature2020 true unknown_context') throw new Error(`the stack's bundle did not sign as expected: ${run.stdout}${run.stderr.slice(0, 400)}`);
       }
     }
-    console.log('\nThe stack bundle, imported in a fresh process, made an Ed25519Signature2020 proof and refused an unknown context (unknown_context).');
+    console.log('\nThe stack bundle, imported in a fresh process, made an Ed25519Signature2020 proof over a v1 credential with its revocation entry (the status context added) and refused an unknown context (unknown_context).');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

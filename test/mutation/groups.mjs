@@ -83,7 +83,7 @@ export const MUTATION_GROUPS = [
   {
     name: 'status-lists',
     what: 'status-list allocation and publication',
-    mutate: ['lib/status-lists/allocation.ts', 'lib/status-lists/publication.ts'],
+    mutate: ['lib/status-lists/allocation.ts', 'lib/status-lists/slots.ts', 'lib/status-lists/publication.ts'],
     tests: ['test/unit/status-lists.test.ts', 'test/unit/status-list-permutation.test.ts'],
   },
   {

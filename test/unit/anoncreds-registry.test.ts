@@ -5,6 +5,8 @@ import { canonicalJson, objectId, parseObjectId, resourceIdOf } from '../../lib/
 import { CredDefWorker, type KeyGenerator } from '../../lib/anoncreds/cred-def-worker';
 import { parseKeyCorrectnessProof, parsePrimaryPublicKey } from '../../lib/anoncreds/objects';
 import { PublicObjects } from '../../lib/anoncreds/public-objects';
+import { anoncredsPublicOperations, OBJECT_CACHE_CONTROL } from '../../lib/anoncreds/operations';
+import { JsonReply, RawRepresentation } from '../../lib/http/contract';
 import { AnonCredsRegistry, credDefJobFromOutboxItem, registryKeys, REGISTRY_LIMITS } from '../../lib/anoncreds/registry';
 import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
 import { LocalDataKeys, WalletDataKeys } from '../../lib/didcomm/key-vault';
@@ -316,5 +318,23 @@ describe('public resolution', () => {
     expect(await objects.get(BASE, idA, 'schema', sRid)).toBeDefined();
     await t.dids.deactivate(A, didA);
     expect(await objects.get(BASE, idA, 'schema', sRid)).toBeUndefined();
+  });
+});
+
+describe('public operations', () => {
+  test('the resolution body, a strong ETag (the resource id), a day of caching, 304 on a match; 404 otherwise', async () => {
+    const t = setup();
+    const did = await t.publicWeb(A);
+    const s = await t.registry.createSchema(A, BASE, SCHEMA);
+    const ops = anoncredsPublicOperations(new PublicObjects(t.store));
+    const rid = parseObjectId(s.schema_id, 'schema')!.resourceId;
+    const input = (headers: Record<string, string> = {}) => ({ params: { id: did.split(':').pop()!, resource_id: rid }, baseUrl: BASE, request: { method: 'GET', url: '', headers } }) as never;
+    const reply = (await ops.getSchemaResource(input())) as unknown as RawRepresentation;
+    expect(reply).toBeInstanceOf(RawRepresentation);
+    expect(JSON.parse(reply.body)).toEqual({ resource: s.schema, resourceMetadata: {} });
+    expect(reply.headers).toMatchObject({ etag: `"${rid}"`, 'cache-control': OBJECT_CACHE_CONTROL });
+    const again = (await ops.getSchemaResource(input({ 'if-none-match': `"${rid}"` }))) as unknown as JsonReply;
+    expect(again.opts.status).toBe(304);
+    await expect(ops.getCredentialDefinitionResource(input())).rejects.toMatchObject({ status: 404, code: 'anoncreds_object_not_found' });
   });
 });

@@ -1,6 +1,6 @@
 import { guardDataKeys } from '../../lib/adapters/access-guard';
 import { KmsDataKeys } from '../../lib/adapters/kms-data-keys';
-import { LocalDataKeys, SealedKeyVault, type DidcommKeyVault } from '../../lib/didcomm/key-vault';
+import { LocalDataKeys, SealedKeyVault, WalletDataKeys, type DidcommKeyVault } from '../../lib/didcomm/key-vault';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { cachingDeriver } from '../../lib/secrets/port';
 import type { Deps } from './deps';
@@ -13,10 +13,15 @@ import { sessionKmsClient } from './session-kms';
  * every operation checked by the access guard.
  */
 export function buildDidcommKeyVault(deps: Deps): DidcommKeyVault {
+  return new SealedKeyVault(deps.store, buildWalletDataKeys(deps));
+}
+
+/** The wallets' data keys (get or create, cached per warm instance): what the key vault and the AnonCreds key sealer seal under. */
+export function buildWalletDataKeys(deps: Deps): WalletDataKeys {
   const { config } = deps;
   if (config.keyBackend === 'local') {
-    return new SealedKeyVault(deps.store, guardDataKeys(new LocalDataKeys(cachingDeriver(new LocalSecretDeriver(config.localMasterKey))), deps.fn));
+    return new WalletDataKeys(deps.store, guardDataKeys(new LocalDataKeys(cachingDeriver(new LocalSecretDeriver(config.localMasterKey))), deps.fn));
   }
   if (!config.didcommKmsKeyId) throw new Error(`${deps.fn} has no DIDComm KMS key`);
-  return new SealedKeyVault(deps.store, new KmsDataKeys(sessionKmsClient(deps, 'DIDComm data keys'), config.didcommKmsKeyId));
+  return new WalletDataKeys(deps.store, new KmsDataKeys(sessionKmsClient(deps, 'DIDComm data keys'), config.didcommKmsKeyId));
 }

@@ -7,6 +7,7 @@ import { enqueueJobs, jobsForEvent } from '../../lib/status-lists/jobs';
 import { jobFromOutboxItem } from '../../lib/webhooks/records';
 import { OUTBOUND_JOB_TYPE, outboundJobFromOutboxItem } from '../../lib/didcomm/outbound';
 import { tenantMessageGroup } from '../../lib/fairness/share';
+import { CRED_DEF_JOB_TYPE, credDefJobFromOutboxItem } from '../../lib/anoncreds/registry';
 import { TABLE, walletPartitionKey } from '../../lib/service/resources';
 import type { Item } from '../../lib/store/port';
 import { buildDeps, createLogger } from '../shared/deps';
@@ -35,6 +36,7 @@ export function createHandler() {
   const dispatcher = buildDispatcher(deps, logger);
   const statusQueue = buildStatusQueue(deps);
   const didcommQueue = buildJobQueue(deps, 'didcomm-outbound');
+  const anoncredsQueue = buildJobQueue(deps, 'anoncreds');
 
   const relay = async (r: DynamoDBRecord) => {
     const item = newImageOf(r);
@@ -65,6 +67,21 @@ export function createHandler() {
       }
       await didcommQueue.send([{ body: JSON.stringify(outbound), delaySeconds: 0, group: tenantMessageGroup(outbound.wallet_id) }]);
       logger.info('DIDComm outbound job queued', { job_id: outbound.job_id, wallet_id: outbound.wallet_id, connection_id: outbound.connection_id });
+      return;
+    }
+    // A credential definition to make (lib/anoncreds/registry.ts): its job as written.
+    const credDef = credDefJobFromOutboxItem(item);
+    if (!credDef && item.type === CRED_DEF_JOB_TYPE) {
+      logger.error('malformed AnonCreds job; not queued', { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey] });
+      return;
+    }
+    if (credDef) {
+      if (!namesItsOwnWallet(item, credDef.wallet_id)) {
+        logger.error('AnonCreds job names a wallet other than its partition; not queued', { partition: item[TABLE.partitionKey], definition_id: credDef.definition_id, wallet_id: credDef.wallet_id });
+        return;
+      }
+      await anoncredsQueue.send([{ body: JSON.stringify(credDef), delaySeconds: 0, group: tenantMessageGroup(credDef.wallet_id) }]);
+      logger.info('AnonCreds job queued', { definition_id: credDef.definition_id, wallet_id: credDef.wallet_id });
       return;
     }
     const job = jobFromOutboxItem(item);

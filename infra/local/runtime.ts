@@ -71,6 +71,8 @@ export interface LocalRuntimeOptions {
   readonly maxDidCreationsPerMinute?: number;
   /** Stands in for SES in the email worker (tests: an injected failing mailer). */
   readonly mailer?: import('../../lib/email/mailer').Mailer;
+  /** Makes credential definitions' keys in the AnonCreds worker (tests: precomputed safe primes; default: fresh ones). */
+  readonly anoncredsKeyGenerator?: import('../../lib/anoncreds/cred-def-worker').KeyGenerator;
   /**
    * Invocations of each queue's worker running at once (default: the queue's `consumer.maxConcurrency`,
    * as deployed). Tests shrink a pool so that a small backlog fills it as a large one fills the deployed one.
@@ -404,6 +406,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const didcommOutbound = ((await import('../../functions/workers/didcomm-outbound')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const emailWorker = ((await import('../../functions/workers/email')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.mailer ? { mailer: opts.mailer } : {});
     const didcommWorker = ((await import('../../functions/workers/didcomm-inbound')) as { createHandler: () => SqsWorker }).createHandler();
+    const anoncredsWorker = ((await import('../../functions/workers/anoncreds')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.anoncredsKeyGenerator ? { generate: opts.anoncredsKeyGenerator } : {});
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
     const repairClient = new DynamoDBClient({ endpoint: ddb.endpoint });
@@ -413,6 +416,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       'email-worker': emailWorker,
       'didcomm-worker': didcommWorker,
       'didcomm-outbound': didcommOutbound,
+      'anoncreds-worker': anoncredsWorker,
     };
     const workers = Object.fromEntries(
       QUEUES.map((q) => {

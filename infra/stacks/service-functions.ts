@@ -64,6 +64,7 @@ export const WORKER_ENTRIES: Partial<Record<FunctionName, string>> = {
   'email-worker': 'functions/workers/email.ts',
   'didcomm-worker': 'functions/workers/didcomm-inbound.ts',
   'didcomm-outbound': 'functions/workers/didcomm-outbound.ts',
+  'anoncreds-worker': 'functions/workers/anoncreds.ts',
 };
 
 const DESCRIPTIONS: Record<FunctionName, string> = {
@@ -92,6 +93,9 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   'didcomm-outbound': 'Packs and posts DIDComm messages to peers (one attempt per message), retries with backoff',
   jsonld: 'Endpoint group: JSON-LD context files',
   'jsonld-public': 'Public JSON-LD context files (GET /context)',
+  anoncreds: 'Endpoint group: AnonCreds schemas and credential definitions',
+  'anoncreds-public': 'Public AnonCreds objects (the did:web AnonCreds method)',
+  'anoncreds-worker': "Makes credential definitions' CL keys, seals the private key, publishes the definition",
 };
 
 const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
@@ -101,6 +105,8 @@ const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
   'email-worker': Duration.seconds(60),
   'didcomm-worker': Duration.seconds(30),
   'didcomm-outbound': Duration.seconds(30),
+  // Two 1,025-bit safe primes: seconds on one core, with a long tail (docs/anoncreds.md, "CPU costs").
+  'anoncreds-worker': Duration.seconds(120),
   // A response may need an issuer's did.json, its metadata and JWKS, and status lists (3 s each at most), within the gateway's 29 s.
   'oid4vp-verifier': Duration.seconds(25),
 };

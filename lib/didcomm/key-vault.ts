@@ -57,8 +57,13 @@ export interface VaultOptions {
 
 const SEAL_VERSION = 1;
 
-/** {@link DidcommKeyVault} on the item store and a data-key service. */
-export class SealedKeyVault implements DidcommKeyVault {
+/**
+ * A wallet's clear data key: cached per warm instance (bounded, time-limited), else its sealed copy
+ * (item `DCDATAKEY`) decrypted, else — when asked to create — a new one generated and stored. One
+ * data key per wallet seals both its DIDComm keys and its AnonCreds private keys
+ * (lib/anoncreds/sealed-keys.ts), each under its own AAD.
+ */
+export class WalletDataKeys {
   readonly #cache = new Map<string, { key: Buffer; until: number }>();
   readonly #max: number;
   readonly #ttl: number;
@@ -74,50 +79,10 @@ export class SealedKeyVault implements DidcommKeyVault {
     this.#now = opts.now ?? Date.now;
   }
 
-  async createKey(walletId: string): Promise<{ verkey: string }> {
-    const dataKey = await this.#dataKey(walletId, true);
-    const pair = generateKeyPair();
-    const verkey = verkeyFromPublicKey(pair.publicKey);
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', dataKey, iv);
-    cipher.setAAD(aad(walletId, verkey));
-    const sealed = Buffer.concat([cipher.update(pair.seed), cipher.final()]);
-    pair.seed.fill(0);
-    await this.store.write([
-      {
-        type: 'put',
-        condition: 'not_exists',
-        item: { ...vaultKeys.sealedKey(walletId, verkey), type: 'didcomm_key', v: SEAL_VERSION, sealed: Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64'), created_at: new Date(this.#now()).toISOString() },
-      },
-    ]);
-    return { verkey };
-  }
-
-  async keyPair(walletId: string, verkey: string): Promise<Ed25519KeyPair | undefined> {
-    try {
-      publicKeyFromVerkey(verkey);
-    } catch {
-      return undefined;
-    }
-    const item = await this.store.get(vaultKeys.sealedKey(walletId, verkey));
-    if (!item || typeof item.sealed !== 'string') return undefined;
-    const dataKey = await this.#dataKey(walletId, false);
-    if (!dataKey) throw new Error('a sealed DIDComm key exists but its wallet has no data key');
-    const raw = Buffer.from(item.sealed, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', dataKey, raw.subarray(0, 12));
-    decipher.setAAD(aad(walletId, verkey));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    // A failure here means the item was altered or moved: let it throw, it is not the caller's doing.
-    const seed = new Uint8Array(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]));
-    const pair = keyPairFromSeed(seed);
-    if (verkeyFromPublicKey(pair.publicKey) !== verkey) throw new Error('sealed DIDComm key does not match its verkey');
-    return pair;
-  }
-
   /** The wallet's clear data key: cached, else its sealed copy decrypted, else (when `create`) a new one. */
-  async #dataKey(walletId: string, create: true): Promise<Buffer>;
-  async #dataKey(walletId: string, create: false): Promise<Buffer | undefined>;
-  async #dataKey(walletId: string, create: boolean): Promise<Buffer | undefined> {
+  async get(walletId: string, create: true): Promise<Buffer>;
+  async get(walletId: string, create: false): Promise<Buffer | undefined>;
+  async get(walletId: string, create: boolean): Promise<Buffer | undefined> {
     const cached = this.#cache.get(walletId);
     if (cached && cached.until > this.#now()) {
       this.#cache.delete(walletId);
@@ -153,6 +118,61 @@ export class SealedKeyVault implements DidcommKeyVault {
     }
     this.#cache.set(walletId, { key, until: this.#now() + this.#ttl });
     return key;
+  }
+}
+
+/** {@link DidcommKeyVault} on the item store and a data-key service. */
+export class SealedKeyVault implements DidcommKeyVault {
+  readonly #dataKeys: WalletDataKeys;
+  readonly #now: () => number;
+
+  constructor(
+    private readonly store: ItemStore,
+    dataKeys: DataKeyService | WalletDataKeys,
+    opts: VaultOptions = {},
+  ) {
+    this.#dataKeys = dataKeys instanceof WalletDataKeys ? dataKeys : new WalletDataKeys(store, dataKeys, opts);
+    this.#now = opts.now ?? Date.now;
+  }
+
+  async createKey(walletId: string): Promise<{ verkey: string }> {
+    const dataKey = await this.#dataKeys.get(walletId, true);
+    const pair = generateKeyPair();
+    const verkey = verkeyFromPublicKey(pair.publicKey);
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', dataKey, iv);
+    cipher.setAAD(aad(walletId, verkey));
+    const sealed = Buffer.concat([cipher.update(pair.seed), cipher.final()]);
+    pair.seed.fill(0);
+    await this.store.write([
+      {
+        type: 'put',
+        condition: 'not_exists',
+        item: { ...vaultKeys.sealedKey(walletId, verkey), type: 'didcomm_key', v: SEAL_VERSION, sealed: Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64'), created_at: new Date(this.#now()).toISOString() },
+      },
+    ]);
+    return { verkey };
+  }
+
+  async keyPair(walletId: string, verkey: string): Promise<Ed25519KeyPair | undefined> {
+    try {
+      publicKeyFromVerkey(verkey);
+    } catch {
+      return undefined;
+    }
+    const item = await this.store.get(vaultKeys.sealedKey(walletId, verkey));
+    if (!item || typeof item.sealed !== 'string') return undefined;
+    const dataKey = await this.#dataKeys.get(walletId, false);
+    if (!dataKey) throw new Error('a sealed DIDComm key exists but its wallet has no data key');
+    const raw = Buffer.from(item.sealed, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', dataKey, raw.subarray(0, 12));
+    decipher.setAAD(aad(walletId, verkey));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    // A failure here means the item was altered or moved: let it throw, it is not the caller's doing.
+    const seed = new Uint8Array(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]));
+    const pair = keyPairFromSeed(seed);
+    if (verkeyFromPublicKey(pair.publicKey) !== verkey) throw new Error('sealed DIDComm key does not match its verkey');
+    return pair;
   }
 }
 

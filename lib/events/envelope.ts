@@ -39,6 +39,8 @@ export const EVENT_TYPES = {
   'message.received': 'A basic message arrived on a connection (data: the message record).',
   'message.sent': 'A basic message sent with POST /api/v1/messages was accepted by the peer\'s endpoint (data: the message record, state sent).',
   'message.failed': 'A basic message could not be delivered: the peer\'s endpoint refused it or failed every retry (data: the message record, state failed, with failure_reason).',
+  'anoncreds.credential_definition.finished': "A credential definition's keys were made and it is published at its url (data: the definition record, with credential_definition_id).",
+  'anoncreds.credential_definition.failed': 'A credential definition could not be made; its tag is free again (data: the definition record, state failed, with error_msg).',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

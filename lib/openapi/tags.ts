@@ -71,7 +71,16 @@ export const TAGS: readonly { readonly name: string; readonly description: strin
   {
     name: 'JSON-LD (public)',
     description: '**What JSON-LD processors fetch** (no key): a context file by its public id (`application/ld+json`, cacheable for a year: it never changes), and one wallet\'s list by its `public_ref`.',
+  },  {
+    name: 'AnonCreds',
+    description:
+      "**AnonCreds schemas and credential definitions** (not in the contract; ACA-Py's field names). Both are published under the wallet's public did:web DID with the did:web AnonCreds method. A schema is made at once; a credential definition's keys take seconds, so it starts in state `wait` and the worker finishes it (`anoncreds.credential_definition.finished` event).",
   },
+  {
+    name: 'AnonCreds (public)',
+    description: '**What holders and verifiers resolve** (no key): schemas and credential definitions at `<did:web service endpoint>/schema/<resource id>` and `/credDef/<resource id>`, as `{resource, resourceMetadata}`; the resource id is the hash of the object.',
+  },
+
   {
     name: 'Email',
     description: '**Offers to many people.** Mail each recipient their own offer (from the public DID) in one request; follow each recipient\'s outcome.',

@@ -3,6 +3,7 @@ import bs58 from 'bs58';
 import { didDocument, type DidDocument } from '../dids/document';
 import { DIDCOMM_SERVICE_MARKER, DIDCOMM_SERVICE_METHODS, publicRefOfServiceItem, withDidcommService } from '../dids/didcomm-service';
 import { didcommEndpoint } from '../didcomm/records';
+import { anoncredsEndpoint, ANONCREDS_SERVICE, didWebIdOf } from '../anoncreds/identifiers';
 import { decodeMultibaseKey, type DidMethod } from '../dids/methods';
 import { publicLookup, qualify } from '../dids/records';
 import type { PublicJwk } from '../keys/port';
@@ -44,6 +45,11 @@ export class DidResolver {
       const ref = service && publicRefOfServiceItem(service);
       if (baseUrl !== undefined && verkey && ref && DIDCOMM_SERVICE_METHODS.includes(item.method as DidMethod)) {
         document = withDidcommService(document, { verkey, endpoint: didcommEndpoint(baseUrl, ref) });
+      }
+      // The did:web AnonCreds method: where the DID's schemas and credential definitions resolve (lib/anoncreds/identifiers.ts).
+      if (baseUrl !== undefined && item.method === 'web') {
+        const service = { id: `${document.id}#${ANONCREDS_SERVICE}`, type: 'AnonCredsRegistry', serviceEndpoint: anoncredsEndpoint(baseUrl, didWebIdOf(document.id)) };
+        document = { ...document, service: [...((document.service as unknown[] | undefined) ?? []), service] };
       }
       return { document };
     }

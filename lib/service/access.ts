@@ -23,7 +23,7 @@ import type { RouteGroup } from './routes';
  * flight in `W#<wallet>#INFLIGHT` (lib/fairness/in-flight.ts: UpdateItem, and GetItem to find
  * expired places), with their `tenant` grants on the wallet's own partitions.
  */
-export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker' | 'didcomm-worker' | 'didcomm-outbound';
+export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker' | 'didcomm-worker' | 'didcomm-outbound' | 'anoncreds-worker';
 
 export const DATA_ACTIONS = ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
 export type DataAction = (typeof DATA_ACTIONS)[number];
@@ -141,9 +141,13 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   jsonld: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
   // Public context files: the id's (or query's) reference, then in that wallet's session one file or its list entries.
   'jsonld-public': { shared: { data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'Query'] } },
+  // AnonCreds registry (admin): the public DID (pointer and record), schemas and definitions with their uniqueness items and quota counters, and the definition's job (an outbox item) in one transaction.
+  anoncreds: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
+  // Public AnonCreds objects: the path's did:web DID through the PublicDids index (as the resolver finds it), then one item in its wallet's session.
+  'anoncreds-public': { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] }, tenant: { data: ['GetItem'] } },
   meta: {},
   // Also queues the DIDComm outbound jobs (JOBQ#DCOUT#…) a decision wrote with its records.
-  'webhook-relay': { shared: { sendTo: ['webhook', 'status', 'didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem'] } },
+  'webhook-relay': { shared: { sendTo: ['webhook', 'status', 'didcomm-outbound', 'anoncreds'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
   // One offer and one mail per recipient: the exchange as POST /api/v1/oid4vci/issue makes it, the recipient's record and events.
   // Recipients of a wallet at its cap go back on the email queue, delayed (lib/fairness/share.ts).
@@ -151,6 +155,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // DIDComm outbound: packs each queued message with the connection's key (unsealed: Decrypt only) and posts it;
   // marks our basic message sent or failed with its event; retries and over-cap jobs go back on its own queue.
   'didcomm-outbound': { shared: { sendTo: ['didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], dataKeys: ['Decrypt'] } },
+  // Credential definitions' keys: the record and its schema, then the record, the public object, the sealed private key (the wallet's data key: made on first use) and the event in one
+  // transaction; a failure frees the tag (DeleteItem) and the quota place. Jobs of a wallet at its cap go back on its own queue, delayed.
+  'anoncreds-worker': { shared: { sendTo: ['anoncreds'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items (queueing the rest of a large removal).
   'status-worker': { shared: { sendTo: ['status'] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };

@@ -8,7 +8,7 @@ import type { FunctionName } from './access';
  * routes. A new function names its area here (the type makes it say one); a new area is a new name in
  * {@link AREAS}. The stack reads nothing else to place a function.
  */
-export const AREAS = ['api', 'tenancy', 'identity', 'oid4vci', 'status-lists', 'oid4vp', 'didcomm', 'jsonld'] as const;
+export const AREAS = ['api', 'tenancy', 'identity', 'oid4vci', 'status-lists', 'oid4vp', 'didcomm', 'jsonld', 'anoncreds'] as const;
 export type Area = (typeof AREAS)[number];
 
 /** The area deployed in the root stack (with the table, queues, API, WAF and alarm topic). */
@@ -45,4 +45,8 @@ export const FUNCTION_AREAS: Readonly<Record<FunctionName, Area>> = {
   // JSON-LD: context files (contract 4.7).
   jsonld: 'jsonld',
   'jsonld-public': 'jsonld',
+  // AnonCreds registry: schemas, credential definitions, their public objects and the key worker.
+  anoncreds: 'anoncreds',
+  'anoncreds-public': 'anoncreds',
+  'anoncreds-worker': 'anoncreds',
 };

@@ -177,6 +177,18 @@ export const QUEUES: readonly QueueDefinition[] = [
   },
   // DIDComm messages to peers' endpoints (lib/didcomm/outbound.ts): one attempt per message, as webhooks.
   { id: 'didcomm-outbound', worker: 'didcomm-outbound', ...ENDPOINT_ATTEMPTS },
+  // Credential definitions' keys (lib/anoncreds/cred-def-worker.ts): seconds of CPU each (two safe
+  // primes), so one job per batch and few instances; a wallet runs one at a time, so another wallet's
+  // definition waits at most for the jobs in flight. Visibility 6 x the worker's 120 s timeout.
+  {
+    id: 'anoncreds',
+    worker: 'anoncreds-worker',
+    visibilityTimeoutSeconds: 720,
+    maxReceiveCount: 3,
+    retentionDays: 4,
+    consumer: { batchSize: 1, maxConcurrency: 4 },
+    fairness: { perTenant: 1, leaseSeconds: 150, defer: { firstSeconds: 10, maxSeconds: 120 } },
+  },
 ];
 
 /** The declaration of one queue. */
@@ -188,7 +200,7 @@ export function queueDefinition(id: QueueId): QueueDefinition {
 
 export const DLQ_RETENTION_DAYS = 14;
 
-export type QueueId = 'email' | 'webhook' | 'status' | 'didcomm-inbound' | 'didcomm-outbound';
+export type QueueId = 'email' | 'webhook' | 'status' | 'didcomm-inbound' | 'didcomm-outbound' | 'anoncreds';
 
 export function queueUrlEnvName(id: string): string {
   // Environment names take no '-': didcomm-outbound -> DIDCOMM_OUTBOUND_QUEUE_URL.

@@ -10,7 +10,7 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AuthKind = 'superadmin' | 'wallet' | 'public';
-export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'oid4vp' | 'oid4vp-verifier' | 'didcomm' | 'didcomm-inbound' | 'jsonld' | 'jsonld-public' | 'meta';
+export type RouteGroup = 'tenancy' | 'webhooks' | 'dids' | 'taa' | 'oid4vci' | 'resolver' | 'oid4vci-issuer' | 'status-lists' | 'status-lists-public' | 'email' | 'oid4vp' | 'oid4vp-verifier' | 'didcomm' | 'didcomm-inbound' | 'jsonld' | 'jsonld-public' | 'anoncreds' | 'anoncreds-public' | 'meta';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -122,6 +122,15 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/api/v1/context', group: 'jsonld', auth: 'wallet', operationId: 'createContextFile', maxBodyBytes: 128 * 1024, tag: 'JSON-LD', summary: 'Store a JSON-LD context file (immutable; published at /context/<public_ref>:<context_file_id>)' },
   { method: 'GET', path: '/context', group: 'jsonld-public', auth: 'public', operationId: 'listContextFiles', cors: true, tag: 'JSON-LD (public)', summary: "One wallet's context files (query public_ref)" },
   { method: 'GET', path: '/context/{id}', group: 'jsonld-public', auth: 'public', operationId: 'getContextFile', cors: true, tag: 'JSON-LD (public)', summary: 'A context file (application/ld+json, immutable, cacheable)' },
+  // Not in the contract: the AnonCreds registry (docs/anoncreds.md, "Schemas and credential definitions"), ACA-Py's field names. Public reads follow the did:web AnonCreds method under the issuer DID's path.
+  { method: 'POST', path: '/api/v1/schemas', group: 'anoncreds', auth: 'wallet', operationId: 'createSchema', tag: 'AnonCreds', summary: 'Create an AnonCreds schema under the public did:web DID (published at once)' },
+  { method: 'GET', path: '/api/v1/schemas', group: 'anoncreds', auth: 'wallet', operationId: 'listSchemas', tag: 'AnonCreds', summary: "This wallet's schemas (pages of at most 100)" },
+  { method: 'GET', path: '/api/v1/schemas/{id}', group: 'anoncreds', auth: 'wallet', operationId: 'getSchema', tag: 'AnonCreds', summary: 'One schema, by schema_id (percent-encoded) or resource id' },
+  { method: 'POST', path: '/api/v1/credential-definitions', group: 'anoncreds', auth: 'wallet', operationId: 'createCredentialDefinition', tag: 'AnonCreds', summary: 'Request a credential definition: stored in state wait, its keys made by the anoncreds worker' },
+  { method: 'GET', path: '/api/v1/credential-definitions', group: 'anoncreds', auth: 'wallet', operationId: 'listCredentialDefinitions', tag: 'AnonCreds', summary: "This wallet's credential definitions and their states (pages of at most 100)" },
+  { method: 'GET', path: '/api/v1/credential-definitions/{id}', group: 'anoncreds', auth: 'wallet', operationId: 'getCredentialDefinition', tag: 'AnonCreds', summary: 'One credential definition; once finished, with its AnonCreds object' },
+  { method: 'GET', path: '/dids/{id}/anoncreds/schema/{resource_id}', group: 'anoncreds-public', auth: 'public', operationId: 'getSchemaResource', protocol: true, cors: true, tag: 'AnonCreds (public)', summary: 'A schema, as the did:web AnonCreds method resolves it ({resource, resourceMetadata})' },
+  { method: 'GET', path: '/dids/{id}/anoncreds/credDef/{resource_id}', group: 'anoncreds-public', auth: 'public', operationId: 'getCredentialDefinitionResource', protocol: true, cors: true, tag: 'AnonCreds (public)', summary: 'A credential definition (public part), as the did:web AnonCreds method resolves it' },
   // Public: each definition's lists, signed (docs/status-lists.md, "Publication").
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/ietf', group: 'status-lists-public', auth: 'public', operationId: 'getIetfStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as an IETF Token Status List (statuslist+jwt)' },
   { method: 'GET', path: '/status-lists/{public_ref}/{def_id}/{list}/w3c', group: 'status-lists-public', auth: 'public', operationId: 'getW3cStatusList', protocol: true, cors: true, tag: 'Status lists (public)', summary: 'A status list as a W3C BitstringStatusListCredential (VC-JWT)' },

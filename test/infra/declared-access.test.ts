@@ -407,6 +407,29 @@ describe('what the declaration does not say, pinned (issue 27)', () => {
     }
   });
 
+  test("AnonCreds: the worker unseals and makes credential-definition keys with its own wallet's data key only; the admin and public functions hold no key at all", async () => {
+    const context = (wallet: string) => ({ 'kms:EncryptionContext:wallet_id': wallet, 'kms:EncryptionContextKeys': ['wallet_id'] });
+    const worker = roles('anoncreds-worker').tenant!;
+    for (const a of ['kms:GenerateDataKey', 'kms:Decrypt']) {
+      expect({ a, own: await allowsBoth(worker, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ a, own: true });
+      expect({ a, other: await allowsBoth(worker, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '43' } }) }).toEqual({ a, other: false });
+    }
+    for (const fn of ['anoncreds', 'anoncreds-public'] as const) {
+      const { execution, tenant } = roles(fn);
+      for (const role of [execution, tenant!]) {
+        for (const a of ['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Sign']) {
+          expect({ fn, a, allowed: await allowsBoth(role, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, allowed: false });
+        }
+      }
+    }
+    // The public function's own role finds a DID through the PublicDids index and reads nothing else of the table.
+    const pub = roles('anoncreds-public').execution;
+    expect(await allowsBoth(pub, { action: 'dynamodb:Query', resource: `${tableArn()}/index/${TABLE.publicDids.name}`, keys: {} })).toBe(true);
+    for (const partition of ['W#42', 'SYS#PUBREF#x', 'SYS#ADMIN']) {
+      expect({ partition, get: await allowsBoth(pub, { action: 'dynamodb:GetItem', resource: tableArn(), keys: { 'dynamodb:LeadingKeys': [partition] } }) }).toEqual({ partition, get: false });
+    }
+  });
+
   test("no wallet session of any function may write a name reservation or a reference lookup; tenancy's registry session may put only those and its wallet's record", async () => {
     const table = tableArn();
     const RESERVATIONS = ['SYS#WNAME#x', 'SYS#PUBREF#x'];

@@ -109,7 +109,9 @@ test("the service follows the public DID: did:web gets it (Credo connects again,
   // The did:web document as the did.json route serves it.
   const path = webDid.split(':').slice(3).join('/');
   const webDoc = await ok(api.call('GET', `/${path}/did.json`), 'did.json');
-  expect(webDoc.service).toEqual([expect.objectContaining({ serviceEndpoint: `${api.rt.url}/didcomm/${acme.publicRef}`, recipientKeys: [`${webDid}#didcomm-1`] })]);
+  // Beside it, every did:web document's AnonCreds registry service (docs/anoncreds.md).
+  const anoncredsService = { id: `${webDid}#anoncreds`, type: 'AnonCredsRegistry', serviceEndpoint: `${api.rt.url}/dids/${webDid.split(':').pop()}/anoncreds` };
+  expect(webDoc.service).toEqual([expect.objectContaining({ serviceEndpoint: `${api.rt.url}/didcomm/${acme.publicRef}`, recipientKeys: [`${webDid}#didcomm-1`] }), anoncredsService]);
   expect(webDoc.verificationMethod.find((m: any) => m.id === `${webDid}#didcomm-1`).publicKeyBase58).toBe(verkey);
 
   const { connectionId } = await credo.receiveImplicitInvitation(webDid);
@@ -125,7 +127,7 @@ test("the service follows the public DID: did:web gets it (Credo connects again,
   expect(JSON.stringify(otherDoc)).not.toContain(verkey);
   expect(await connections(other.apiKey)).toEqual([]);
 
-  // did:key documents are the spec's: no service, and the web DID (now posted) loses its own.
+  // did:key documents are the spec's: no service, and the web DID (now posted) loses its DIDComm service (its AnonCreds one stays).
   await publicDid(acme.apiKey, 'key');
-  expect((await ok(api.call('GET', `/${path}/did.json`), 'did.json')).service).toBeUndefined();
+  expect((await ok(api.call('GET', `/${path}/did.json`), 'did.json')).service).toEqual([anoncredsService]);
 }, 120_000);

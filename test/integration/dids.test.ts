@@ -147,7 +147,11 @@ describe('TAA (contract 4.11) and set-public-did', () => {
     expect(doc.body).toMatchObject({
       id: d.did,
       verificationMethod: [{ id: `${d.did}#key-1`, publicKeyJwk: { kty: 'EC', crv: 'P-256' } }, { id: `${d.did}#didcomm-1`, type: 'Ed25519VerificationKey2018' }],
-      service: [{ type: 'did-communication', serviceEndpoint: `${api.rt.url}/didcomm/${w.publicRef}` }],
+      service: [
+        { type: 'did-communication', serviceEndpoint: `${api.rt.url}/didcomm/${w.publicRef}` },
+        // The did:web AnonCreds method's registry service (docs/anoncreds.md).
+        { id: `${d.did}#anoncreds`, type: 'AnonCredsRegistry', serviceEndpoint: `${api.rt.url}/dids/${id}/anoncreds` },
+      ],
     });
     // did:web resolution rule: did:web:<host%3Aport>:dids:<id> -> http(s)://<host:port>/dids/<id>/did.json
     const url = `http://${decodeURIComponent(d.did.split(':')[2])}/${d.did.split(':').slice(3).join('/')}/did.json`;

@@ -10,6 +10,7 @@ import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
 import { startTestApi, type TestApi } from '../helpers/runtime';
 import { SpecWallet } from '../helpers/spec-wallet';
 import { answerDcql } from '../helpers/spec-vp-wallet';
+import { precomputedPrimesGenerator } from '../helpers/anoncreds-registry';
 
 /**
  * The OpenAPI document must not lie: every route of the route table is driven over HTTP as a client
@@ -34,7 +35,8 @@ let lies: string[] = [];
 beforeAll(async () => {
   // Each public route at a low ceiling (20/s, burst 40): the throttle test below reaches it with 100 requests.
   const publicRoute = { rateLimit: 20, burstLimit: 40 };
-  [api, rx] = await Promise.all([startTestApi({ webhookRetryDelaysSeconds: [1, 1, 1], webhookTimeoutMs: 2000, throttles: { publicRoute } }), startReceiver()]);
+  // AnonCreds keys from precomputed safe primes: this file checks shapes, not the maths.
+  [api, rx] = await Promise.all([startTestApi({ webhookRetryDelaysSeconds: [1, 1, 1], webhookTimeoutMs: 2000, throttles: { publicRoute }, anoncredsKeyGenerator: precomputedPrimesGenerator() }), startReceiver()]);
   const res = await fetch(`${api.rt.url}/openapi.json`);
   expect(res.status).toBe(200);
   doc = await res.json();
@@ -726,6 +728,45 @@ describe('JSON-LD context files', () => {
     const got = await hit('getContextFile', `/context/${ref}:employee-v1.jsonld`, 200);
     await hit('getContextFile', `/context/${ref}:employee-v1.jsonld`, 304, { headers: { 'if-none-match': got.headers.get('etag')! } });
     await hit('getContextFile', `/context/${ref}:missing.jsonld`, 404);
+  });
+});
+
+describe('AnonCreds registry', () => {
+  test('schemas and credential definitions (wait, then finished by the worker), their public objects; bad input', async () => {
+    const w = await newWallet();
+    const key = w.apiKey;
+    await hit('createSchema', '/api/v1/schemas', 400, { key, body: { schema_name: 'degree', schema_version: '1.0', attributes: ['name'] } });
+    await api.call('POST', '/api/v1/accept-taa', { key, body: { mechanism: 'service_agreement', version: LOCAL_TAA.version } });
+    const did = (await api.call('POST', '/api/v1/create-did', { key, body: { method: 'web' } })).body.did.did as string;
+    await api.call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(did)}`, { key });
+    const schema = (await hit('createSchema', '/api/v1/schemas', 200, { key, body: { schema_name: 'degree', schema_version: '1.0', attributes: ['name', 'degree'] } })).body;
+    await hit('createSchema', '/api/v1/schemas', 409, { key, body: { schema_name: 'degree', schema_version: '1.0', attributes: ['name'] } });
+    await hit('createSchema', '/api/v1/schemas', 400, { key, body: { schema_name: 'degree', schema_version: '2.0', attributes: ['Name', 'name'] } });
+    await hit('listSchemas', '/api/v1/schemas', 200, { key });
+    await hit('listSchemas', '/api/v1/schemas?limit=1', 200, { key });
+    await hit('listSchemas', '/api/v1/schemas?cursor=nope', 400, { key });
+    await hit('getSchema', `/api/v1/schemas/${encodeURIComponent(schema.schema_id)}`, 200, { key });
+    await hit('getSchema', '/api/v1/schemas/unknown', 404, { key });
+    const requested = (await hit('createCredentialDefinition', '/api/v1/credential-definitions', 202, { key, body: { schema_id: schema.schema_id, tag: 'default' } })).body;
+    await hit('createCredentialDefinition', '/api/v1/credential-definitions', 409, { key, body: { schema_id: schema.schema_id, tag: 'default' } });
+    await hit('createCredentialDefinition', '/api/v1/credential-definitions', 400, { key, body: { schema_id: schema.schema_id, support_revocation: true } });
+    await hit('createCredentialDefinition', '/api/v1/credential-definitions', 404, { key, body: { schema_id: 'unknown' } });
+    await hit('getCredentialDefinition', `/api/v1/credential-definitions/${requested.id}`, 200, { key });
+    const done = await eventually(async () => {
+      const r = (await hit('getCredentialDefinition', `/api/v1/credential-definitions/${requested.id}`, 200, { key })).body;
+      return r.state === 'finished' ? r : undefined;
+    }, 60_000);
+    await hit('getCredentialDefinition', '/api/v1/credential-definitions/unknown', 404, { key });
+    await hit('listCredentialDefinitions', '/api/v1/credential-definitions', 200, { key });
+    await hit('listCredentialDefinitions', '/api/v1/credential-definitions?cursor=nope', 400, { key });
+    const path = (url: string) => url.slice(api.rt.url.length);
+    const s = await hit('getSchemaResource', path(schema.url), 200);
+    await hit('getSchemaResource', path(schema.url), 304, { headers: { 'if-none-match': s.headers.get('etag')! } });
+    await hit('getSchemaResource', path(schema.url).replace(/[^/]+$/, 'x'), 404);
+    await hit('getSchemaResource', '/dids/0OIl/anoncreds/schema/x', 400);
+    await hit('getCredentialDefinitionResource', path(done.url), 200);
+    await hit('getCredentialDefinitionResource', path(schema.url).replace('/schema/', '/credDef/'), 404);
+    await hit('getCredentialDefinitionResource', '/dids/0OIl/anoncreds/credDef/x', 400);
   });
 });
 

@@ -3,6 +3,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import { outboundJobWrites } from '../../lib/didcomm/outbound';
+import { CRED_DEF_JOB_TYPE, registryKeys } from '../../lib/anoncreds/registry';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { tenantScope } from '../../lib/store/keys';
 import type { ItemStore } from '../../lib/store/port';
@@ -53,6 +54,8 @@ const JOBS: { queue: QueueId; fn: FunctionName; job: (wallet: string) => Record<
       base_url: 'http://127.0.0.1:1',
     }),
   },
+  // A credential definition that does not exist: the worker looks for it in the job's wallet session and makes nothing.
+  { queue: 'anoncreds', fn: 'anoncreds-worker', job: (wallet) => ({ v: 1, wallet_id: wallet, definition_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }) },
 ];
 
 async function sessionsWhileHandling(queue: QueueId, fn: FunctionName, body: Record<string, unknown>, wallet: string): Promise<GuardDecision[]> {
@@ -137,6 +140,25 @@ test('the relay queues a DIDComm outbound job only for the wallet whose partitio
   await quiet('didcomm-outbound', 1);
   doc.destroy();
   const worker = decisions.filter((d) => d.principal.fn === 'didcomm-outbound' && d.principal.wallet !== null);
+  expect(worker.length).toBeGreaterThan(0);
+  expect(worker.filter((d) => d.principal.wallet !== walletA).map((d) => `${d.principal.wallet}: ${JSON.stringify(d.request)}`)).toEqual([]);
+  expect(decisions.filter((d) => d.principal.wallet === walletB)).toEqual([]);
+});
+
+test('the relay queues an AnonCreds job only for the wallet whose partition holds it', async () => {
+  const [a, b] = [await api.newWallet(), await api.newWallet()];
+  await quiet('webhook-relay');
+  const [walletA, walletB] = [String(a.walletId), String(b.walletId)];
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb, region: 'eu-west-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+  // The job item a credential-definition request stages (lib/anoncreds/registry.ts), for a definition that does not exist.
+  const job = (id: string) => ({ ...registryKeys.credDefJob(tenantScope(walletA), id), type: CRED_DEF_JOB_TYPE, job: { v: 1, wallet_id: walletA, definition_id: id } });
+  const forged = job('01ARZ3NDEKTSV4RRFFQ69G5FAA');
+  decisions.length = 0;
+  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { ...forged, job: { ...forged.job, wallet_id: walletB } } }));
+  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: job('01ARZ3NDEKTSV4RRFFQ69G5FAB') }));
+  await quiet('anoncreds-worker', 1);
+  doc.destroy();
+  const worker = decisions.filter((d) => d.principal.fn === 'anoncreds-worker' && d.principal.wallet !== null);
   expect(worker.length).toBeGreaterThan(0);
   expect(worker.filter((d) => d.principal.wallet !== walletA).map((d) => `${d.principal.wallet}: ${JSON.stringify(d.request)}`)).toEqual([]);
   expect(decisions.filter((d) => d.principal.wallet === walletB)).toEqual([]);

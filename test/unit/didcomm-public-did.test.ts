@@ -107,7 +107,9 @@ describe("the public DID's document", () => {
     expect(t.publicKeyRecord(A)).toMatchObject({ SK: verkey, did: web.qualified });
 
     await t.dids.setPublic(A, key.did);
-    for (const did of [indy.qualified, web.qualified, key.qualified]) expect((await t.doc(did)).service).toBeUndefined();
+    for (const did of [indy.qualified, key.qualified]) expect((await t.doc(did)).service).toBeUndefined();
+    // A did:web document keeps only its AnonCreds registry service (docs/anoncreds.md): objects published under it stay resolvable.
+    expect((await t.doc(web.qualified)).service.map((s: any) => s.type)).toEqual(['AnonCredsRegistry']);
     expect(t.publicKeyRecord(A)!.SK).toBe(verkey);
     expect(t.publicKeyRecord(A)!.did).toBeUndefined();
     // Out of the index, but kept: the next sov/indy/web public DID gets the same key.
@@ -123,7 +125,7 @@ describe("the public DID's document", () => {
     await t.dids.setPublic(A, d.did);
     // What a wallet whose public DID was set before this feature holds: no service item, no key lookup.
     await t.store.write([{ type: 'delete', key: didcommServiceKey(A, refOf(A)) }, { type: 'delete', key: { PK: keys.walletPartition(A), SK: String(t.publicKeyRecord(A)!.SK) } }]);
-    expect((await t.doc(d.qualified)).service).toBeUndefined();
+    expect((await t.doc(d.qualified)).service.map((s: any) => s.type)).toEqual(['AnonCredsRegistry']);
     await expect(t.dids.setPublic(A, d.did)).resolves.toMatchObject({ posture: 'public' });
     expect((await t.doc(d.qualified)).service[0].serviceEndpoint).toBe(`${BASE}/didcomm/${refOf(A)}`);
     expect(t.publicKeyRecord(A)).toMatchObject({ did: d.qualified });

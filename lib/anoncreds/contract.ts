@@ -1,0 +1,116 @@
+import * as z from 'zod';
+import type { OperationContracts } from '../http/contract';
+import { PAGING_QUERY } from '../http/paging';
+import { Timestamp } from '../tenancy/contract';
+import { REGISTRY_LIMITS } from './registry';
+
+/** Schemas of the AnonCreds registry routes (not in the contract; docs/anoncreds.md, "Schemas and credential definitions"). */
+
+const AnonCredsSchemaObject = z
+  .object({ issuerId: z.string(), name: z.string(), version: z.string(), attrNames: z.array(z.string()) })
+  .meta({ title: 'AnonCredsSchema', description: 'The AnonCreds schema object, as resolvers receive it' });
+
+const SchemaRecord = z
+  .object({
+    schema_id: z.string().meta({ description: 'The AnonCreds id: `<did:web DID>?service=anoncreds&relativeRef=/schema/<resource id>` (did:web AnonCreds method)' }),
+    schema: AnonCredsSchemaObject,
+    url: z.string().meta({ description: 'Where holders and verifiers fetch it (no key)' }),
+    created_at: Timestamp,
+  })
+  .meta({ title: 'AnonCredsSchemaRecord' });
+
+const CredDefState = z.enum(['wait', 'finished', 'failed']).meta({ description: '`wait`: queued for the worker; `finished`: keys made, published at `url`; `failed`: see error_msg' });
+
+const CredDefRecord = z
+  .object({
+    id: z.string().meta({ description: 'The record id (GET /api/v1/credential-definitions/{id})' }),
+    credential_definition_id: z.string().nullable().meta({ description: 'The AnonCreds id (`<did>?service=anoncreds&relativeRef=/credDef/<resource id>`); null until finished, since it is the hash of the keys' }),
+    schema_id: z.string(),
+    issuer_id: z.string().meta({ description: "The wallet's public did:web DID when the definition was requested" }),
+    tag: z.string(),
+    support_revocation: z.literal(false),
+    state: CredDefState,
+    error_msg: z.string().nullable(),
+    url: z.string().nullable().meta({ description: 'Where holders fetch it once finished (no key)' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ title: 'AnonCredsCredentialDefinitionRecord' });
+
+const CredDefObject = z
+  .object({
+    issuerId: z.string(),
+    schemaId: z.string(),
+    type: z.literal('CL'),
+    tag: z.string(),
+    value: z.object({ primary: z.object({ n: z.string(), s: z.string(), r: z.record(z.string(), z.string()), rctxt: z.string(), z: z.string() }) }),
+  })
+  .meta({ title: 'AnonCredsCredentialDefinition', description: 'The public AnonCreds credential definition (no private part ever leaves the worker unsealed)' });
+
+const KeyCorrectnessProof = z
+  .object({ c: z.string(), xz_cap: z.string(), xr_cap: z.array(z.tuple([z.string(), z.string()])) })
+  .meta({ title: 'AnonCredsKeyCorrectnessProof', description: 'Public: every credential offer carries it' });
+
+/** An id in a path: the record's own id, a resource id, or a full AnonCreds id (percent-encoded). */
+const IdParam = z.string().min(1).max(1200);
+
+export const anoncredsContracts = {
+  createSchema: {
+    body: z.strictObject({
+      schema_name: z.string().max(1024).meta({ description: `1–${REGISTRY_LIMITS.maxNameLength} characters` }),
+      schema_version: z.string().max(64).meta({ description: 'Dot-separated numbers, e.g. "1.0"' }),
+      attributes: z
+        .array(z.string().max(1024))
+        .max(1000)
+        .meta({ description: `1–${REGISTRY_LIMITS.maxAttributes} names, unique once spaces are removed and case is ignored; not master_secret` }),
+    }),
+    response: SchemaRecord,
+    errors: [400, 401, 403, 409],
+  },
+  listSchemas: {
+    query: z.object(PAGING_QUERY),
+    paged: true,
+    response: z.array(SchemaRecord),
+    errors: [400, 401, 403],
+  },
+  getSchema: {
+    params: z.strictObject({ id: IdParam.meta({ description: 'The schema_id (percent-encoded) or its resource id' }) }),
+    response: SchemaRecord,
+    errors: [401, 403, 404],
+  },
+  createCredentialDefinition: {
+    body: z.strictObject({
+      schema_id: z.string().min(1).max(1200).meta({ description: 'One of this wallet\'s schemas: its schema_id or resource id' }),
+      tag: z.string().max(256).default('default').meta({ description: `Unique per schema; 1–${REGISTRY_LIMITS.maxTagLength} letters, digits, ".", "_", "-" (default "default")` }),
+      support_revocation: z.boolean().default(false).meta({ description: 'true is refused for now (revocation_not_supported)' }),
+      revocation_registry_size: z.number().int().optional().meta({ description: `${REGISTRY_LIMITS.minRegistrySize}–${REGISTRY_LIMITS.maxRegistrySize}; checked, used once revocation is supported` }),
+    }),
+    status: 202,
+    response: CredDefRecord,
+    errors: [400, 401, 403, 404, 409],
+  },
+  listCredentialDefinitions: {
+    query: z.object(PAGING_QUERY),
+    paged: true,
+    response: z.array(CredDefRecord),
+    errors: [400, 401, 403],
+  },
+  getCredentialDefinition: {
+    params: z.strictObject({ id: IdParam.meta({ description: 'The record id, or the credential_definition_id (percent-encoded)' }) }),
+    response: CredDefRecord.extend({ credential_definition: CredDefObject.optional(), key_correctness_proof: KeyCorrectnessProof.optional() }).meta({ title: 'AnonCredsCredentialDefinitionDetail' }),
+    errors: [401, 403, 404],
+  },
+} satisfies OperationContracts;
+
+/** The did:web AnonCreds method's resolution result: `{resource, resourceMetadata}`. */
+const Resolution = (resource: z.ZodType, title: string) => z.object({ resource, resourceMetadata: z.record(z.string(), z.unknown()) }).meta({ title });
+
+const PublicParams = z.strictObject({
+  id: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{16,32}$/, 'not a did:web id of this service').meta({ description: 'The did:web DID\'s last segment' }),
+  resource_id: z.string().max(64).meta({ description: 'base58(SHA-256(JCS(object)))' }),
+});
+
+export const anoncredsPublicContracts = {
+  getSchemaResource: { params: PublicParams, response: Resolution(AnonCredsSchemaObject, 'AnonCredsSchemaResolution'), conditional: true, errors: [400, 404] },
+  getCredentialDefinitionResource: { params: PublicParams, response: Resolution(CredDefObject, 'AnonCredsCredentialDefinitionResolution'), conditional: true, errors: [400, 404] },
+} satisfies OperationContracts;

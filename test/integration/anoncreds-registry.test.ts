@@ -1,0 +1,142 @@
+import { parseKeyCorrectnessProof, parsePrimaryPublicKey } from '../../lib/anoncreds/objects';
+import { resourceIdOf } from '../../lib/anoncreds/identifiers';
+import { holderVerifyKeyCorrectness } from '../helpers/anoncreds-cl-holder';
+import { expectError, ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
+
+/**
+ * The AnonCreds registry through the local runtime (docs/anoncreds.md, "Schemas and credential
+ * definitions"): a schema and a credential definition made by a wallet with a did:web public DID,
+ * the definition's keys made by the anoncreds worker with fresh safe primes (the real thing: no seam
+ * here), resolved as the did:web AnonCreds method resolves it — DID document, service endpoint,
+ * object — and checked with the holder-side key-correctness check; other wallets and bad input get
+ * 4xx and store nothing.
+ */
+let api: TestApi;
+let a: Awaited<ReturnType<typeof walletWithPublicDid>>;
+let b: Awaited<ReturnType<typeof walletWithPublicDid>>;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  [a, b] = await Promise.all([walletWithPublicDid(api, { method: 'web' }), walletWithPublicDid(api, { method: 'web' })]);
+});
+afterAll(async () => {
+  await api?.rt.stop();
+});
+
+const SCHEMA = { schema_name: 'degree schema', schema_version: '1.0', attributes: ['name', 'date', 'degree', 'birthdate_dateint'] };
+
+async function finished(key: string, id: string, timeoutMs = 180_000): Promise<any> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await ok(api.call('GET', `/api/v1/credential-definitions/${id}`, { key }), 'get cred def');
+    if (res.state !== 'wait') return res;
+    if (Date.now() > until) throw new Error(`credential definition ${id} still waiting after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+test('schema, then credential definition (wait → finished by the worker), resolved as the did:web AnonCreds method resolves it', async () => {
+  const schema = await ok(api.call('POST', '/api/v1/schemas', { key: a.key, body: SCHEMA }), 'schema');
+  expect(schema.schema).toEqual({ issuerId: a.did, name: SCHEMA.schema_name, version: SCHEMA.schema_version, attrNames: SCHEMA.attributes });
+  expect(schema.schema_id).toBe(`${a.did}?service=anoncreds&relativeRef=/schema/${resourceIdOf(schema.schema)}`);
+  expect(await ok(api.call('GET', `/api/v1/schemas/${encodeURIComponent(schema.schema_id)}`, { key: a.key }), 'get schema')).toEqual(schema);
+
+  const requested = await api.call('POST', '/api/v1/credential-definitions', { key: a.key, body: { schema_id: schema.schema_id, tag: 'default' } });
+  expect(requested.status).toBe(202);
+  expect(requested.body).toMatchObject({ state: 'wait', credential_definition_id: null, url: null, schema_id: schema.schema_id, issuer_id: a.did, tag: 'default', support_revocation: false });
+  const done = await finished(a.key, requested.body.id);
+  expect(done).toMatchObject({ state: 'finished', error_msg: null });
+  expect(done.credential_definition).toMatchObject({ issuerId: a.did, schemaId: schema.schema_id, type: 'CL', tag: 'default' });
+  expect(done.credential_definition_id).toBe(`${a.did}?service=anoncreds&relativeRef=/credDef/${resourceIdOf(done.credential_definition)}`);
+  // Listed, and found by its AnonCreds id too.
+  const list = await api.call('GET', '/api/v1/credential-definitions', { key: a.key });
+  expect(list.body).toEqual([expect.objectContaining({ id: requested.body.id, state: 'finished', credential_definition_id: done.credential_definition_id })]);
+  expect(await ok(api.call('GET', `/api/v1/credential-definitions/${encodeURIComponent(done.credential_definition_id)}`, { key: a.key }), 'by id')).toEqual(done);
+
+  // Resolution as Credo's did:web registry does it: the DID document's `#anoncreds` service, then
+  // <serviceEndpoint><relativeRef>, then the hash of the resource must be the id's last segment.
+  const didId = a.did.split(':').pop()!;
+  const doc = await ok(api.call('GET', `/dids/${didId}/did.json`), 'did document');
+  const service = doc.service.find((s: { id: string }) => s.id === `${a.did}#anoncreds`);
+  for (const [id, expected] of [
+    [schema.schema_id, schema.schema],
+    [done.credential_definition_id, done.credential_definition],
+  ] as const) {
+    const relativeRef = new URLSearchParams(id.slice(id.indexOf('?'))).get('relativeRef')!;
+    const res = await fetch(`${service.serviceEndpoint}${relativeRef}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=86400');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const body = (await res.json()) as { resource: unknown; resourceMetadata: unknown };
+    expect(body).toEqual({ resource: expected, resourceMetadata: {} });
+    expect(resourceIdOf(body.resource)).toBe(relativeRef.split('/').pop());
+    const etag = res.headers.get('etag')!;
+    expect((await fetch(`${service.serviceEndpoint}${relativeRef}`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+  }
+  expect(`${service.serviceEndpoint}/credDef/${resourceIdOf(done.credential_definition)}`).toBe(done.url);
+
+  // The published key is a CL key whose correctness proof the holder-side check accepts; nothing private is in it.
+  const served = (await (await fetch(done.url)).json()) as { resource: { value: { primary: unknown } } };
+  const pk = parsePrimaryPublicKey(served.resource.value.primary);
+  expect(Object.keys(pk.r).sort()).toEqual(['birthdate_dateint', 'date', 'degree', 'master_secret', 'name']);
+  expect(pk.n.toString(2).length).toBeGreaterThanOrEqual(2049);
+  expect(holderVerifyKeyCorrectness(pk, parseKeyCorrectnessProof(done.key_correctness_proof))).toBe(true);
+  const tampered = parseKeyCorrectnessProof(done.key_correctness_proof);
+  expect(holderVerifyKeyCorrectness({ ...pk, z: pk.z + 1n }, tampered)).toBe(false);
+  expect(JSON.stringify(served)).not.toMatch(/p_key|r_key|"p"|"q"|sealed|master_secret_blinding/);
+  expect(JSON.stringify(done)).not.toMatch(/p_key|"p"|"q"|sealed/);
+}, 240_000);
+
+test("other wallets: A's schema and definition are 404 to B; B cannot build on A's schema; public reads only under the issuing DID", async () => {
+  const schema = await ok(api.call('POST', '/api/v1/schemas', { key: a.key, body: { ...SCHEMA, schema_version: '2.0' } }), 'schema');
+  const def = await api.call('POST', '/api/v1/credential-definitions', { key: a.key, body: { schema_id: schema.schema_id, tag: 'other' } });
+  expect(def.status).toBe(202);
+  expectError(await api.call('GET', `/api/v1/schemas/${encodeURIComponent(schema.schema_id)}`, { key: b.key }), 404, 'schema_not_found');
+  expectError(await api.call('GET', `/api/v1/credential-definitions/${def.body.id}`, { key: b.key }), 404, 'cred_def_not_found');
+  expectError(await api.call('POST', '/api/v1/credential-definitions', { key: b.key, body: { schema_id: schema.schema_id } }), 404, 'schema_not_found');
+  expect((await api.call('GET', '/api/v1/schemas', { key: b.key })).body).toEqual([]);
+  expect((await api.call('GET', '/api/v1/credential-definitions', { key: b.key })).body).toEqual([]);
+  // A's schema under B's DID: not found.
+  const rid = schema.schema_id.split('/').pop();
+  expect((await fetch(`${api.rt.url}/dids/${b.did.split(':').pop()}/anoncreds/schema/${rid}`)).status).toBe(404);
+  expect((await fetch(`${api.rt.url}/dids/${a.did.split(':').pop()}/anoncreds/schema/${rid}`)).status).toBe(200);
+  expect((await fetch(`${api.rt.url}/dids/${a.did.split(':').pop()}/anoncreds/credDef/${rid}`)).status).toBe(404);
+});
+
+test('bad input: each a 4xx with its code, and nothing stored', async () => {
+  const w = await walletWithPublicDid(api, { method: 'web' });
+  const schemas = () => api.call('GET', '/api/v1/schemas', { key: w.key }).then((r) => r.body);
+  const defs = () => api.call('GET', '/api/v1/credential-definitions', { key: w.key }).then((r) => r.body);
+  for (const [body, code] of [
+    [{ ...SCHEMA, attributes: ['Name', 'name'] }, 'duplicate_attribute'],
+    [{ ...SCHEMA, attributes: ['master_secret'] }, 'reserved_attribute'],
+    [{ ...SCHEMA, attributes: [] }, 'invalid_attributes'],
+    [{ ...SCHEMA, schema_version: 'v1' }, 'invalid_schema_version'],
+    [{ ...SCHEMA, schema_name: '' }, 'invalid_schema_name'],
+    [{ ...SCHEMA, extra: 1 }, 'validation_failed'],
+    [{ schema_name: 'x' }, 'validation_failed'],
+  ] as const) {
+    expectError(await api.call('POST', '/api/v1/schemas', { key: w.key, body }), 400, code);
+  }
+  expect(await schemas()).toEqual([]);
+  const schema = await ok(api.call('POST', '/api/v1/schemas', { key: w.key, body: SCHEMA }), 'schema');
+  expectError(await api.call('POST', '/api/v1/schemas', { key: w.key, body: SCHEMA }), 409, 'schema_exists');
+  for (const [body, status, code] of [
+    [{ schema_id: schema.schema_id, support_revocation: true, revocation_registry_size: 100 }, 400, 'revocation_not_supported'],
+    [{ schema_id: schema.schema_id, tag: 'a b' }, 400, 'invalid_tag'],
+    [{ schema_id: schema.schema_id, revocation_registry_size: 1 }, 400, 'invalid_registry_size'],
+    [{ schema_id: `${schema.schema_id.slice(0, -3)}abc` }, 404, 'schema_not_found'],
+    [{ schema_id: schema.schema_id, tag: 7 }, 400, 'validation_failed'],
+  ] as const) {
+    expectError(await api.call('POST', '/api/v1/credential-definitions', { key: w.key, body }), status, code);
+  }
+  expect(await defs()).toEqual([]);
+  expect(await schemas()).toHaveLength(1);
+  // A wallet without a public DID, or with a did:key one.
+  const none = await api.newWallet();
+  expectError(await api.call('POST', '/api/v1/schemas', { key: none.apiKey, body: SCHEMA }), 400, 'public_did_required');
+  const keyDid = await walletWithPublicDid(api, { method: 'key' });
+  expectError(await api.call('POST', '/api/v1/schemas', { key: keyDid.key, body: SCHEMA }), 400, 'public_did_not_web');
+  expectError(await api.call('GET', '/api/v1/credential-definitions/01ARZ3NDEKTSV4RRFFQ69G5FAV', { key: w.key }), 404, 'cred_def_not_found');
+  expect((await fetch(`${api.rt.url}/dids/${w.did.split(':').pop()}/anoncreds/schema/not-a-resource-id`)).status).toBe(404);
+});

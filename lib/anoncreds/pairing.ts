@@ -8,8 +8,7 @@
 // AMCL's FP12 (a, b, c) of FP4s (x + y·s) is then a = c0 + c3·s, b = c1 + c4·s, c = c2 + c5·s.
 //
 // Not constant-time (BigInt, value-dependent branches). Its one issuer use, z = e(g·γ^(L+1), g'),
-// takes a secret G1 input (g·γ^(L+1) must never be published: it is why tails entry L+1 is replaced);
-// it runs once per registry, in a worker (docs/anoncreds.md).
+// blinds its inputs (revocation.ts `accumulatorKey`), as g·γ^(L+1) must stay secret.
 
 import { mod, modInverse } from './bignum';
 import { BN_X, CurveError, Fp2, G1, G2, P, R, type Fp2Element, type G1Point, type G2Point } from './bn254';

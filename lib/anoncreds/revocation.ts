@@ -185,11 +185,22 @@ export function newRevocationRegistryKeys(
 ): { z: Fp12; gamma: bigint } {
   checkMaxCredNum(maxCredNum);
   const gamma = rand.scalar();
-  return { z: accumulatorKey(pub, gamma, maxCredNum), gamma };
+  return { z: accumulatorKey(pub, gamma, maxCredNum, rand), gamma };
 }
 
-export function accumulatorKey(pub: Pick<RevocationPublicKey, 'g' | 'g_dash'>, gamma: bigint, maxCredNum: number): Fp12 {
-  return pairing(G1.mul(pub.g, modPow(gamma, BigInt(maxCredNum) + 1n, R)), pub.g_dash);
+/**
+ * z = e(g·γ^(L+1), g'), computed as e(g·(γ^(L+1)·ρ), g'·ρ⁻¹) for a random ρ (bilinearity: the same
+ * value), so the pairing never sees the secret point g·γ^(L+1).
+ */
+export function accumulatorKey(
+  pub: Pick<RevocationPublicKey, 'g' | 'g_dash'>,
+  gamma: bigint,
+  maxCredNum: number,
+  rand: RevocationRandomness = systemRevocationRandomness,
+): Fp12 {
+  const rho = rand.scalar();
+  const p = G1.mul(pub.g, (modPow(gamma, BigInt(maxCredNum) + 1n, R) * rho) % R);
+  return pairing(p, G2.mul(pub.g_dash, modInverse(rho, R)));
 }
 
 export interface RevocationRegistryDefinitionJson {

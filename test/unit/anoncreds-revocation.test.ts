@@ -141,6 +141,11 @@ describe('revocation registry definition', () => {
     expect(JSON.stringify(created.definition)).toBe(JSON.stringify(revRegVector.revocationRegistryDefinition));
     expect(created.definitionPrivate).toEqual(revRegVector.revocationRegistryDefinitionPrivate);
     expect(created.tailsFile.equals(tailsFile)).toBe(true);
+    // z is computed with blinded pairing inputs: the same value whatever the blinding.
+    const z = (revRegVector.revocationRegistryDefinition.value as unknown as { publicKeys: { accumKey: { z: string } } })
+      .publicKeys.accumKey.z;
+    expect(gtToString(accumulatorKey(pub, gamma, L, fixed(5n)))).toBe(z);
+    expect(gtToString(accumulatorKey(pub, gamma, L, fixed(R - 2n)))).toBe(z);
   });
 
   it('the tails location is derived from the tails hash; a fresh γ gives a fresh z and file', () => {

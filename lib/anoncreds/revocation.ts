@@ -7,7 +7,7 @@
 // Points are written additively (AMCL's ECP), the specification multiplicatively: g'·γ^i is g'^(γ^i).
 // Tails: tail[k] = g'·γ^k. The accumulator is Σ_{j ∈ V} tail[L+1−j] over the valid indices V; a
 // credential with index i holds the witness ω = Σ_{j ∈ V, j ≠ i} tail[L+1−j+i], and
-// e(g·γ^i, acc) − e(g, ω) = e(g, g')^(γ^(L+1)) = z exactly when i ∈ V.
+// e(g·γ^i, acc)·e(g, ω)⁻¹ = e(g, g')^(γ^(L+1)) = z exactly when i ∈ V.
 //
 // Issuance is by default only: the initial status list is all zeros and its accumulator holds every
 // index, so issuing never changes the published list. That is what anoncreds-rs holders assume when

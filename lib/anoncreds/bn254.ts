@@ -247,6 +247,33 @@ export const G2 = {
   },
 };
 
+/**
+ * Multiplication of one fixed G2 point by many scalars (the tails file: g'·γ^k for every k): a table
+ * of p·d·16^j (j < 64, d < 16) built once (~1,000 additions), then 64 additions per scalar instead of
+ * the ladder's 256 doublings and 256 additions. Table lookups are indexed by the scalar's digits, so
+ * this is further from constant time than the ladder; it is used only where the results are
+ * published anyway (docs/anoncreds.md).
+ */
+export function g2FixedBase(p: G2Point): (k: bigint) => G2Point {
+  const table: Jacobian<Fp2Element>[][] = [];
+  let base = toJacobian(Fp2, p);
+  for (let j = 0; j < SCALAR_BITS / 4; j++) {
+    const row: Jacobian<Fp2Element>[] = [{ x: Fp2.zero, y: Fp2.one, z: Fp2.zero }, base];
+    for (let d = 2; d < 16; d++) row.push(jAdd(Fp2, row[d - 1]!, base));
+    table.push(row);
+    base = jDouble(Fp2, row[8]!);
+  }
+  return (k: bigint) => {
+    let e = mod(k, R);
+    let acc: Jacobian<Fp2Element> = { x: Fp2.zero, y: Fp2.one, z: Fp2.zero };
+    for (let j = 0; j < SCALAR_BITS / 4; j++) {
+      acc = jAdd(Fp2, acc, table[j]![Number(e & 15n)]!);
+      e >>= 4n;
+    }
+    return toAffine(Fp2, acc);
+  };
+}
+
 // ---- AMCL hex serialization -------------------------------------------------------------------
 // Rust amcl's `FP::to_hex` prints "<excess> <BIG hex>": the excess counter, then the internal
 // Montgomery residue (v·2^280 mod p, 64 upper-case hex digits). `ECP::to_hex` prints x, y, z of its

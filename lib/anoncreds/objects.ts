@@ -1,9 +1,11 @@
 // The AnonCreds JSON objects around the CL primitives, in anoncreds-rs' shapes: the credential
 // definition's primary key, the key-correctness proof, the credential offer, the credential request
-// (parsed and bounded before any arithmetic) and the issued credential (without revocation).
+// (parsed and bounded before any arithmetic) and the issued credential (with or without revocation;
+// the revocation objects themselves are in revocation.ts).
 
 import * as z from 'zod';
 import { encodeAttribute, randomBits } from './bignum';
+import { CurveError, g1FromString, type G1Point } from './bn254';
 import {
   signCredential,
   systemRandomness,
@@ -12,6 +14,15 @@ import {
   type PrimaryPrivateKey,
   type PrimaryPublicKey,
 } from './cl';
+import {
+  signNonRevocation,
+  systemRevocationRandomness,
+  type NonRevocationIssuance,
+  type RevocationPrivateKey,
+  type RevocationPublicKey,
+  type RevocationRandomness,
+  type RevocationStatusList,
+} from './revocation';
 
 export class AnonCredsFormatError extends Error {
   constructor(message: string) {
@@ -129,7 +140,7 @@ const requestSchema = z
     cred_def_id: z.string().min(1).max(2048),
     blinded_ms: z.object({
       u: decimal,
-      // The revocation part (ur) is not used without revocation; any value is ignored here.
+      // The revocation part (ur): parsed as a G1 point only when the credential is revocable.
       ur: z.unknown().optional(),
       hidden_attributes: z.array(attrName).max(16),
       committed_attributes: decimalMap.optional(),
@@ -153,17 +164,41 @@ export function parseCredentialRequest(json: unknown): CredentialRequest {
 export interface CredentialJson {
   schema_id: string;
   cred_def_id: string;
-  rev_reg_id: null;
+  rev_reg_id: string | null;
   values: Record<string, { raw: string; encoded: string }>;
-  signature: { p_credential: { m_2: string; a: string; e: string; v: string }; r_credential: null };
+  signature: {
+    p_credential: { m_2: string; a: string; e: string; v: string };
+    r_credential: NonRevocationIssuance['r_credential'] | null;
+  };
   signature_correctness_proof: { se: string; c: string };
-  rev_reg: null;
-  witness: null;
+  rev_reg: NonRevocationIssuance['rev_reg'] | null;
+  witness: NonRevocationIssuance['witness'] | null;
+}
+
+/** What a revocable credential needs: the registry, the index allocated to it, the current status list. */
+export interface CredentialRevocationInput {
+  revRegId: string;
+  revIdx: number;
+  publicKey: RevocationPublicKey;
+  privateKey: RevocationPrivateKey;
+  gamma: bigint;
+  statusList: RevocationStatusList;
+}
+
+function blindedRevocationSecret(ur: unknown): G1Point {
+  if (ur === undefined || ur === null) throw new AnonCredsFormatError('credential request has no blinded revocation secret (ur)');
+  try {
+    return g1FromString(ur);
+  } catch (e) {
+    if (e instanceof CurveError) throw new AnonCredsFormatError(`invalid blinded revocation secret: ${e.message}`);
+    throw e;
+  }
 }
 
 /**
- * anoncreds-rs `create_credential` without revocation: checks the request against our offer,
- * encodes the raw values, signs. `offer` is the offer we made (its nonce binds the holder's proof).
+ * anoncreds-rs `create_credential`: checks the request against our offer, encodes the raw values,
+ * signs; with `revocation`, also the non-revocation part (issuance by default: the status list does
+ * not change). `offer` is the offer we made (its nonce binds the holder's proof).
  */
 export function createCredential(
   input: {
@@ -173,10 +208,22 @@ export function createCredential(
     request: unknown;
     /** Raw attribute values by name; names match the schema after `attrCommonView`. */
     values: Record<string, string>;
+    revocation?: CredentialRevocationInput;
   },
   rand: ClRandomness = systemRandomness,
+  revocationRand: RevocationRandomness = systemRevocationRandomness,
 ): CredentialJson {
   const req = parseCredentialRequest(input.request);
+  const rev = input.revocation;
+  // Checked before the (costly) primary signature.
+  const ur = rev ? blindedRevocationSecret(req.blinded_ms.ur) : undefined;
+  if (rev) {
+    const L = rev.statusList.revoked.length;
+    if (!Number.isInteger(rev.revIdx) || rev.revIdx < 1 || rev.revIdx > L - 1) {
+      throw new AnonCredsFormatError(`revocation index must be an integer in [1, ${L - 1}]`);
+    }
+    if (rev.statusList.revoked[rev.revIdx]) throw new AnonCredsFormatError(`revocation index ${rev.revIdx} is revoked`);
+  }
   if (req.cred_def_id !== input.offer.cred_def_id) {
     throw new AnonCredsFormatError('credential request is for another credential definition');
   }
@@ -212,20 +259,36 @@ export function createCredential(
       values: encoded,
       publicKey: input.publicKey,
       privateKey: input.privateKey,
+      ...(rev ? { revIdx: rev.revIdx } : {}),
     },
     rand,
   );
+  const nonRevocation =
+    rev && ur
+      ? signNonRevocation(
+          {
+            revIdx: rev.revIdx,
+            credentialContext: signature.m_2,
+            ur,
+            publicKey: rev.publicKey,
+            privateKey: rev.privateKey,
+            gamma: rev.gamma,
+            statusList: rev.statusList,
+          },
+          revocationRand,
+        )
+      : undefined;
   return {
     schema_id: input.offer.schema_id,
     cred_def_id: input.offer.cred_def_id,
-    rev_reg_id: null,
+    rev_reg_id: rev ? rev.revRegId : null,
     values,
     signature: {
       p_credential: { m_2: dec(signature.m_2), a: dec(signature.a), e: dec(signature.e), v: dec(signature.v) },
-      r_credential: null,
+      r_credential: nonRevocation ? nonRevocation.r_credential : null,
     },
     signature_correctness_proof: { se: dec(correctnessProof.se), c: dec(correctnessProof.c) },
-    rev_reg: null,
-    witness: null,
+    rev_reg: nonRevocation ? nonRevocation.rev_reg : null,
+    witness: nonRevocation ? nonRevocation.witness : null,
   };
 }

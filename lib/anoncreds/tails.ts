@@ -5,7 +5,7 @@
 import bs58 from 'bs58';
 import { createHash } from 'node:crypto';
 import { mod } from './bignum';
-import { G2, R, type G2Point } from './bn254';
+import { G2, R, g2FixedBase, type G2Point } from './bn254';
 
 export class TailsError extends Error {
   constructor(message: string) {
@@ -36,10 +36,12 @@ export function generateTailsFile(gDash: G2Point, gamma: bigint, maxCredNum: num
   if (g === 0n) throw new TailsError('gamma must not be zero');
   const size = 2 * maxCredNum + 1;
   const parts: Buffer[] = [TAILS_VERSION];
-  let cur = gDash;
+  // tail[i] = g'·γ^i: the powers of γ modulo r are cheap, the point multiplications share one table.
+  const mul = g2FixedBase(gDash);
+  let pow = 1n;
   for (let i = 0; i < size; i++) {
-    if (i > 0) cur = G2.mul(cur, g);
-    parts.push(g2ToBytes(i === maxCredNum + 1 ? gDash : cur));
+    parts.push(g2ToBytes(i === maxCredNum + 1 || i === 0 ? gDash : mul(pow)));
+    pow = (pow * g) % R;
   }
   return Buffer.concat(parts);
 }

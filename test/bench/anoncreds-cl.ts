@@ -1,14 +1,28 @@
 /**
  * Part of `npm run bench` (`BENCH_ONLY=anoncreds npm run bench`): CPU cost of the AnonCreds issuer
- * primitives (lib/anoncreds/), one core, sequential (about 3 minutes; BENCH_ANONCREDS_RUNS, 20 by
- * default, 5 for a quick look).
+ * primitives (lib/anoncreds/), one core, sequential (about 10 minutes, most of it the revocation
+ * registries; BENCH_ANONCREDS_RUNS, 20 by default, 5 for a quick look).
  * Uses the anoncreds-rs credential definition and request in test/helpers/anoncreds-vectors/ for
  * signing, so no key generation is needed for that part.
  */
 import { performance } from 'node:perf_hooks';
 import { generatePrimeInRange, generateSafePrime, modPow } from '../../lib/anoncreds/bignum';
-import { G1, G2 } from '../../lib/anoncreds/bn254';
+import { G1, G2, g1FromString } from '../../lib/anoncreds/bn254';
 import { generateTailsFile } from '../../lib/anoncreds/tails';
+import { pairing } from '../../lib/anoncreds/pairing';
+import { createCredential } from '../../lib/anoncreds/objects';
+import {
+  createRevocationRegistryDefinition,
+  createRevocationStatusList,
+  newRevocationKeys,
+  parseRevocationPrivateKey,
+  parseRevocationPublicKey,
+  parseRevocationRegistryPrivate,
+  signNonRevocation,
+  statusListToJson,
+  updateRevocationStatusList,
+} from '../../lib/anoncreds/revocation';
+import { loadavg } from 'node:os';
 import {
   LARGE_PRIME,
   newKeyCorrectnessProof,
@@ -70,7 +84,8 @@ async function main() {
     privateKey,
   };
 
-  console.log(`\n### AnonCreds issuer primitives (lib/anoncreds/), one core, ${process.version}\n`);
+  console.log(`\n### AnonCreds issuer primitives (lib/anoncreds/), one core, ${process.version}`);
+  console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
   console.log('| operation | runs | p50 ms | p99 ms | min ms |');
   console.log('|---|---|---|---|---|');
   const k = 0x22eb5716fb01f2122de924466542b923d8c96f16c9b5fe2c00b7d7dc1499ea50n;
@@ -84,6 +99,7 @@ async function main() {
   const gDash = G2.mul(G2.generator, k);
   await measure('revocation tails file, L = 100 (201 tails)', () => generateTailsFile(gDash, k + 1n, 100), Math.min(RUNS, 5));
   await measure('revocation tails file, L = 1000 (2001 tails)', () => generateTailsFile(gDash, k + 1n, 1000), 1);
+  await revocation(req as unknown as RevocationRequestVector, publicKey, privateKey);
   await measure(`safe prime, ${LARGE_PRIME + 1} bits`, () => generateSafePrime(LARGE_PRIME));
   const safe = [2n * privateKey.p + 1n, 2n * privateKey.q + 1n];
   await measure('primary key pair without the safe primes (6 attributes) + key correctness proof', async () => {
@@ -100,6 +116,77 @@ async function main() {
     },
     Math.min(RUNS, 10),
   );
+}
+
+interface RevocationRequestVector {
+  credentialRequest: { entropy: string; blinded_ms: { ur: string } };
+}
+
+/** Revocation (lib/anoncreds/revocation.ts) with the anoncreds-rs revocation keys and request. */
+async function revocation(req: RevocationRequestVector, publicKey: PrimaryPublicKey, privateKey: PrimaryPrivateKey) {
+  const cd = loadVector<{
+    credentialDefinition: { value: { revocation: unknown } };
+    credentialDefinitionPrivate: { value: { r_key: unknown } };
+  }>('anoncreds-credential-definition.json');
+  const rr = loadVector<{ revocationRegistryDefinitionPrivate: unknown }>('anoncreds-revocation-registry-definition.json');
+  const pub = parseRevocationPublicKey(cd.credentialDefinition.value.revocation);
+  const priv = parseRevocationPrivateKey(cd.credentialDefinitionPrivate.value.r_key);
+  const gamma = parseRevocationRegistryPrivate(rr.revocationRegistryDefinitionPrivate);
+  const reg = (maxCredNum: number) => () =>
+    createRevocationRegistryDefinition({
+      issuerId: 'did:web:example.org',
+      credDefId: 'did:web:example.org/cd',
+      tag: 'default',
+      publicKey: pub,
+      maxCredNum,
+      tailsLocation: (h) => `https://example.org/tails/${h}`,
+    });
+  const list = (maxCredNum: number) => () =>
+    createRevocationStatusList({ revRegDefId: 'rr', issuerId: 'i', gDash: pub.g_dash, gamma, maxCredNum, timestamp: 1 });
+  await measure('pairing e(P, Q) (optimal ate, BN254)', () => pairing(pub.g, pub.g_dash));
+  await measure('revocation keys of a credential definition (value.revocation, r_key)', () => newRevocationKeys());
+  await measure('revocation registry definition, L = 1,000 (z + 2,001 tails)', reg(1000), Math.min(RUNS, 3));
+  await measure('revocation registry definition, L = 10,000 (z + 20,001 tails)', reg(10000), 1);
+  await measure('initial status list, L = 1,000 (accumulator)', list(1000));
+  await measure('initial status list, L = 10,000 (accumulator)', list(10000));
+  const list1k = list(1000)();
+  const list10k = list(10000)();
+  const ur = g1FromString(req.credentialRequest.blinded_ms.ur);
+  await measure('non-revocation signature of one credential (σ, σ_i, u_i, g_i, witness)', () =>
+    signNonRevocation({
+      revIdx: 500,
+      credentialContext: 123456789n,
+      ur,
+      publicKey: pub,
+      privateKey: priv,
+      gamma,
+      statusList: list1k,
+    }),
+  );
+  const offer = loadVector<Parameters<typeof createCredential>[0]['offer']>('anoncreds-credential-offer.json');
+  const cred = loadVector<{ values: Record<string, { raw: string }> }>('anoncreds-legacy-credential.json');
+  const values = Object.fromEntries(Object.entries(cred.values).map(([k, v]) => [k, v.raw]));
+  const request = loadVector<{ credentialRequest: unknown }>('anoncreds-credential-request.json').credentialRequest;
+  await measure('revocable credential: createCredential (primary + non-revocation, 5 attributes)', () =>
+    createCredential({
+      publicKey,
+      privateKey,
+      offer,
+      request,
+      values,
+      revocation: { revRegId: 'rr', revIdx: 9, publicKey: pub, privateKey: priv, gamma, statusList: list1k },
+    }),
+  );
+  let n = 0;
+  for (const [L, l] of [
+    [1000, list1k],
+    [10000, list10k],
+  ] as const) {
+    await measure(`revoke one credential, L = ${L.toLocaleString('en')}: accumulator update + status list JSON`, () => {
+      const next = updateRevocationStatusList(l, { gDash: pub.g_dash, gamma, revoked: [1 + (n++ % (L - 1))], timestamp: n });
+      return JSON.stringify(statusListToJson(next.list));
+    });
+  }
 }
 
 main().then(

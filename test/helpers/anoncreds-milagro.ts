@@ -63,3 +63,30 @@ export function g2Coords(p: Any): { x: { a: bigint; b: bigint }; y: { a: bigint;
   const part = (i: number) => fromBytesHex(h.slice(64 * i, 64 * (i + 1)));
   return { x: { a: part(0), b: part(1) }, y: { a: part(2), b: part(3) } };
 }
+
+/** A milagro ECP from affine BigInt coordinates. */
+export function g1ToMilagro(p: { x: bigint; y: bigint }): Any {
+  const q = new ctx.ECP();
+  q.setxy(big(p.x), big(p.y));
+  return q;
+}
+
+/** A milagro ECP2 from affine BigInt coordinates. */
+export function g2ToMilagro(p: { x: { a: bigint; b: bigint }; y: { a: bigint; b: bigint } }): Any {
+  const x = new ctx.FP2(0);
+  const y = new ctx.FP2(0);
+  x.bset(big(p.x.a), big(p.x.b));
+  y.bset(big(p.y.a), big(p.y.b));
+  const q = new ctx.ECP2();
+  q.setxy(x, y);
+  return q;
+}
+
+/** milagro's e(P, Q) (ate then fexp), as its 12 coordinates in AMCL order (a.a.a, a.a.b, … c.b.b). */
+export function milagroPairing(p: Any, q: Any): bigint[] {
+  const f = ctx.PAIR.fexp(ctx.PAIR.ate(q, p));
+  const b: number[] = [];
+  f.toBytes(b);
+  const h = Buffer.from(b).toString('hex');
+  return Array.from({ length: 12 }, (_, i) => fromBytesHex(h.slice(64 * i, 64 * (i + 1))));
+}

@@ -10,6 +10,7 @@ import {
   g1FromString,
   g1ToString,
   g2FromString,
+  g2FixedBase,
   g2ToString,
   scalarFromString,
   scalarToString,
@@ -194,5 +195,16 @@ describe('AMCL hex serialization', () => {
       return;
     }
     throw new Error('no twist point found');
+  });
+});
+
+describe('G2 fixed-base multiplication (tails)', () => {
+  it('equals the ladder for edge and random scalars', () => {
+    const base = G2.mul(G2.generator, randomScalar());
+    const mul = g2FixedBase(base);
+    for (const k of [0n, 1n, 2n, 15n, 16n, R - 1n, R, R + 5n, randomScalar(), randomScalar()]) {
+      expect(G2.eq(mul(k), G2.mul(base, k))).toBe(true);
+    }
+    expect(mul(0n).inf).toBe(true);
   });
 });

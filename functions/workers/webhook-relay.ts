@@ -6,6 +6,7 @@ import { inSession } from '../../lib/store/session';
 import { enqueueJobs, jobsForEvent } from '../../lib/status-lists/jobs';
 import { jobFromOutboxItem } from '../../lib/webhooks/records';
 import { OUTBOUND_JOB_TYPE, outboundJobFromOutboxItem } from '../../lib/didcomm/outbound';
+import { ISSUE_JOB_TYPE, issueJobFromOutboxItem } from '../../lib/didcomm/protocols/issue-credential-v2/handlers';
 import { tenantMessageGroup } from '../../lib/fairness/share';
 import { TABLE, walletPartitionKey } from '../../lib/service/resources';
 import type { Item } from '../../lib/store/port';
@@ -35,6 +36,7 @@ export function createHandler() {
   const dispatcher = buildDispatcher(deps, logger);
   const statusQueue = buildStatusQueue(deps);
   const didcommQueue = buildJobQueue(deps, 'didcomm-outbound');
+  const issueQueue = buildJobQueue(deps, 'credential-issue');
 
   const relay = async (r: DynamoDBRecord) => {
     const item = newImageOf(r);
@@ -65,6 +67,21 @@ export function createHandler() {
       }
       await didcommQueue.send([{ body: JSON.stringify(outbound), delaySeconds: 0, group: tenantMessageGroup(outbound.wallet_id) }]);
       logger.info('DIDComm outbound job queued', { job_id: outbound.job_id, wallet_id: outbound.wallet_id, connection_id: outbound.connection_id });
+      return;
+    }
+    // A holder's checked credential request, for the issuing worker to sign (lib/didcomm/protocols/issue-credential-v2/).
+    const issue = issueJobFromOutboxItem(item);
+    if (!issue && item.type === ISSUE_JOB_TYPE) {
+      logger.error('malformed credential issue job; not queued', { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey] });
+      return;
+    }
+    if (issue) {
+      if (!namesItsOwnWallet(item, issue.wallet_id)) {
+        logger.error('credential issue job names a wallet other than its partition; not queued', { partition: item[TABLE.partitionKey], exchange_id: issue.exchange_id, wallet_id: issue.wallet_id });
+        return;
+      }
+      await issueQueue.send([{ body: JSON.stringify(issue), delaySeconds: 0, group: tenantMessageGroup(issue.wallet_id) }]);
+      logger.info('credential issue job queued', { exchange_id: issue.exchange_id, wallet_id: issue.wallet_id });
       return;
     }
     const job = jobFromOutboxItem(item);

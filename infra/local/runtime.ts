@@ -404,6 +404,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const didcommOutbound = ((await import('../../functions/workers/didcomm-outbound')) as { createHandler: (o: object) => SqsWorker }).createHandler(overrides);
     const emailWorker = ((await import('../../functions/workers/email')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.mailer ? { mailer: opts.mailer } : {});
     const didcommWorker = ((await import('../../functions/workers/didcomm-inbound')) as { createHandler: () => SqsWorker }).createHandler();
+    const credentialIssuer = ((await import('../../functions/workers/credential-issuer')) as { createHandler: () => SqsWorker }).createHandler();
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
     const repairClient = new DynamoDBClient({ endpoint: ddb.endpoint });
@@ -413,6 +414,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       'email-worker': emailWorker,
       'didcomm-worker': didcommWorker,
       'didcomm-outbound': didcommOutbound,
+      'credential-issuer': credentialIssuer,
     };
     const workers = Object.fromEntries(
       QUEUES.map((q) => {

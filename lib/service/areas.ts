@@ -45,4 +45,6 @@ export const FUNCTION_AREAS: Readonly<Record<FunctionName, Area>> = {
   // JSON-LD: context files (contract 4.7).
   jsonld: 'jsonld',
   'jsonld-public': 'jsonld',
+  // JSON-LD credentials over DIDComm: the worker that signs once a holder asked.
+  'credential-issuer': 'jsonld',
 };

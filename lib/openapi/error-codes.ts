@@ -122,6 +122,15 @@ export const ERROR_CODES = {
   too_many_contexts: 'The document names more context files than one request resolves (16)',
   invalid_jsonld: 'The document is not valid JSON-LD (an invalid term definition, a protected term redefined, …); the message says what',
   undefined_term: 'A term of the document is defined by none of its contexts (JSON-LD safe mode); the message names it',
+  // JSON-LD credentials over DIDComm (POST /api/v1/credentials/json-ld)
+  rule_not_supported: 'rule is refused: the contract gives it no meaning (docs/jsonld.md)',
+  credential_required: 'credential is missing: the JSON-LD credential to offer',
+  credential_too_large: 'The credential is larger than 64 KiB as JSON (or its offer too large to send)',
+  revocation_unavailable: 'revocation_def_id cannot be used: no status-list source is wired to JSON-LD issuance in this deployment',
+  target_ambiguous: 'Send contact_id or invitation_id, not both',
+  issuer_required: "The credential's issuer is missing: one of this wallet's DIDs",
+  credential_exchange_not_found: 'No such credential exchange in this wallet',
+  credential_not_issued: 'The exchange has not issued its credential yet (see its state)',
   jsonld_safe_mode: 'JSON-LD safe mode refused a value of the document (a relative IRI, an invalid type or language); the message names it',
   // JSON-LD signing (lib/jsonld/signing.ts; answered once a route issues JSON-LD credentials)
   issuer_mismatch: "The credential's issuer is not the DID it would be signed with",
@@ -205,6 +214,14 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   sendMessage: { 400: ['message_required', 'target_required', 'target_mismatch', 'message_too_large'], 404: ['contact_not_found', 'invitation_not_found'], 409: ['no_connection', 'invitation_ambiguous', 'connection_not_active'] },
   createContextFile: { 400: ['invalid_context_file_id', 'invalid_context_file', 'unknown_context', 'too_many_contexts', 'invalid_jsonld'], 409: ['context_file_exists', 'context_file_quota_exceeded'], 413: ['context_file_too_large'] },
   listContextFiles: { 404: ['wallet_not_found'] },
+  issueJsonLdCredential: {
+    400: ['rule_not_supported', 'credential_required', 'credential_too_large', 'revocation_unavailable', 'target_ambiguous', 'issuer_required', 'unknown_did', 'did_deactivated', 'issuer_mismatch', 'invalid_credential', 'unknown_context', 'too_many_contexts', 'invalid_jsonld', 'undefined_term', 'jsonld_safe_mode', 'unsupported_proof_type'],
+    404: ['contact_not_found', 'invitation_not_found'],
+    409: ['connection_not_active', 'invitation_ambiguous'],
+  },
+  getCredentialExchange: { 404: ['credential_exchange_not_found'] },
+  getJsonLdCredential: { 404: ['credential_exchange_not_found'], 409: ['credential_not_issued'] },
+  getCredentialRecord: { 404: ['credential_exchange_not_found'] },
   getContextFile: { 404: ['context_file_not_found'] },
   receiveInvitation: { 400: ['invitation_required', 'unsupported_invitation', 'invalid_invitation'], ...KEYS_503 },
 };

@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { CredentialFormat, RequestCheck } from './formats';
 
 /**
@@ -13,6 +12,17 @@ export interface LdProofDetail {
   readonly credential: Record<string, unknown>;
   readonly options: { readonly proofType: string; readonly proofPurpose?: string; readonly [k: string]: unknown };
 }
+
+/** JSON with object keys sorted at every level: equal texts are equal JSON, whatever the key order (or the realm the objects came from). */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+const isDeepStrictEqual = (a: unknown, b: unknown) => canonical(a) === canonical(b);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -5,6 +5,7 @@ import { validateContext } from '../../lib/jsonld/context-validation';
 import { jsonldContracts } from '../../lib/jsonld/contract';
 import { JsonLdIssuance } from '../../lib/jsonld/issuance';
 import { jsonldIssuanceContracts } from '../../lib/jsonld/issuance-contract';
+import { jsonldIssuanceOperations } from '../../lib/jsonld/issuance-operations';
 import { jsonldOperations } from '../../lib/jsonld/operations';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
@@ -27,7 +28,7 @@ const issuance = new JsonLdIssuance({
 export const handler = createGroupHandler({
   group: 'jsonld',
   contracts: { ...jsonldContracts, ...jsonldIssuanceContracts },
-  impls: jsonldOperations(files, issuance, deps.store),
+  impls: { ...jsonldOperations(files), ...jsonldIssuanceOperations(issuance, deps.store) },
   logger: createLogger(deps.config.serviceName),
   publicBaseUrl: deps.config.publicBaseUrl,
 });

@@ -6,24 +6,11 @@ import type { PublicRefs } from '../tenancy/public-refs';
 import type { ContextFiles } from './context-files';
 import { parsePublicContextId } from './context-files';
 import type { jsonldContracts, jsonldPublicContracts } from './contract';
-import type { jsonldIssuanceContracts } from './issuance-contract';
-import { credentialRecord, DEFAULT_EXCHANGE_PAGE, issuedCredential, listExchanges, readExchange, type JsonLdIssuance } from './issuance';
-import { exchangeView } from '../didcomm/protocols/issue-credential-v2/records';
-import { Paged } from '../http/paging';
-import type { ItemStore } from '../store/port';
 
-export function jsonldOperations(files: ContextFiles, issuance: JsonLdIssuance, store: ItemStore): OperationImpls<typeof jsonldContracts & typeof jsonldIssuanceContracts> {
+
+export function jsonldOperations(files: ContextFiles): OperationImpls<typeof jsonldContracts> {
   return {
     createContextFile: ({ caller, body, baseUrl }) => files.put(walletScope(caller), baseUrl, body.context_file_id, body.file),
-    issueJsonLdCredential: ({ caller, body, query, baseUrl }) => issuance.issue(walletScope(caller), body ?? {}, query.timeout ?? 0, baseUrl),
-    // Always one page (bounded): the first DEFAULT_EXCHANGE_PAGE without limit, the next through the cursor.
-    listCredentialExchanges: async ({ caller, query }) => {
-      const page = await listExchanges(store, walletScope(caller), { limit: query.limit ?? DEFAULT_EXCHANGE_PAGE, cursor: query.cursor });
-      return new Paged(page.items, page.next);
-    },
-    getCredentialExchange: async ({ caller, params }) => exchangeView(await readExchange(store, walletScope(caller), params.id)),
-    getJsonLdCredential: ({ caller, params }) => issuedCredential(store, walletScope(caller), params.id),
-    getCredentialRecord: ({ caller, params }) => credentialRecord(store, walletScope(caller), params.id) as never,
   };
 }
 

@@ -1,19 +1,34 @@
+import { InvitationService } from '../../lib/didcomm/protocols/out-of-band/invitations';
 import { createGroupHandler } from '../../lib/http/router';
 import { ContextFiles } from '../../lib/jsonld/context-files';
 import { validateContext } from '../../lib/jsonld/context-validation';
 import { jsonldContracts } from '../../lib/jsonld/contract';
+import { JsonLdIssuance } from '../../lib/jsonld/issuance';
+import { jsonldIssuanceContracts } from '../../lib/jsonld/issuance-contract';
+import { jsonldIssuanceOperations } from '../../lib/jsonld/issuance-operations';
 import { jsonldOperations } from '../../lib/jsonld/operations';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
+import { buildDidcommKeyVault } from '../shared/didcomm-keys';
 import { walletSessions } from '../shared/sessions';
 
 const deps = buildDeps('jsonld', { sessions: walletSessions });
-const files = new ContextFiles({ store: deps.store, refs: new PublicRefs(deps.store), validate: validateContext });
+const refs = new PublicRefs(deps.store);
+const files = new ContextFiles({ store: deps.store, refs, validate: validateContext });
+// Offers are checked here as fully as the signature will be; the issuing worker signs once the holder asks.
+// No status-list source is wired yet: revocation_def_id is refused (revocation_unavailable).
+const issuance = new JsonLdIssuance({
+  store: deps.store,
+  events: deps.events,
+  // An offer with neither contact_id nor invitation_id travels in a new invitation, with its own DIDComm key.
+  invitations: new InvitationService({ store: deps.store, events: deps.events, refs, keys: buildDidcommKeyVault(deps) }),
+  contexts: (scope, baseUrl) => files.lookupFor(scope, baseUrl),
+});
 
 export const handler = createGroupHandler({
   group: 'jsonld',
-  contracts: jsonldContracts,
-  impls: jsonldOperations(files),
+  contracts: { ...jsonldContracts, ...jsonldIssuanceContracts },
+  impls: { ...jsonldOperations(files), ...jsonldIssuanceOperations(issuance, deps.store) },
   logger: createLogger(deps.config.serviceName),
   publicBaseUrl: deps.config.publicBaseUrl,
 });

@@ -6,6 +6,7 @@ import { inSession } from '../../lib/store/session';
 import { enqueueJobs, jobsForEvent } from '../../lib/status-lists/jobs';
 import { jobFromOutboxItem } from '../../lib/webhooks/records';
 import { OUTBOUND_JOB_TYPE, outboundJobFromOutboxItem } from '../../lib/didcomm/outbound';
+import { ISSUE_JOB_TYPE, issueJobFromOutboxItem } from '../../lib/didcomm/protocols/issue-credential-v2/handlers';
 import { tenantMessageGroup } from '../../lib/fairness/share';
 import { CRED_DEF_JOB_TYPE, credDefJobFromOutboxItem } from '../../lib/anoncreds/registry';
 import { TABLE, walletPartitionKey } from '../../lib/service/resources';
@@ -37,6 +38,7 @@ export function createHandler() {
   const statusQueue = buildStatusQueue(deps);
   const didcommQueue = buildJobQueue(deps, 'didcomm-outbound');
   const anoncredsQueue = buildJobQueue(deps, 'anoncreds');
+  const issueQueue = buildJobQueue(deps, 'credential-issue');
 
   const relay = async (r: DynamoDBRecord) => {
     const item = newImageOf(r);
@@ -82,6 +84,21 @@ export function createHandler() {
       }
       await anoncredsQueue.send([{ body: JSON.stringify(credDef), delaySeconds: 0, group: tenantMessageGroup(credDef.wallet_id) }]);
       logger.info('AnonCreds job queued', { definition_id: credDef.definition_id, wallet_id: credDef.wallet_id });
+      return;
+    }
+    // A holder's checked credential request, for the issuing worker to sign (lib/didcomm/protocols/issue-credential-v2/).
+    const issue = issueJobFromOutboxItem(item);
+    if (!issue && item.type === ISSUE_JOB_TYPE) {
+      logger.error('malformed credential issue job; not queued', { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey] });
+      return;
+    }
+    if (issue) {
+      if (!namesItsOwnWallet(item, issue.wallet_id)) {
+        logger.error('credential issue job names a wallet other than its partition; not queued', { partition: item[TABLE.partitionKey], exchange_id: issue.exchange_id, wallet_id: issue.wallet_id });
+        return;
+      }
+      await issueQueue.send([{ body: JSON.stringify(issue), delaySeconds: 0, group: tenantMessageGroup(issue.wallet_id) }]);
+      logger.info('credential issue job queued', { exchange_id: issue.exchange_id, wallet_id: issue.wallet_id });
       return;
     }
     const job = jobFromOutboxItem(item);

@@ -407,6 +407,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const emailWorker = ((await import('../../functions/workers/email')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.mailer ? { mailer: opts.mailer } : {});
     const didcommWorker = ((await import('../../functions/workers/didcomm-inbound')) as { createHandler: () => SqsWorker }).createHandler();
     const anoncredsWorker = ((await import('../../functions/workers/anoncreds')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.anoncredsKeyGenerator ? { generate: opts.anoncredsKeyGenerator } : {});
+    const credentialIssuer = ((await import('../../functions/workers/credential-issuer')) as { createHandler: () => SqsWorker }).createHandler();
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
     const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
     const repairClient = new DynamoDBClient({ endpoint: ddb.endpoint });
@@ -417,6 +418,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       'didcomm-worker': didcommWorker,
       'didcomm-outbound': didcommOutbound,
       'anoncreds-worker': anoncredsWorker,
+      'credential-issuer': credentialIssuer,
     };
     const workers = Object.fromEntries(
       QUEUES.map((q) => {

@@ -65,6 +65,7 @@ export const WORKER_ENTRIES: Partial<Record<FunctionName, string>> = {
   'didcomm-worker': 'functions/workers/didcomm-inbound.ts',
   'didcomm-outbound': 'functions/workers/didcomm-outbound.ts',
   'anoncreds-worker': 'functions/workers/anoncreds.ts',
+  'credential-issuer': 'functions/workers/credential-issuer.ts',
 };
 
 const DESCRIPTIONS: Record<FunctionName, string> = {
@@ -91,7 +92,8 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   'didcomm-inbound': 'Public DIDComm v1 endpoint: stores and queues inbound envelopes',
   'didcomm-worker': 'Unpacks inbound DIDComm envelopes and runs the agent (DID Exchange, trust ping, basic messages)',
   'didcomm-outbound': 'Packs and posts DIDComm messages to peers (one attempt per message), retries with backoff',
-  jsonld: 'Endpoint group: JSON-LD context files',
+  jsonld: 'Endpoint group: JSON-LD context files, and JSON-LD credential offers over DIDComm',
+  'credential-issuer': 'Signs the JSON-LD credentials holders requested over DIDComm (KMS) and sends them',
   'jsonld-public': 'Public JSON-LD context files (GET /context)',
   anoncreds: 'Endpoint group: AnonCreds schemas and credential definitions',
   'anoncreds-public': 'Public AnonCreds objects (the did:web AnonCreds method)',
@@ -107,6 +109,7 @@ const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
   'didcomm-outbound': Duration.seconds(30),
   // Two 1,025-bit safe primes: seconds on one core, with a long tail (docs/anoncreds.md, "CPU costs").
   'anoncreds-worker': Duration.seconds(120),
+  'credential-issuer': Duration.seconds(30),
   // A response may need an issuer's did.json, its metadata and JWKS, and status lists (3 s each at most), within the gateway's 29 s.
   'oid4vp-verifier': Duration.seconds(25),
 };

@@ -13,6 +13,7 @@ import { OutOfBandInvitation } from './protocols/out-of-band/messages';
 import { outboundJobWrites, OutboundTooLargeError } from './outbound';
 import { didcommKeys, invitationFromItem, messageFromItem, storedConnectionFromItem, type MessageRecord, type StoredConnection } from './records';
 import { MAX_INBOUND_BYTES } from './inbound';
+import { exchangeReader, pendingOffers } from './protocols/issue-credential-v2/handlers';
 
 /**
  * The DIDComm agent of one wallet at work: an inbound envelope is unpacked with the key it names,
@@ -54,7 +55,7 @@ export class AgentRuntime {
   }
 
   context(scope: TenantScope, endpoint: string): AgentContext {
-    return { scope, now: this.now(), endpoint, keys: this.deps.keys, dids: this.deps.dids, events: this.deps.events };
+    return { scope, now: this.now(), endpoint, keys: this.deps.keys, dids: this.deps.dids, events: this.deps.events, exchanges: exchangeReader(this.deps.store) };
   }
 
   /**
@@ -106,6 +107,14 @@ export class AgentRuntime {
     } catch (err) {
       if (err instanceof ProtocolViolation) return { kind: 'dropped', reason: err.problemCode, detail: err.message };
       throw err;
+    }
+    // A connection of one of our invitations became active: credential offers waiting for it go out with it.
+    if (target.kind === 'connection' && target.connection.state !== 'active' && target.connection.invitation_id !== null) {
+      const put = decision.writes.find((w) => w.type === 'put' && w.item.type === 'didcomm_connection' && w.item.state === 'active');
+      if (put?.type === 'put') {
+        const offers = await pendingOffers(this.deps.store, this.deps.events, scope, storedConnectionFromItem(put.item), ctx.now);
+        decision = { writes: [...decision.writes, ...offers.writes], outbound: [...decision.outbound, ...offers.outbound] };
+      }
     }
     let writes;
     try {

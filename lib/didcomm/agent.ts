@@ -1,4 +1,5 @@
 import type { EventPublisher } from '../events/publisher';
+import type { ExchangeReader } from './protocols/issue-credential-v2/handlers';
 import { createDidPeer4, resolveAttachedDidDoc, resolveDidPeer, type ResolvedPeer } from './did-peer';
 import type { Ed25519KeyPair } from './envelope';
 import type { TenantScope } from '../store/keys';
@@ -59,6 +60,8 @@ export interface AgentContext {
   readonly keys: AgentKeys;
   readonly dids: PeerDids;
   readonly events: EventPublisher;
+  /** Credential exchanges by thread (Issue Credential 2.0); without it the agent takes no credential messages. */
+  readonly exchanges?: ExchangeReader;
 }
 
 /** A message that breaks its protocol: answered with a problem report where there is a thread, and logged. */

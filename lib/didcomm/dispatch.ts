@@ -4,6 +4,8 @@ import { BASIC_MESSAGE_TYPE } from './protocols/basic-message/messages';
 import { activate, onComplete, onImplicitRequest, onProblemReport, onRequest, onResponse } from './protocols/did-exchange/handlers';
 import { parseDidExchangeType } from './protocols/did-exchange/messages';
 import { normaliseType } from './protocols/out-of-band/messages';
+import { isIssueCredentialV2 } from './protocols/issue-credential-v2/messages';
+import { onIssueCredentialMessage } from './protocols/issue-credential-v2/handlers';
 import { onPing, TRUST_PING_RESPONSE_TYPE, TRUST_PING_TYPE } from './protocols/trust-ping/handlers';
 import type { InvitationRecord, StoredConnection } from './records';
 
@@ -60,6 +62,7 @@ export async function decide(ctx: AgentContext, inbound: Unpacked, target: Targe
     case TRUST_PING_RESPONSE_TYPE:
       return before;
     default:
+      if (isIssueCredentialV2(type)) return merge(before, await onIssueCredentialMessage(ctx, type, inbound.message, current));
       throw new ProtocolViolation('unsupported_message_type', `unsupported message type ${type.slice(0, 100) || '(none)'}`);
   }
 }

@@ -41,6 +41,12 @@ export const EVENT_TYPES = {
   'message.failed': 'A basic message could not be delivered: the peer\'s endpoint refused it or failed every retry (data: the message record, state failed, with failure_reason).',
   'anoncreds.credential_definition.finished': "A credential definition's keys were made and it is published at its url (data: the definition record, with credential_definition_id).",
   'anoncreds.credential_definition.failed': 'A credential definition could not be made; its tag is free again (data: the definition record, state failed, with error_msg).',
+  'credential.offer_sent': 'A credential offer (Issue Credential 2.0) was made with POST /api/v1/credentials/json-ld: sent, queued for the connection an invitation will produce, or carried by an invitation (data: the exchange, state offer-sent).',
+  'credential.request_received': 'The holder requested the offered credential and the request matched the offer; it is being signed (data: the exchange, state request-received).',
+  'credential.issued': 'The credential was signed and sent to the holder (data: the exchange, state credential-issued).',
+  'credential.done': 'The holder acknowledged the credential (data: the exchange, state done).',
+  'credential.abandoned': 'The exchange ended without a credential: a request that did not match the offer, a problem report from the holder, or a refusal at signing (data: the exchange, state abandoned, with error_msg).',
+  'credential.revoked': 'The credential issued in the exchange was revoked (data: the exchange, state credential-revoked).',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

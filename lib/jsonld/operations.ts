@@ -7,6 +7,7 @@ import type { ContextFiles } from './context-files';
 import { parsePublicContextId } from './context-files';
 import type { jsonldContracts, jsonldPublicContracts } from './contract';
 
+
 export function jsonldOperations(files: ContextFiles): OperationImpls<typeof jsonldContracts> {
   return {
     createContextFile: ({ caller, body, baseUrl }) => files.put(walletScope(caller), baseUrl, body.context_file_id, body.file),

@@ -24,11 +24,8 @@ import { assertSafe, callerErrorOf, type JsonLdLoader, type JsonObject } from '.
  *   latter the cryptosuite wants ECDSA with SHA-256 over the data and an IEEE P1363 `r‖s` signature,
  *   which is what the key port returns (the KMS adapter converts KMS's DER).
  */
-export const PROOF_TYPES = ['Ed25519Signature2020', 'Ed25519Signature2018', 'DataIntegrityProof'] as const;
-export type ProofType = (typeof PROOF_TYPES)[number];
-export const CRYPTOSUITES = ['eddsa-rdfc-2022', 'ecdsa-rdfc-2019'] as const;
-export type Cryptosuite = (typeof CRYPTOSUITES)[number];
-export const DEFAULT_PROOF_TYPE: ProofType = 'Ed25519Signature2020';
+import { CRYPTOSUITES, DEFAULT_PROOF_TYPE, PROOF_TYPES, type Cryptosuite, type ProofType } from './proof-names';
+export { CRYPTOSUITES, DEFAULT_PROOF_TYPE, PROOF_TYPES, type Cryptosuite, type ProofType };
 
 interface SuiteSpec {
   readonly alg: KeyAlg;
@@ -133,20 +130,18 @@ const issuerId = (credential: JsonObject): unknown => {
 };
 
 /**
- * Signs a credential: checks it (its issuer is the DID, the VC data model's own checks, safe mode over
- * every context through the offline loader) before anything reaches the key manager, then adds the proof.
- * Errors a caller caused are 400s (unknown context naming its URL, undefined term naming it, a proof
- * the key cannot make); the key manager's own errors pass through (503 and the like).
+ * The checks a credential passes before it is signed, with nothing signed: the proof the key can make,
+ * its issuer is the DID, the VC data model's own checks, safe mode over every context through the
+ * offline loader. Answers the credential as it will be signed (a v1 credential without issuanceDate
+ * gets one, as @digitalbazaar/vc's issue() would give it) and the verification method.
  */
-export async function signCredential(opts: {
-  readonly keyManager: KeyManager;
-  readonly scope: TenantScope;
+export async function checkCredential(opts: {
   readonly key: SigningKey;
   readonly credential: JsonObject;
-  readonly proof?: ProofChoice;
+  readonly proof?: ProofChoice | undefined;
   readonly documentLoader: JsonLdLoader;
-  readonly now?: Date;
-}): Promise<JsonObject> {
+  readonly now?: Date | undefined;
+}): Promise<{ credential: JsonObject; plan: ReturnType<typeof planProof> }> {
   const { key } = opts;
   const plan = planProof(key, opts.proof);
   const credential = structuredClone(opts.credential);
@@ -161,6 +156,26 @@ export async function signCredential(opts: {
     throw new BadRequestError(`Not a credential this service signs: ${(err as Error).message}`, 'invalid_credential');
   }
   await assertSafe(credential, opts.documentLoader);
+  return { credential, plan };
+}
+
+/**
+ * Signs a credential: checks it ({@link checkCredential}) before anything reaches the key manager,
+ * then adds the proof.
+ * Errors a caller caused are 400s (unknown context naming its URL, undefined term naming it, a proof
+ * the key cannot make); the key manager's own errors pass through (503 and the like).
+ */
+export async function signCredential(opts: {
+  readonly keyManager: KeyManager;
+  readonly scope: TenantScope;
+  readonly key: SigningKey;
+  readonly credential: JsonObject;
+  readonly proof?: ProofChoice;
+  readonly documentLoader: JsonLdLoader;
+  readonly now?: Date;
+}): Promise<JsonObject> {
+  const { key } = opts;
+  const { credential, plan } = await checkCredential(opts);
   const signer: ExternalSigner = {
     id: plan.verificationMethod,
     algorithm: plan.suite.signerAlgorithm,

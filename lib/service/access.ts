@@ -23,7 +23,7 @@ import type { RouteGroup } from './routes';
  * flight in `W#<wallet>#INFLIGHT` (lib/fairness/in-flight.ts: UpdateItem, and GetItem to find
  * expired places), with their `tenant` grants on the wallet's own partitions.
  */
-export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker' | 'didcomm-worker' | 'didcomm-outbound' | 'anoncreds-worker';
+export type FunctionName = RouteGroup | 'authorizer' | 'bootstrap' | 'webhook-relay' | 'webhook-delivery' | 'status-worker' | 'email-worker' | 'didcomm-worker' | 'didcomm-outbound' | 'anoncreds-worker' | 'credential-issuer';
 
 export const DATA_ACTIONS = ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] as const;
 export type DataAction = (typeof DATA_ACTIONS)[number];
@@ -138,7 +138,10 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // Inbound worker: the stored envelope, the records it names, the decision's transaction (records, events), the wallet's in-flight counter; keys unsealed (and, for a new connection, made) with the wallet's data key.
   'didcomm-worker': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   // Context files: the wallet's reference (its record), the file's item, its list entry and the quota counter in one transaction; imported contexts read back from the wallet's own files.
-  jsonld: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
+  // JSON-LD credential offers (contract 4.2): the issuer DID and its connection or invitation read, the exchange, its thread lookup, its event and
+  // the offer's outbox job in one transaction that checks the connection is still active; an offer in a new invitation makes that invitation's DIDComm key.
+  // Exchanges listed (Query) and read. Nothing is signed here (no issuer-key grant): the issuing worker signs.
+  jsonld: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   // Public context files: the id's (or query's) reference, then in that wallet's session one file or its list entries.
   'jsonld-public': { shared: { data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'Query'] } },
   // AnonCreds registry (admin): the public DID (pointer and record), schemas and definitions with their uniqueness items and quota counters, and the definition's job (an outbox item) in one transaction.
@@ -147,7 +150,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   'anoncreds-public': { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] }, tenant: { data: ['GetItem'] } },
   meta: {},
   // Also queues the DIDComm outbound jobs (JOBQ#DCOUT#…) a decision wrote with its records.
-  'webhook-relay': { shared: { sendTo: ['webhook', 'status', 'didcomm-outbound', 'anoncreds'] }, tenant: { data: ['GetItem', 'PutItem'] } },
+  'webhook-relay': { shared: { sendTo: ['webhook', 'status', 'didcomm-outbound', 'anoncreds', 'credential-issue'] }, tenant: { data: ['GetItem', 'PutItem'] } },
   'webhook-delivery': { shared: { mac: true, sendTo: ['webhook'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'] } },
   // One offer and one mail per recipient: the exchange as POST /api/v1/oid4vci/issue makes it, the recipient's record and events.
   // Recipients of a wallet at its cap go back on the email queue, delayed (lib/fairness/share.ts).
@@ -159,6 +162,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // transaction; a failure frees the tag (DeleteItem) and the quota place. Jobs of a wallet at its cap go back on its own queue, delayed.
   'anoncreds-worker': { shared: { sendTo: ['anoncreds'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items (queueing the rest of a large removal).
+  // Issuing worker: the exchange, its connection, the issuer DID and the wallet's context files read; the credential signed with the
+  // wallet's issuer key (Sign only); the exchange, its event and the issue-credential message's outbox job written together; deferrals re-queued.
+  'credential-issuer': { shared: { sendTo: ['credential-issue'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'] } },
   'status-worker': { shared: { sendTo: ['status'] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };
 

@@ -49,4 +49,6 @@ export const FUNCTION_AREAS: Readonly<Record<FunctionName, Area>> = {
   anoncreds: 'anoncreds',
   'anoncreds-public': 'anoncreds',
   'anoncreds-worker': 'anoncreds',
+  // JSON-LD credentials over DIDComm: the worker that signs once a holder asked.
+  'credential-issuer': 'jsonld',
 };

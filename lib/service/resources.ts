@@ -189,6 +189,18 @@ export const QUEUES: readonly QueueDefinition[] = [
     consumer: { batchSize: 1, maxConcurrency: 4 },
     fairness: { perTenant: 1, leaseSeconds: 150, defer: { firstSeconds: 10, maxSeconds: 120 } },
   },
+  // Credentials to sign once a holder asked (lib/didcomm/protocols/issue-credential-v2/issuing.ts): one
+  // signature and one transaction each. 6 x the issuing worker's 30 s timeout; a wallet holds at most 3
+  // of the 10 instances, so one wallet's burst of requests does not hold back another's.
+  {
+    id: 'credential-issue',
+    worker: 'credential-issuer',
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    retentionDays: 4,
+    consumer: { batchSize: 10, maxConcurrency: 10 },
+    fairness: { perTenant: 3, leaseSeconds: 60, defer: { firstSeconds: 2, maxSeconds: 30 } },
+  },
 ];
 
 /** The declaration of one queue. */
@@ -200,7 +212,7 @@ export function queueDefinition(id: QueueId): QueueDefinition {
 
 export const DLQ_RETENTION_DAYS = 14;
 
-export type QueueId = 'email' | 'webhook' | 'status' | 'didcomm-inbound' | 'didcomm-outbound' | 'anoncreds';
+export type QueueId = 'email' | 'webhook' | 'status' | 'didcomm-inbound' | 'didcomm-outbound' | 'anoncreds' | 'credential-issue';
 
 export function queueUrlEnvName(id: string): string {
   // Environment names take no '-': didcomm-outbound -> DIDCOMM_OUTBOUND_QUEUE_URL.

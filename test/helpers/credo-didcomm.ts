@@ -24,6 +24,8 @@ import {
   LogLevel,
   PeerDidRegistrar,
   PeerDidResolver,
+  W3cCredentialsModule,
+  W3cCredentialsModuleConfig,
   type AgentContext,
   type DependencyManager,
   type DidResolutionResult,
@@ -33,7 +35,14 @@ import {
 import {
   DidCommBasicMessageEventTypes,
   DidCommBasicMessageRole,
+  DidCommAutoAcceptCredential,
   DidCommConnectionEventTypes,
+  DidCommCredentialEventTypes,
+  DidCommCredentialState,
+  DidCommCredentialV2Protocol,
+  DidCommJsonLdCredentialFormatService,
+  type DidCommCredentialExchangeRecord,
+  type DidCommCredentialStateChangedEvent,
   DidCommDidExchangeState,
   DidCommHttpOutboundTransport,
   DidCommMessageReceiver,
@@ -44,6 +53,7 @@ import {
   type DidCommInboundTransport,
 } from '@credo-ts/didcomm';
 import sodium from 'libsodium-wrappers';
+import { BUNDLED_CONTEXTS } from '../../lib/jsonld/contexts';
 import { InMemoryStorageService, isLoopbackUrl, NodeCryptoKeyManagementService, nodeAgentDependencies } from './credo-support';
 
 // ---------------------------------------------------------------------------------------------
@@ -196,11 +206,32 @@ export interface CredoPeer {
   waitForConnection(predicate?: (c: { id: string; state: string; theirLabel?: string; outOfBandId?: string }) => boolean, timeoutMs?: number): Promise<{ id: string; state: string; theirLabel?: string }>;
   sendBasicMessage(connectionId: string, content: string): Promise<void>;
   waitForBasicMessage(predicate: (content: string) => boolean, timeoutMs?: number): Promise<{ content: string; connectionId: string }>;
+  /** With `jsonLdCredentials`: the first credential exchange (Issue Credential 2.0) reaching `state` that `predicate` accepts. */
+  waitForCredentialExchange(state: DidCommCredentialState, predicate?: (r: DidCommCredentialExchangeRecord) => boolean, timeoutMs?: number): Promise<DidCommCredentialExchangeRecord>;
   stop(): Promise<void>;
 }
 
+/**
+ * Credo's JSON-LD document loader given the published contexts it does not bundle (from the npm
+ * packages, as lib/jsonld/contexts.ts holds them): its own loader fetches the Ed25519 2020 suite's and
+ * others from w3id.org, and tests have no network.
+ */
+export function credoW3cModule(): W3cCredentialsModule {
+  const credoDefaultLoader = new W3cCredentialsModuleConfig().documentLoader;
+  return new W3cCredentialsModule({
+    documentLoader: (agentContext) => {
+      const credo = credoDefaultLoader(agentContext);
+      return async (url: string) => {
+        const context = BUNDLED_CONTEXTS.get(url);
+        return context ? { contextUrl: null, documentUrl: url, document: context } : credo(url);
+      };
+    },
+  });
+}
+
 /** `resolvers`: for DIDs beyond did:peer and did:key (a public DID to connect to). */
-export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel; resolvers?: DidResolver[] } = {}): Promise<CredoPeer> {
+/** `jsonLdCredentials`: also a holder of Issue Credential 2.0 with the JSON-LD (ld_proof) format, accepting every offer and credential. */
+export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel; resolvers?: DidResolver[]; jsonLdCredentials?: boolean } = {}): Promise<CredoPeer> {
   await sodium.ready;
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -212,6 +243,7 @@ export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel
     dependencies: nodeAgentDependencies(),
     modules: {
       storage: new InMemoryStorageModule(),
+      ...(opts.jsonLdCredentials ? { w3cCredentials: credoW3cModule() } : {}),
       kms: new Kms.KeyManagementModule({ backends: [new SodiumDidcommKeyManagementService()] }),
       dids: new DidsModule({ resolvers: [new PeerDidResolver(), new KeyDidResolver(), ...(opts.resolvers ?? [])], registrars: [new PeerDidRegistrar(), new KeyDidRegistrar()] }),
       didcomm: new DidCommModule({
@@ -219,8 +251,10 @@ export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel
         transports: { inbound: [new LoopbackHttpInboundTransport(server)], outbound: [new DidCommHttpOutboundTransport()] },
         connections: { autoAcceptConnections: true },
         basicMessages: true,
-        // What DID Exchange needs and nothing more.
-        credentials: false,
+        // What DID Exchange needs and nothing more (and, when asked for, JSON-LD credentials as a holder).
+        credentials: opts.jsonLdCredentials
+          ? { credentialProtocols: [new DidCommCredentialV2Protocol({ credentialFormats: [new DidCommJsonLdCredentialFormatService()] })], autoAcceptCredentials: DidCommAutoAcceptCredential.Always }
+          : false,
         proofs: false,
         messagePickup: false,
         mediator: false,
@@ -280,6 +314,22 @@ export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel
         void didcomm.basicMessages!.findAllByQuery({ role: DidCommBasicMessageRole.Receiver }).then((all) => {
           const found = all.find((r) => predicate(r.content));
           if (found) (off(), resolve({ content: found.content, connectionId: found.connectionId }));
+        });
+      });
+    },
+    async waitForCredentialExchange(state, predicate = () => true, timeoutMs = 30_000) {
+      const done = (r: DidCommCredentialExchangeRecord) => r.state === state && predicate(r);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => (off(), reject(new Error(`credo peer: no credential exchange in state ${state} in time`))), timeoutMs);
+        const listener = ({ payload }: DidCommCredentialStateChangedEvent) => {
+          if (done(payload.credentialExchangeRecord)) (off(), resolve(payload.credentialExchangeRecord));
+        };
+        const off = () => (clearTimeout(timer), agent.events.off(DidCommCredentialEventTypes.DidCommCredentialStateChanged, listener));
+        agent.events.on(DidCommCredentialEventTypes.DidCommCredentialStateChanged, listener);
+        const api = (agent.modules.didcomm as unknown as { credentials?: { getAll(): Promise<DidCommCredentialExchangeRecord[]> } }).credentials;
+        void api?.getAll().then((all) => {
+          const found = all.find(done);
+          if (found) (off(), resolve(found));
         });
       });
     },

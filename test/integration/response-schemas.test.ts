@@ -770,6 +770,50 @@ describe('AnonCreds registry', () => {
   });
 });
 
+describe('JSON-LD credentials over DIDComm', () => {
+  test('offer (carried by a new invitation), exchanges, the issued credential and its record; bad input', async () => {
+    const w = await newWallet();
+    const other = await newWallet();
+    const key = w.apiKey;
+    const did = (await hit('createDid', '/api/v1/create-did', 200, { key, body: { method: 'key' } })).body.did.did as string;
+    const credential = { '@context': ['https://www.w3.org/2018/credentials/v1', { ex: 'https://example.com/vocab#', memberName: 'ex:memberName' }], type: ['VerifiableCredential'], issuer: did, issuanceDate: '2026-11-26T00:00:00Z', credentialSubject: { memberName: 'Ada' } };
+    const J = '/api/v1/credentials/json-ld';
+    const made = (await hit('issueJsonLdCredential', J, 200, { key, body: { credential, proofType: 'Ed25519Signature2018' } })).body[0];
+    await hit('issueJsonLdCredential', J, 400, { key, body: { credential, rule: 'x' } });
+    await hit('issueJsonLdCredential', J, 400, { key, body: { credential: { ...credential, credentialSubject: { nickname: 'x' } } } });
+    await hit('issueJsonLdCredential', `${J}?timeout=99`, 400, { key, body: { credential } });
+    await hit('issueJsonLdCredential', J, 404, { key, body: { credential, contact_id: '01KAAAAAAAAAAAAAAAAAAAAAAZ' } });
+    // A connection whose DID Exchange has not completed (seeded: this test drives no peer).
+    const pendingId = '01KAAAAAAAAAAAAAAAAAAAAAAP';
+    const at = new Date().toISOString();
+    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
+    await ddb.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${pendingId}`, type: 'didcomm_connection', connection_id: pendingId, state: 'request', rfc23_state: 'request-sent', their_label: 'Peer', their_did: null, my_did: 'did:peer:4zQn', their_role: 'inviter', invitation_key: null, invitation_msg_id: null, invitation_mode: 'once', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: null, error_msg: null, created_at: at, updated_at: at } }));
+    await hit('issueJsonLdCredential', J, 409, { key, body: { credential, contact_id: pendingId } });
+    // An exchange as the issuing worker leaves it once the holder acked (seeded likewise).
+    const doneId = '01KAAAAAAAAAAAAAAAAAAAAAAD';
+    const signed = { ...credential, proof: { type: 'Ed25519Signature2018', created: at, verificationMethod: `${did}#${did.slice(8)}`, proofPurpose: 'assertionMethod', jws: 'eyJhbGciOiJFZERTQSIsImI2NCI6ZmFsc2UsImNyaXQiOlsiYjY0Il19..c2ln' } };
+    const options = { proofType: 'Ed25519Signature2018', proofPurpose: 'assertionMethod' };
+    await ddb.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `CREX#${doneId}`, type: 'credential_exchange', credential_exchange_id: doneId, connection_id: pendingId, invitation_id: null, invitation_url: null, thread_id: 't-done', parent_thread_id: null, role: 'issuer', initiator: 'self', state: 'done', format: 'ld_proof', revocation_def_id: null, error_msg: null, created_at: at, updated_at: at, offer: { credential, options }, request: { credential, options }, credential: signed, offer_message: null, format_options: { issuer_did: did, proof_type: 'Ed25519Signature2018', verification_method: signed.proof.verificationMethod }, format_record: { proof_type: 'Ed25519Signature2018' } } }));
+    ddb.destroy();
+    const C = '/api/v1/credentials';
+    expect((await hit('listCredentialExchanges', C, 200, { key })).body.map((x: any) => x.credential_exchange_id)).toEqual([doneId, made.credential_exchange_id].sort());
+    await hit('listCredentialExchanges', `${C}?limit=1`, 200, { key });
+    await hit('listCredentialExchanges', `${C}?cursor=nope`, 400, { key });
+    expect((await hit('listCredentialExchanges', C, 200, { key: other.apiKey })).body).toEqual([]);
+    await hit('getCredentialExchange', `${C}/${made.credential_exchange_id}`, 200, { key });
+    await hit('getCredentialExchange', `${C}/${made.credential_exchange_id}`, 404, { key: other.apiKey });
+    await hit('getCredentialExchange', `${C}/${'x'.repeat(129)}`, 400, { key });
+    await hit('getJsonLdCredential', `${J}/${doneId}`, 200, { key });
+    await hit('getJsonLdCredential', `${J}/${made.credential_exchange_id}`, 409, { key });
+    await hit('getJsonLdCredential', `${J}/${doneId}`, 404, { key: other.apiKey });
+    await hit('getJsonLdCredential', `${J}/${'x'.repeat(129)}`, 400, { key });
+    await hit('getCredentialRecord', `/api/v1/credential-records/${doneId}`, 200, { key });
+    await hit('getCredentialRecord', `/api/v1/credential-records/${made.credential_exchange_id}`, 200, { key });
+    await hit('getCredentialRecord', `/api/v1/credential-records/${doneId}`, 404, { key: other.apiKey });
+    await hit('getCredentialRecord', `/api/v1/credential-records/${'x'.repeat(129)}`, 400, { key });
+  });
+});
+
 describe('meta', () => {
   test('the document, the reference page and its files', async () => {
     await hit('getOpenApi', '/openapi.json', 200);

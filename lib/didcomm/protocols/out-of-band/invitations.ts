@@ -3,7 +3,7 @@ import type { EventPublisher } from '../../../events/publisher';
 import { ConflictError, NotFoundError } from '../../../http/errors';
 import { prefixPage } from '../../../http/paging';
 import { keys, type TenantScope } from '../../../store/keys';
-import type { ItemStore } from '../../../store/port';
+import type { ItemStore, WriteOp } from '../../../store/port';
 import type { WalletRefs } from '../../../tenancy/public-refs';
 import { didcommEndpoint, didcommKeys, invitationFromItem, MAX_INVITATION_ID, walletLabel, type InvitationRecord } from '../../records';
 import { didKeyFromVerkey } from '../../envelope';
@@ -30,6 +30,10 @@ export interface CreateInvitation {
   readonly goal_code?: string | undefined;
   readonly goal?: string | undefined;
   readonly qr?: boolean | undefined;
+  /** Messages the invitation carries (`requests~attach`, RFC 0434): a credential offer, answered once connected. */
+  readonly requests?: readonly Record<string, unknown>[] | undefined;
+  /** Writes committed with the invitation (the exchange its offer belongs to), given its id and URL. */
+  readonly also?: ((made: { invitation_id: number; invitation_msg_id: string; invitation_url: string }) => WriteOp[]) | undefined;
 }
 
 
@@ -52,7 +56,10 @@ export class InvitationService {
     const id = await store.increment(didcommKeys.invitationCounter(scope), 'last', { below: { last: MAX_INVITATION_ID } });
     const endpoint = didcommEndpoint(baseUrl, ref);
     const at = this.now().toISOString();
-    const invitation = buildInvitation({ id: randomUUID(), label, recipientKey: didKeyFromVerkey(verkey), endpoint, goalCode: input.goal_code ?? null, goal: input.goal ?? null });
+    const built = buildInvitation({ id: randomUUID(), label, recipientKey: didKeyFromVerkey(verkey), endpoint, goalCode: input.goal_code ?? null, goal: input.goal ?? null });
+    const invitation = input.requests?.length
+      ? { ...built, 'requests~attach': input.requests.map((m, i) => ({ '@id': `request-${i}`, 'mime-type': 'application/json', data: { base64: Buffer.from(JSON.stringify(m), 'utf8').toString('base64') } })) }
+      : built;
     const url = invitationUrl(endpoint, invitation);
     const record: InvitationRecord = {
       invitation_id: id,
@@ -73,6 +80,7 @@ export class InvitationService {
       { type: 'put', item: { ...didcommKeys.invitation(scope, id), type: 'didcomm_invitation', ...record }, condition: 'not_exists' },
       { type: 'put', item: { ...didcommKeys.recipientKey(scope, verkey), type: 'didcomm_key', kind: 'invitation', invitation_id: id }, condition: 'not_exists' },
       events.stage(scope, 'invitation.created', { ...record }).op,
+      ...(input.also?.({ invitation_id: id, invitation_msg_id: record.invitation_msg_id, invitation_url: url }) ?? []),
     ]);
     const out = { invitation_id: id, invitation_url: url, invitation };
     return input.qr ? { ...out, qr_png_base64: qrPng(url, { errorCorrectionLevel: 'L' }).toString('base64') } : out;

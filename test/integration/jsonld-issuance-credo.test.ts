@@ -1,0 +1,186 @@
+/**
+ * JSON-LD credentials over DIDComm, end to end over HTTP (issue 23): Credo 0.6.3 as the holder
+ * (Issue Credential 2.0 with its JSON-LD format service, auto-accepting) and a wallet of the service
+ * issuing with POST /api/v1/credentials/json-ld. The offer leaves through the outbound worker, Credo's
+ * request is checked by the inbound worker, the issuing worker signs (the local key manager) and sends
+ * the credential, Credo verifies it with its own W3C stack, stores it and acks. @digitalbazaar/vc
+ * verifies the same credential independently; a tampered copy fails both.
+ */
+import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
+import { Ed25519Signature2018 } from '@digitalbazaar/ed25519-signature-2018';
+import { Ed25519Signature2020 } from '@digitalbazaar/ed25519-signature-2020';
+import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
+import * as vc from '@digitalbazaar/vc';
+import { DidCommCredentialState } from '@credo-ts/didcomm';
+import { JsonTransformer, TypedArrayEncoder, W3cJsonLdVerifiableCredential } from '@credo-ts/core';
+import { BUNDLED_CONTEXTS, CONTEXT_URLS } from '../../lib/jsonld/contexts';
+import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
+import { fenceTestNetwork } from '../helpers/loopback-only';
+import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
+import { expectError, ok, startTestApi, type TestApi } from '../helpers/runtime';
+
+fenceTestNetwork();
+
+let api: TestApi;
+let credo: CredoPeer;
+let hooks: Receiver;
+let acme: { apiKey: string };
+let other: { apiKey: string };
+let did: string;
+let otherDid: string;
+let jwkX: string;
+
+beforeAll(async () => {
+  [api, credo, hooks] = await Promise.all([startTestApi(), startCredoPeer({ label: 'Ada (Credo)', jsonLdCredentials: true }), startReceiver()]);
+  acme = await api.newWallet();
+  other = await api.newWallet();
+  await ok(api.call('PUT', '/api/v1/settings/webhook-target-urls', { key: acme.apiKey, body: { urls: [`${hooks.url}/acme`] } }), 'webhook target');
+  const made = (await ok(api.call('POST', '/api/v1/create-did', { key: acme.apiKey, body: { method: 'key' } }), 'create-did')).did;
+  did = made.did;
+  otherDid = (await ok(api.call('POST', '/api/v1/create-did', { key: other.apiKey, body: { method: 'key' } }), 'create-did')).did.did;
+  const resolved = await ok(api.call('GET', `/1.0/identifiers/${encodeURIComponent(did)}`, {}), 'resolve');
+  jwkX = ((resolved.didDocument ?? resolved).verificationMethod[0].publicKeyJwk as { x: string }).x;
+}, 120_000);
+
+afterAll(async () => {
+  await credo?.stop();
+  await api?.rt.stop();
+  await hooks?.close();
+});
+
+const credentialFor = (subject: Record<string, unknown>) => ({
+  '@context': [CONTEXT_URLS.credentialsV1, { ex: 'https://example.com/vocab#', Membership: 'ex:Membership', memberName: 'ex:memberName' }],
+  type: ['VerifiableCredential', 'Membership'],
+  issuer: did,
+  issuanceDate: '2026-11-26T00:00:00Z',
+  credentialSubject: subject,
+});
+
+/** Credo derives an Ed25519VerificationKey2018 from a did:key, as the did:key spec's default form; @digitalbazaar/vc gets the same document. */
+function didKey2018Document() {
+  const fragment = did.slice('did:key:'.length);
+  const vm = { id: `${did}#${fragment}`, type: 'Ed25519VerificationKey2018', controller: did, publicKeyBase58: TypedArrayEncoder.toBase58(TypedArrayEncoder.fromBase64(jwkX)) };
+  return { '@context': ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/suites/ed25519-2018/v1'], id: did, verificationMethod: [vm], assertionMethod: [vm.id], authentication: [vm.id] };
+}
+
+function dbLoader() {
+  const doc = didKey2018Document();
+  return async (url: string) => {
+    const context = BUNDLED_CONTEXTS.get(url);
+    if (context) return { contextUrl: null, documentUrl: url, document: context };
+    if (url === did) return { contextUrl: null, documentUrl: url, document: doc };
+    const vm = doc.verificationMethod.find((m) => m.id === url);
+    if (vm) return { contextUrl: null, documentUrl: url, document: { '@context': doc['@context'], ...vm } };
+    throw new Error(`the verifier loads nothing else: ${url}`);
+  };
+}
+const dbVerify = (credential: Record<string, unknown>) =>
+  vc.verifyCredential({ credential, suite: [new Ed25519Signature2018(), new Ed25519Signature2020(), new DataIntegrityProof({ cryptosuite: eddsaRdfc2022 })], documentLoader: dbLoader() });
+
+async function connect(): Promise<{ ours: string; theirs: string; invitationId: number }> {
+  const inv = await ok(api.call('POST', '/api/v1/invitations', { key: acme.apiKey, body: {} }), 'invitation');
+  const { connectionId } = await credo.receiveInvitationUrl(inv.invitation_url);
+  await credo.waitForConnection((c) => c.id === connectionId, 30_000);
+  const ours = await eventually(async () =>
+    (await ok(api.call('GET', '/api/v1/connections', { key: acme.apiKey }), 'connections')).find((c: any) => c.invitation_id === inv.invitation_id && c.state === 'active'), 30_000, 'our connection active');
+  return { ours: ours.connection_id, theirs: connectionId, invitationId: inv.invitation_id };
+}
+
+const exchange = (id: string) => ok(api.call('GET', `/api/v1/credentials/${id}`, { key: acme.apiKey }), 'exchange');
+const exchanges = async () => ok(api.call('GET', '/api/v1/credentials', { key: acme.apiKey }), 'exchanges');
+
+async function expectDelivered(exchangeId: string, threadId: string, subjectName: string) {
+  const held = await credo.waitForCredentialExchange(DidCommCredentialState.Done, (r) => r.threadId === threadId, 60_000);
+  expect(held.credentials).toHaveLength(1);
+  const stored = (await credo.agent.w3cCredentials.getAll()).find((r) => r.id === held.credentials[0]!.credentialRecordId);
+  expect(stored).toBeDefined();
+  const done = await eventually(async () => {
+    const x = await exchange(exchangeId);
+    return x.state === 'done' ? x : undefined;
+  }, 30_000, 'our exchange done');
+  expect(done).toMatchObject({ role: 'issuer', initiator: 'self', format: 'ld_proof', thread_id: threadId, error_msg: null });
+  const issued = await ok(api.call('GET', `/api/v1/credentials/json-ld/${exchangeId}`, { key: acme.apiKey }), 'issued credential');
+  expect(issued.credentialSubject.memberName).toBe(subjectName);
+  expect(issued.proof).toMatchObject({ type: 'Ed25519Signature2018', proofPurpose: 'assertionMethod', verificationMethod: `${did}#${did.slice(8)}` });
+  // What Credo stored is what we issued.
+  expect(stored!.encoded).toMatchObject({ credentialSubject: issued.credentialSubject, proof: { jws: issued.proof.jws } });
+  // Credo's W3C verification, and @digitalbazaar/vc's on its own; a tampered copy fails both.
+  const credoCheck = await credo.agent.w3cCredentials.verifyCredential({ credential: JsonTransformer.fromJSON(issued, W3cJsonLdVerifiableCredential) });
+  expect(credoCheck.isValid).toBe(true);
+  const db = await dbVerify(issued);
+  expect(db.error).toBeUndefined();
+  expect(db.verified).toBe(true);
+  const tampered = structuredClone(issued);
+  tampered.credentialSubject.memberName = 'Mallory';
+  expect((await credo.agent.w3cCredentials.verifyCredential({ credential: JsonTransformer.fromJSON(tampered, W3cJsonLdVerifiableCredential) })).isValid).toBe(false);
+  expect((await dbVerify(tampered)).verified).toBe(false);
+  return issued;
+}
+
+test('over a connection (contact_id): offer, request, credential, ack; Credo stores a credential both verifiers accept; every state is an event', async () => {
+  const { ours } = await connect();
+  const [made] = await ok(api.call('POST', '/api/v1/credentials/json-ld', { key: acme.apiKey, body: { contact_id: ours, credential: credentialFor({ memberName: 'Ada Lovelace' }), proofType: 'Ed25519Signature2018' } }), 'issue');
+  expect(made).toMatchObject({ state: 'offer-sent', connection_id: ours, format: 'ld_proof', role: 'issuer' });
+  const issued = await expectDelivered(made.credential_exchange_id, made.thread_id, 'Ada Lovelace');
+  // Credo set credentialSubject.id? It requests what was offered: no id was offered, none is set.
+  expect(issued.credentialSubject.id).toBeUndefined();
+  const record = await ok(api.call('GET', `/api/v1/credential-records/${made.credential_exchange_id}`, { key: acme.apiKey }), 'record');
+  expect(record.cred_ex_record.state).toBe('done');
+  expect(record.ld_proof).toMatchObject({ cred_ex_id: made.credential_exchange_id, issuer_did: did, proof_type: 'Ed25519Signature2018', credential: issued });
+  expect((await exchanges()).map((x: any) => x.credential_exchange_id)).toContain(made.credential_exchange_id);
+  const events = () => hooks.received('/acme').map((r) => JSON.parse(r.body) as { type: string; data: { credential_exchange_id?: string } });
+  await eventually(async () => {
+    const mine = events().filter((e) => e.data.credential_exchange_id === made.credential_exchange_id).map((e) => e.type);
+    return ['credential.offer_sent', 'credential.request_received', 'credential.issued', 'credential.done'].every((t) => mine.includes(t)) ? true : undefined;
+  }, 30_000, 'every state change as an event');
+  // With timeout: the answer comes once the credential is issued.
+  const [waited] = await ok(api.call('POST', '/api/v1/credentials/json-ld?timeout=15', { key: acme.apiKey, body: { contact_id: ours, credential: credentialFor({ memberName: 'Ada again' }), proofType: 'Ed25519Signature2018' } }), 'issue, waiting');
+  expect(['credential-issued', 'done']).toContain(waited.state);
+  // Another wallet sees none of it.
+  expectError(await api.call('GET', `/api/v1/credentials/${made.credential_exchange_id}`, { key: other.apiKey }), 404, 'credential_exchange_not_found');
+  expectError(await api.call('GET', `/api/v1/credentials/json-ld/${made.credential_exchange_id}`, { key: other.apiKey }), 404, 'credential_exchange_not_found');
+}, 180_000);
+
+test('by invitation_id before anyone accepted it: the offer goes out when its connection becomes active', async () => {
+  const inv = await ok(api.call('POST', '/api/v1/invitations', { key: acme.apiKey, body: {} }), 'invitation');
+  const [made] = await ok(api.call('POST', '/api/v1/credentials/json-ld', { key: acme.apiKey, body: { invitation_id: inv.invitation_id, credential: credentialFor({ memberName: 'Grace Hopper' }), proofType: 'Ed25519Signature2018' } }), 'issue');
+  expect(made).toMatchObject({ state: 'offer-sent', connection_id: null, invitation_id: inv.invitation_id });
+  await credo.receiveInvitationUrl(inv.invitation_url);
+  await expectDelivered(made.credential_exchange_id, made.thread_id, 'Grace Hopper');
+  expect((await exchange(made.credential_exchange_id)).connection_id).not.toBeNull();
+}, 180_000);
+
+test('neither contact_id nor invitation_id: a new invitation carries the offer; Credo accepts it, connects and is issued', async () => {
+  const [made] = await ok(api.call('POST', '/api/v1/credentials/json-ld', { key: acme.apiKey, body: { credential: credentialFor({ memberName: 'Katherine Johnson' }), proofType: 'Ed25519Signature2018' } }), 'issue');
+  expect(made).toMatchObject({ state: 'offer-sent', connection_id: null });
+  expect(made.invitation_url).toMatch(/\?oob=/);
+  await credo.agent.modules.didcomm.oob.receiveInvitationFromUrl(made.invitation_url, { autoAcceptInvitation: true, autoAcceptConnection: true, label: 'Ada (Credo)' });
+  await expectDelivered(made.credential_exchange_id, made.thread_id, 'Katherine Johnson');
+}, 180_000);
+
+test('bad inputs: each a 4xx naming the problem, with nothing stored and nothing sent', async () => {
+  const { ours } = await connect();
+  const before = (await exchanges()).length;
+  const credoBefore = (await credo.agent.modules.didcomm.credentials.getAll()).length;
+  const issue = (body: Record<string, unknown>, key = acme.apiKey) => api.call('POST', '/api/v1/credentials/json-ld', { key, body: { contact_id: ours, proofType: 'Ed25519Signature2018', ...body } });
+  // A context the loader does not hold (never fetched).
+  expectError(await issue({ credential: { ...credentialFor({ memberName: 'x' }), '@context': [CONTEXT_URLS.credentialsV1, 'https://schema.org/'] } }), 400, 'unknown_context');
+  // Safe mode: a term no context defines, named.
+  const unsafe = await issue({ credential: credentialFor({ memberName: 'x', nickname: 'y' }) });
+  expectError(unsafe, 400, 'undefined_term');
+  expect(unsafe.body.error).toContain('nickname');
+  // Another wallet's contact is not found (its own issuer DID, our connection id).
+  expectError(await issue({ credential: { ...credentialFor({ memberName: 'x' }), issuer: otherDid } }, other.apiKey), 404, 'contact_not_found');
+  // A proof the key cannot make (a P-256 suite on an Ed25519 key).
+  expectError(await issue({ credential: credentialFor({ memberName: 'x' }), proofType: 'DataIntegrityProof', cryptosuite: 'ecdsa-rdfc-2019' }), 400, 'unsupported_proof_type');
+  // rule has no meaning: refused.
+  expectError(await issue({ credential: credentialFor({ memberName: 'x' }), rule: 'anything' }), 400, 'rule_not_supported');
+  // revocation without a status-list source wired.
+  expectError(await issue({ credential: credentialFor({ memberName: 'x' }), revocation_def_id: 'def-1' }), 400, 'revocation_unavailable');
+  // An issuer that is not this wallet's DID.
+  expectError(await issue({ credential: { ...credentialFor({ memberName: 'x' }), issuer: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK' } }), 400, 'unknown_did');
+  await new Promise((r) => setTimeout(r, 3000));
+  expect((await exchanges()).length).toBe(before);
+  expect((await credo.agent.modules.didcomm.credentials.getAll()).length).toBe(credoBefore);
+  expect(await ok(api.call('GET', '/api/v1/credentials', { key: other.apiKey }), 'other wallet exchanges')).toEqual([]);
+}, 120_000);

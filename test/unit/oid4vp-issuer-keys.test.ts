@@ -284,6 +284,9 @@ describe('what an issuer URL and a did:web may be, and where plain http goes', (
     const rec = recording();
     await unresolvable(resolver({ fetch: rec.fetch, httpForLoopbackHosts: false })({ iss: 'did:web:localhost%3A8080', header: {} }));
     expect(rec.urls).toEqual(['https://localhost:8080/.well-known/did.json']);
+    const secure = recording();
+    await unresolvable(resolver({ fetch: secure.fetch })({ iss: 'https://issuer.example/tenants/a', header: { kid: 'k1' } }));
+    expect(secure.urls).toEqual(['https://issuer.example/.well-known/jwt-vc-issuer/tenants/a']);
     const meta = recording();
     await unresolvable(resolver({ fetch: meta.fetch })({ iss: 'http://localhost:8080/tenants/a//', header: { kid: 'k1' } }));
     expect(meta.urls).toEqual(['http://localhost:8080/.well-known/jwt-vc-issuer/tenants/a']);

@@ -2,7 +2,8 @@
  * What `npm run mutation` measures (StrykerJS, docs/testing.md): the security-critical modules, each
  * group run on its own against the unit tests that exercise it (fast: no emulators). A range after a
  * file (`file:from-to`) limits mutation to those lines (the functions, not declarations that only the
- * infra tests read). Where code moves often, `span()` finds the lines by the declarations instead.
+ * infra tests read). No range is written as fixed line numbers: `span()` finds the lines by the
+ * declarations, `lines()` by the text of a first and a last line, as the file reads when a run starts.
  */
 import { readFileSync } from 'node:fs';
 
@@ -18,6 +19,23 @@ function span(file, first, last) {
   if (from < 0 || lastStart < 0 || to < 0) throw new Error(`mutation group: ${file} has no ${first} … ${last}`);
   return `${file}:${from + 1}-${to + 1}`;
 }
+
+/**
+ * `file:from-to` from the first line that contains `first` to the first line from there on that
+ * contains `last` (both as the file reads now): for lines inside a function, where `span()` cannot
+ * find a closing brace at column 0. Throws when either text is missing, so a renamed check fails the
+ * run instead of mutating other lines.
+ */
+function lines(file, first, last = first) {
+  const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8').split('\n');
+  const from = text.findIndex((l) => l.includes(first));
+  const to = from < 0 ? -1 : text.findIndex((l, i) => i >= from && l.includes(last));
+  if (from < 0 || to < 0) throw new Error(`mutation group: ${file} has no ${first} … ${last}`);
+  return `${file}:${from + 1}-${to + 1}`;
+}
+
+const VCI = 'lib/oid4vci/protocol/service.ts';
+const VP = 'lib/oid4vp/verification/sd-jwt.ts';
 
 export const MUTATION_GROUPS = [
   {
@@ -45,12 +63,12 @@ export const MUTATION_GROUPS = [
     // (the PIN count), sameSecret; authorize()'s tie of the access token to its exchange; the spent-nonce and
     // proof nonce checks of credential(). The rest of these functions and formats.ts (SD-JWT issuance) are not measured.
     mutate: [
-      'lib/oid4vci/protocol/service.ts:276-304',
-      'lib/oid4vci/protocol/service.ts:339-354',
-      'lib/oid4vci/protocol/service.ts:444-446',
-      'lib/oid4vci/protocol/service.ts:462-463',
-      'lib/oid4vci/protocol/service.ts:480-490',
-      'lib/oid4vci/protocol/service.ts:620-624',
+      lines(VCI, 'if (parsed.grant.grantType !== preAuthorizedCodeGrantIdentifier)', 'const tokenId = `urn:uuid:'),
+      lines(VCI, 'private async countTxCode(', 'throw invalid(Oauth2ErrorCodes.InvalidGrant, `Invalid tx_code ('),
+      lines(VCI, 'const ex = exItem ? exchangeFromItem(exItem) : null;', 'if (dpopUsed)'),
+      lines(VCI, 'if (alsoFound.some(Boolean))', "if (ex.state !== 'redeemed')"),
+      lines(VCI, 'const thumbprints = new Set<string>();', 'const exp = nonceExpiry(secrets.nonceKey, nonce);'),
+      span(VCI, 'function sameSecret', 'function sameSecret'),
     ],
     tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/oid4vci-issuance.test.ts', 'test/unit/oid4vp-verification.test.ts'],
   },
@@ -61,10 +79,10 @@ export const MUTATION_GROUPS = [
     // verifySdJwtPresentation's issuer signature and key-binding steps, verifyKeyBinding. Not yet: decodeJwt,
     // the disclosures (reconstructClaims), the status step, lib/oid4vp/verification/jwt-vp.ts.
     mutate: [
-      'lib/oid4vp/verification/sd-jwt.ts:70-81',
-      'lib/oid4vp/verification/sd-jwt.ts:121-129',
-      'lib/oid4vp/verification/sd-jwt.ts:276-310',
-      'lib/oid4vp/verification/sd-jwt.ts:334-354',
+      span(VP, 'export async function verifySignature', 'export async function verifySignature'),
+      span(VP, 'export function checkValidity', 'export function checkValidity'),
+      lines(VP, 'const { header, payload } = jwt;', "fail('missing_key_binding'"),
+      span(VP, 'async function verifyKeyBinding', 'async function verifyKeyBinding'),
     ],
     tests: ['test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vp-status.test.ts'],
   },
@@ -89,7 +107,7 @@ export const MUTATION_GROUPS = [
   {
     name: 'webhooks',
     what: 'webhook signing, secret rotation rule and address policy',
-    mutate: ['lib/webhooks/signing.ts', 'lib/webhooks/address-policy.ts', 'lib/webhooks/records.ts:120-124'],
+    mutate: ['lib/webhooks/signing.ts', 'lib/webhooks/address-policy.ts', span('lib/webhooks/records.ts', 'export function signingGenerations', 'export function signingGenerations')],
     tests: ['test/unit/webhook-policies.test.ts', 'test/unit/webhook-dispatcher.test.ts'],
   },
   {

@@ -4,6 +4,8 @@ import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys } from '../../lib/store/keys';
 import { draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
+import { ProtocolError } from '../../lib/http/errors';
+import { MemoryStore } from '../helpers/memory-store';
 import { SpecWallet } from '../helpers/spec-wallet';
 import { ISSUER, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
 
@@ -56,6 +58,97 @@ describe('the token endpoint', () => {
     ]);
     expect(await f.exchange(exchangeId)).toMatchObject({ state: 'failed', failure_reason: 'tx_code_attempts_exhausted' });
     expect(f.events('oid4vci.exchange.failed')).toHaveLength(1);
+  });
+});
+
+describe('what a wallet is told when the token endpoint refuses (error_description)', () => {
+  const told = (status: number, code: string, message: string) => expect.objectContaining({ status, code, message });
+
+  test('another grant: which grant this issuer serves', async () => {
+    const f = await oid4vciFixture();
+    const { code } = await f.offer();
+    await expect(f.token(code, { form: { grant_type: 'authorization_code', code: 'x' } })).rejects.toEqual(
+      told(400, 'unsupported_grant_type', 'Only the pre-authorized code grant is supported'),
+    );
+  });
+
+  test('an unknown code, and a code already redeemed: unknown or already used', async () => {
+    const f = await oid4vciFixture();
+    const { code } = await f.offer();
+    await expect(f.token('not-a-code')).rejects.toEqual(told(400, 'invalid_grant', 'Unknown or already used pre-authorized code'));
+    await f.token(code);
+    await expect(f.token(code)).rejects.toEqual(told(400, 'invalid_grant', 'Unknown or already used pre-authorized code'));
+  });
+
+  test('a code still stored but whose exchange is no longer an offer: unknown or already used', async () => {
+    // The code's lookup item outlives its redemption here (put back by hand), so the state check is what refuses.
+    const f = await oid4vciFixture();
+    const { code, exchangeId } = await f.offer();
+    const lookup = (await f.store.get(oid4vciKeys.code(scope, code)))!;
+    await f.token(code);
+    await f.store.write([{ type: 'put', item: lookup }]);
+    await expect(f.token(code)).rejects.toEqual(told(400, 'invalid_grant', 'Unknown or already used pre-authorized code'));
+    expect((await f.exchange(exchangeId)).state).toBe('redeemed');
+  });
+
+  test('an expired code: it has expired (not "unknown"), and the exchange is expired', async () => {
+    let now = Date.now();
+    const f = await oid4vciFixture({ now: () => new Date(now) });
+    const { code, exchangeId } = await f.offer();
+    now += 31 * 24 * 3600 * 1000;
+    await expect(f.token(code)).rejects.toEqual(told(400, 'invalid_grant', 'The pre-authorized code has expired'));
+    expect((await f.exchange(exchangeId)).state).toBe('expired');
+  });
+
+  test('a PIN-protected offer redeemed without tx_code: invalid_request, and no attempt is counted (§6.3)', async () => {
+    const f = await oid4vciFixture();
+    const { code, exchangeId } = await f.offer({ pin: '4711' });
+    await expect(f.token(code)).rejects.toEqual(told(400, 'invalid_request', "Missing required 'tx_code' in request"));
+    expect(await f.exchange(exchangeId)).toMatchObject({ state: 'offer' });
+    expect((await f.exchange(exchangeId)).tx_code_attempts ?? 0).toBe(0);
+    await expect(f.token(code, { txCode: '4711' })).resolves.toMatchObject({ token_type: 'Bearer' });
+  });
+
+  test('a tx_code sent for an offer that has none is invalid_request (OID4VCI 1.0 §6.3), and the code stays redeemable', async () => {
+    const f = await oid4vciFixture();
+    const { code, exchangeId } = await f.offer();
+    for (const txCode of ['4711', '']) {
+      await expect(f.token(code, { txCode })).rejects.toEqual(told(400, 'invalid_request', "Request contains 'tx_code' that was not expected"));
+    }
+    expect((await f.exchange(exchangeId)).state).toBe('offer');
+    await expect(f.token(code)).resolves.toMatchObject({ token_type: 'Bearer' });
+  });
+
+  test("a store failure while counting a PIN is the store's error (a 5xx), not invalid_grant", async () => {
+    class FailingCounter extends MemoryStore {
+      override async increment(): Promise<number> {
+        throw new Error('store unavailable');
+      }
+    }
+    const f = await oid4vciFixture({ store: new FailingCounter() });
+    const { code, exchangeId } = await f.offer({ pin: '4711' });
+    const failure = await f.token(code, { txCode: '4711' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).not.toBeInstanceOf(ProtocolError);
+    expect((failure as Error).message).toBe('store unavailable');
+    expect((await f.exchange(exchangeId)).state).toBe('offer');
+  });
+
+  test('a PIN guess at an exchange that stopped being an offer meanwhile: unknown or already used', async () => {
+    class LateRedemption extends MemoryStore {
+      override async increment(...args: Parameters<MemoryStore['increment']>): Promise<number> {
+        const [key] = args;
+        const item = (await this.get(key))!;
+        await this.write([{ type: 'put', item: { ...item, state: 'redeemed' } }]);
+        return super.increment(...args);
+      }
+    }
+    const f = await oid4vciFixture({ store: new LateRedemption() });
+    const { code } = await f.offer({ pin: '4711' });
+    await expect(f.token(code, { txCode: '4711' })).rejects.toEqual(told(400, 'invalid_grant', 'Unknown or already used pre-authorized code'));
   });
 });
 
@@ -136,6 +229,43 @@ describe('the credential endpoint', () => {
     const fresh = (await r.f.protocol.nonce(scope)).c_nonce;
     const again = r.wallet.makeProof({ aud: ISSUER, nonce: fresh, key: r.wallet.newHolderKey() });
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [again] } })).rejects.toEqual(refused('invalid_token', 401));
+  });
+
+  test('what the wallet is told: a token already used, a proof payload that is not JSON, each private member of a proof key', async () => {
+    const r = await redeemed();
+    // A compact JWS whose payload is not JSON: shaped like a JWT, but not one.
+    const [h, , sig] = r.proof().split('.') as [string, string, string];
+    const notJson = `${h}.${Buffer.from('not json').toString('base64url')}.${sig}`;
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [notJson] } })).rejects.toEqual(
+      expect.objectContaining({ status: 400, code: 'invalid_proof', message: 'The proof is not a JWT' }),
+    );
+    const key = r.wallet.newHolderKey();
+    const { d } = key.privateKey.export({ format: 'jwk' }) as { d: string };
+    const leaky = r.wallet.makeProof({ aud: ISSUER, nonce: r.nonce, key, header: { jwk: { ...key.publicJwk, d, p: 'x', q: 'y' } } });
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [leaky] } })).rejects.toMatchObject({
+      code: 'invalid_proof',
+      message: "The proof's jwk header holds private key members (d, p, q); send the public key only",
+    });
+    await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } });
+    const again = r.wallet.makeProof({ aud: ISSUER, nonce: (await r.f.protocol.nonce(scope)).c_nonce, key: r.wallet.newHolderKey() });
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [again] } })).rejects.toEqual(
+      expect.objectContaining({ status: 401, code: 'invalid_token', message: 'Credentials were already issued with this access token (exchange issued)', headers: { 'www-authenticate': 'Bearer error="invalid_token"' } }),
+    );
+  });
+
+  test('a DPoP proof used again at the credential endpoint: 401 with the DPoP challenge, invalid_dpop_proof (RFC 9449 §7.1, §11.1)', async () => {
+    const f = await oid4vciFixture();
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
+    const t = (await f.token((await f.offer()).code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` }) } })) as { access_token: string; token_type: string; c_nonce: string };
+    expect(t.token_type).toBe('DPoP');
+    const dpop = wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/credential`, accessToken: t.access_token });
+    const headers = { authorization: `DPoP ${t.access_token}`, dpop };
+    const proof = (nonce: string) => wallet.makeProof({ aud: ISSUER, nonce, key: wallet.newHolderKey() });
+    await f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [proof(t.c_nonce)] } }, headers);
+    const fresh = (await f.protocol.nonce(scope)).c_nonce;
+    await expect(f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [proof(fresh)] } }, headers)).rejects.toEqual(
+      expect.objectContaining({ status: 401, code: 'invalid_dpop_proof', message: 'The DPoP proof was already used', headers: { 'www-authenticate': 'DPoP error="invalid_dpop_proof"' } }),
+    );
   });
 
   test.each([

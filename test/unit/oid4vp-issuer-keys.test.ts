@@ -241,3 +241,54 @@ describe('JWT VC Issuer Metadata (iss an https URL)', () => {
     expect(await unresolvable(resolver({ fetch: noNetwork })({ iss: 'https://issuer.example', header: { kid: `${issuer.did}#0` } }))).toMatch(/is not a DID/);
   });
 });
+
+describe('what an issuer URL and a did:web may be, and where plain http goes', () => {
+  /** Records each URL asked for and answers 404: nothing is fetched for real. */
+  function recording() {
+    const urls: string[] = [];
+    const fetch: GuardedFetch = async (url) => {
+      urls.push(url);
+      return { status: 404, headers: {}, body: Buffer.from('') };
+    };
+    return { urls, fetch };
+  }
+
+  test('an https issuer with a query, fragment or credentials is refused before any fetch', async () => {
+    const r = resolver({ fetch: noNetwork });
+    for (const iss of ['https://issuer.example/a?x=1', 'https://issuer.example/a#f', 'https://user@issuer.example/a', 'https://:pw@issuer.example/a']) {
+      expect(await unresolvable(r({ iss, header: { kid: 'k1' } }))).toBe(`issuer ${iss} has a query, fragment or credentials`);
+    }
+  });
+
+  test.each(['did:web:h::a', 'did:web:h:a%2Fb', 'did:web:h:a%3Fb', 'did:web:h:a%23b', 'did:web:h:a%5Cb', 'did:web:h:.', 'did:web:h:..', 'did:web:a%2Fb', 'did:web:a%40b', 'did:web:a%ZZ'])(
+    'did:web path or host %s is refused',
+    (did) => {
+      expect(() => didWebUrl(did)).toThrow(expect.objectContaining({ reason: 'issuer_unresolvable', detail: `${did} is not a valid did:web` }));
+    },
+  );
+
+  test('plain http only for 127.0.0.0/8, localhost and ::1 as the whole host, and only when allowed', async () => {
+    const cases: [string, string][] = [
+      ['did:web:localhost%3A8080', 'http://localhost:8080/.well-known/did.json'],
+      ['did:web:%5B%3A%3A1%5D%3A8080', 'http://[::1]:8080/.well-known/did.json'],
+      ['did:web:127.10.20.30', 'http://127.10.20.30/.well-known/did.json'],
+      ['did:web:127.0.0.1.example', 'https://127.0.0.1.example/.well-known/did.json'],
+      ['did:web:localhost.example', 'https://localhost.example/.well-known/did.json'],
+      ['did:web:%5B%3A%3A2%5D', 'https://[::2]/.well-known/did.json'],
+    ];
+    for (const [did, url] of cases) {
+      const rec = recording();
+      expect(await unresolvable(resolver({ fetch: rec.fetch })({ iss: did, header: {} }))).toBe(`GET ${url} answered 404`);
+      expect(rec.urls).toEqual([url]);
+    }
+    const rec = recording();
+    await unresolvable(resolver({ fetch: rec.fetch, httpForLoopbackHosts: false })({ iss: 'did:web:localhost%3A8080', header: {} }));
+    expect(rec.urls).toEqual(['https://localhost:8080/.well-known/did.json']);
+    const secure = recording();
+    await unresolvable(resolver({ fetch: secure.fetch })({ iss: 'https://issuer.example/tenants/a', header: { kid: 'k1' } }));
+    expect(secure.urls).toEqual(['https://issuer.example/.well-known/jwt-vc-issuer/tenants/a']);
+    const meta = recording();
+    await unresolvable(resolver({ fetch: meta.fetch })({ iss: 'http://localhost:8080/tenants/a//', header: { kid: 'k1' } }));
+    expect(meta.urls).toEqual(['http://localhost:8080/.well-known/jwt-vc-issuer/tenants/a']);
+  });
+});

@@ -328,3 +328,71 @@ describe('locateSubmission', () => {
     for (const token of ['not-a-jwt', 'a.!!!.c', vpJwt('text'), 7]) expect(locateSubmission(degreeDef, sub(at(5)), [token])[0]!.nested!.index).toBe(5);
   });
 });
+
+describe('matchDcql: the detail of a refusal (what the verifier records and shows)', () => {
+  const detail = (f: () => unknown) => {
+    const e = refusal(f as () => never);
+    return [e.reason, e.detail];
+  };
+  const w3c = (claims: Record<string, unknown>): VerifiedCredential => ({ ...degree(), types: undefined, claims });
+  const w3cQuery = (over: Record<string, unknown> = {}) =>
+    DcqlQuery.parse({ credentials: [{ id: 'w', format: 'jwt_vc_json', meta: { type_values: [['VerifiableCredential']] }, ...over }] } as never);
+
+  it('names the query and what failed: the vct, a claim, a value, both at once, the trusted authorities', () => {
+    expect(detail(() => matchDcql(pidQuery(), { pid: [pid({ vct: 'urn:other' })] }, { strict: true }))).toEqual([
+      'constraints_not_met',
+      "credential query 'pid': Expected vct to be 'urn:eudi:pid:1' but received 'urn:other'",
+    ]);
+    expect(detail(() => matchDcql(pidQuery({ claims: [{ path: ['birthdate'] }] }), { pid: [pid()] }, { strict: true }))).toEqual([
+      'constraints_not_met',
+      "credential query 'pid': Expected claim 'birthdate' to be defined",
+    ]);
+    expect(detail(() => matchDcql(pidQuery({ claims: [{ path: ['given_name'], values: ['Max'] }] }), { pid: [pid()] }, { strict: true }))).toEqual([
+      'constraints_not_met',
+      "credential query 'pid': Expected claim 'given_name' to be 'Max' but received 'Erika'",
+    ]);
+    expect(detail(() => matchDcql(pidQuery({ claims: [{ path: ['birthdate'] }] }), { pid: [pid({ vct: 'urn:other' })] }, { strict: true }))).toEqual([
+      'constraints_not_met',
+      "credential query 'pid': Expected vct to be 'urn:eudi:pid:1' but received 'urn:other'; Expected claim 'birthdate' to be defined",
+    ]);
+    expect(detail(() => matchDcql(pidQuery({ trusted_authorities: [{ type: 'aki', values: ['abc'] }] }), { pid: [pid()] }, { strict: true }))).toEqual([
+      'constraints_not_met',
+      "credential query 'pid': no trusted authority matches",
+    ]);
+  });
+
+  it('a credential no trust decision covers is refused, naming its issuer', () => {
+    expect(detail(() => matchDcql(pidQuery(), { pid: [pid({ issuerTrust: undefined })] }, { strict: true }))).toEqual([
+      'untrusted_issuer',
+      'https://issuer.example was not checked for trust',
+    ]);
+  });
+
+  it('defaults when the verifier set no vct or types: a vct that is not a string is none, a W3C type that is not an array is none', () => {
+    const numericVct = pid({ vct: undefined, claims: { vct: 42, given_name: 'Erika' } });
+    expect(detail(() => matchDcql(pidQuery(), { pid: [numericVct] }, { strict: true }))).toEqual([
+      'constraints_not_met',
+      "credential query 'pid': Expected vct to be 'urn:eudi:pid:1' but received ''",
+    ]);
+    expect(detail(() => matchDcql(w3cQuery(), { w: [w3c({ iss: 'did:example:issuer', vc: { type: 'VerifiableCredential' } })] }, { strict: true }))).toEqual([
+      'constraints_not_met',
+      "credential query 'w': Value must include all of: VerifiableCredential",
+    ]);
+  });
+
+  it('a `vc` claim that is an array is not the credential: its elements are no claims', () => {
+    const query = w3cQuery({ meta: { type_values: [['x']] }, claims: [{ path: ['0'] }] });
+    expect(detail(() => matchDcql(query, { w: [w3c({ iss: 'did:example:issuer', vc: ['x'] })] }, { strict: true }))).toEqual([
+      'constraints_not_met',
+      "credential query 'w': Value must include all of: x; Expected claim '0' to be defined",
+    ]);
+  });
+
+  it('a null path element covers array elements only, not a member name under the same claim', () => {
+    const odd = pid({ claims: { vct: PID, nat: ['DE'] }, disclosedPaths: [['nat', 0], ['nat', 'x']] });
+    expect(detail(() => matchDcql(pidQuery({ claims: [{ path: ['nat', null] }] }), { pid: [odd] }, { strict: true }))).toEqual([
+      'extra_disclosure',
+      "credential query 'pid': disclosed /nat/x, which the query did not request",
+    ]);
+  });
+});

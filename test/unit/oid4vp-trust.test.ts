@@ -9,6 +9,7 @@ import { MemoryStore } from '../helpers/memory-store';
 const scope = tenantScope('7');
 const local = { allowLoopbackHttp: true };
 const deployed = { allowLoopbackHttp: false };
+const NOTDID = 'is not a DID (did:<method>:<id>, without path, query or fragment)';
 
 describe('the trusted-issuers setting: what an entry may be', () => {
   it.each([
@@ -40,6 +41,35 @@ describe('the trusted-issuers setting: what an entry may be', () => {
     expect(trustedIssuerProblem('http://localhost:8080', local)).toBeNull();
     expect(trustedIssuerProblem('http://127.0.0.1:8080/issuer', deployed)).toBe('must use https');
     expect(trustedIssuerProblem('http://issuer.example', local)).toContain('http only for loopback hosts');
+  });
+
+  it.each([
+    // A DID is the whole value: no path after it, no DID inside something else, complete percent-escapes.
+    ['did:web:a.example/b', NOTDID],
+    ['did:web:a/did:web:b', NOTDID],
+    ['did:web:a%2', NOTDID],
+    ['did:web:a%2G', NOTDID],
+    // Credentials, a query or a fragment are refused even when empty or alone.
+    ['https://user@issuer.example', 'must not carry credentials'],
+    ['https://:pw@issuer.example', 'must not carry credentials'],
+    ['https://issuer.example/?', 'must not have a query'],
+    ['https://issuer.example/#', 'must not have a fragment'],
+    ['http://issuer.example/x', 'must use https'],
+    [`did:web:${'a'.repeat(1000 - 'did:web:'.length)}`, null],
+  ])('exactly: %s', (value, problem) => {
+    expect(trustedIssuerProblem(value, deployed)).toBe(problem);
+  });
+
+  it('loopback for plain http is 127.0.0.0/8, localhost and ::1, each as the whole host', () => {
+    for (const ok of ['http://localhost', 'http://LOCALHOST:8080', 'http://[::1]:8080', 'http://127.0.0.1', 'http://127.10.20.30:9000']) expect([ok, trustedIssuerProblem(ok, local)]).toEqual([ok, null]);
+    for (const no of ['http://127.0.0.1.example', 'http://localhost.example', 'http://[::2]', 'http://10.0.0.1', 'http://127.0.0.1.example:8080'])
+      expect([no, trustedIssuerProblem(no, local)]).toEqual([no, 'must use https (http only for loopback hosts)']);
+  });
+
+  it('"*" is the opt-out only as the single entry', () => {
+    expect(trustPolicy(['*'], async () => false).anyIssuer).toBe(true);
+    expect(trustPolicy(['*', 'did:web:a.example'], async () => false).anyIssuer).toBe(false);
+    expect(trustPolicy(['did:web:a.example', '*'], async () => false).anyIssuer).toBe(false);
   });
 
   it('PUT replaces the list; bad entries, duplicates, "*" with others and too many are a 400 naming each path, and change nothing', async () => {

@@ -437,6 +437,50 @@ describe('verifySdJwtPresentation: refusals, one reason each', () => {
   });
 });
 
+describe('verifySdJwtPresentation: the detail of each refusal (what the verifier records and shows)', () => {
+  const fakeSig = 'A'.repeat(86);
+  /** A compact JWS with any header: for checks that come before the signature is verified. */
+  const unsigned = (header: Record<string, unknown>, payload: Record<string, unknown>) => `${b64json(header)}.${b64json(payload)}.${fakeSig}`;
+  const base = { iss: ISSUER, vct: 'urn:x', cnf: { jwk: holderKey.jwk } };
+  const kbPayload = (part: string) => ({ aud: AUD, nonce: NONCE, iat: now - 5, sd_hash: sha(part) });
+
+  const cases: [string, () => Promise<string>, InvalidReason, string][] = [
+    ['expired', async () => present(await sdJwt({ ...base, exp: now - 1 }), []), 'credential_expired', `the credential expired at ${now - 1}`],
+    ['nbf ahead', async () => present(await sdJwt({ ...base, nbf: now + CLOCK_SKEW_SECONDS + 1 }), []), 'credential_not_yet_valid', `the credential not valid before ${now + CLOCK_SKEW_SECONDS + 1}`],
+    ['iat ahead', async () => present(await sdJwt({ ...base, iat: now + CLOCK_SKEW_SECONDS + 1 }), []), 'credential_not_yet_valid', `the credential issued in the future (${now + CLOCK_SKEW_SECONDS + 1})`],
+    ['another typ', async () => present(await sdJwt(base, { header: { typ: 'jwt' } }), []), 'unsupported_format', 'typ jwt is not one of dc+sd-jwt, vc+sd-jwt'],
+    ['an issuer alg not accepted', async () => `${unsigned({ typ: 'dc+sd-jwt', alg: 'HS256', kid: ISSUER_KID }, base)}~`, 'invalid_issuer_signature', 'issuer alg HS256 is not accepted'],
+    ['no iss', async () => present(await sdJwt({ ...base, iss: '' }), []), 'malformed_presentation', 'the credential has no iss'],
+    ['a signature by another key', async () => present(await sdJwt(base, { key: otherKey }), []), 'invalid_issuer_signature', `signature of ${ISSUER} does not verify`],
+    ['an _sd_alg not supported', async () => present(await sdJwt({ ...base, _sd_alg: 'sha-1' }), []), 'malformed_presentation', '_sd_alg sha-1 is not supported'],
+    ['no key binding', async () => present(await sdJwt(base), [], null), 'missing_key_binding', 'the SD-JWT has no key-binding JWT'],
+    ['a KB-JWT typ', async () => present(await sdJwt(base), [], { typ: 'jwt' }), 'invalid_key_binding', 'key-binding JWT typ is jwt, not kb+jwt'],
+    [
+      'a KB-JWT alg not accepted',
+      async () => {
+        const part = sdPartOf(await sdJwt(base), []);
+        return part + unsigned({ typ: 'kb+jwt', alg: 'HS256' }, kbPayload(part));
+      },
+      'invalid_key_binding',
+      'key-binding alg HS256 is not accepted',
+    ],
+    ['no cnf', async () => present(await sdJwt({ iss: ISSUER, vct: 'urn:x' }), []), 'invalid_key_binding', 'the credential has no cnf.jwk or cnf.kid to bind to'],
+    ['a KB-JWT by another key', async () => present(await sdJwt(base), [], { key: otherKey }), 'invalid_key_binding', 'the key-binding JWT is not signed by the cnf key'],
+    ['another audience', async () => present(await sdJwt(base), [], { aud: 'someone-else' }), 'wrong_audience', 'aud "someone-else" is not this verifier'],
+    ['another nonce', async () => present(await sdJwt(base), [], { nonce: 'other' }), 'wrong_nonce', 'the key-binding JWT nonce is not the request nonce'],
+    ['a stale KB-JWT', async () => present(await sdJwt(base), [], { iat: now - 301 }), 'stale_key_binding', `key-binding iat ${now - 301} is not within 300s of now`],
+    ['another sd_hash', async () => present(await sdJwt(base), [], { sdHash: sha('other') }), 'sd_hash_mismatch', 'sd_hash is not the hash of the presented SD-JWT'],
+  ];
+  test.each(cases)('%s', async (_name, make, reason, detail) => {
+    const err = await verify(await make()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PresentationInvalidError);
+    expect({ reason: (err as PresentationInvalidError).reason, detail: (err as PresentationInvalidError).detail }).toEqual({ reason, detail });
+  });
+});
+
 describe('reconstructClaims (RFC 9901 §7.1 step 3)', () => {
   const dec = (...ds: string[]) => ds.map((d) => decodeDisclosure(d, 'sha256'));
 

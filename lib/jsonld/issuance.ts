@@ -22,6 +22,7 @@ import { MAX_TIMEOUT_SECONDS } from './issuance-contract';
 import type { ContextLookup, JsonObject } from './loader';
 import { offlineDocumentLoader } from './loader';
 import { checkCredential, signCredential, signingKeyOf, type Cryptosuite, type ProofType } from './signing';
+import { withCredentialStatus, type CredentialStatusSource, type JsonLdCredentialStatus } from './status';
 
 /**
  * JSON-LD credentials issued over DIDComm (contract 4.2, `POST /api/v1/credentials/json-ld`): Issue
@@ -38,16 +39,12 @@ const POLL_MS = 500;
 export const DEFAULT_EXCHANGE_PAGE = 100;
 
 /**
- * The status-list side (branch ldp-status, lib/jsonld/status.ts): a W3C `credentialStatus`
- * (BitstringStatusListEntry) for the credential of exchange `exchangeId`, its index allocated in the
- * wallet's status-list definition `revocationDefId`. Throws an AppError 4xx for a definition the
- * wallet does not have or cannot use. Called once per exchange, before the offer is made: the status
- * is part of the offered credential, since RFC 0593 holders (Credo) refuse a credential that differs
- * from what they requested.
+ * The status-list side (lib/jsonld/status.ts): called once per exchange, before the offer is made,
+ * because the status is part of the offered credential (RFC 0593 holders such as Credo refuse a
+ * credential that differs from what they requested). Its writes (the entry and its event) go into the
+ * transaction that records the offer, so an entry exists only for an exchange that exists.
  */
-export interface StatusSource {
-  credentialStatusFor(scope: TenantScope, revocationDefId: string, exchangeId: string): Promise<Record<string, unknown>>;
-}
+export type StatusSource = Pick<CredentialStatusSource, 'credentialStatusFor'>;
 
 export interface IssueJsonLdInput {
   readonly credential?: Record<string, unknown> | null | undefined;
@@ -108,9 +105,10 @@ export class JsonLdIssuance {
     let { credential, plan } = await checkCredential({ key, credential: input.credential, proof, documentLoader, now: this.now() });
     const target = await this.target(scope, input);
     const exchangeId = ulid(this.now().getTime());
+    let status: JsonLdCredentialStatus | undefined;
     if (defId !== undefined) {
-      const status = await this.deps.statusSource!.credentialStatusFor(scope, defId, exchangeId);
-      credential = withStatus(credential, status);
+      status = await this.deps.statusSource!.credentialStatusFor(scope, defId, exchangeId);
+      credential = withCredentialStatus(credential, status.credentialStatus);
       ({ credential } = await checkCredential({ key, credential, proof, documentLoader, now: this.now() }));
     }
     const proofType = plan.name.startsWith('DataIntegrityProof') ? 'DataIntegrityProof' : plan.name;
@@ -138,13 +136,14 @@ export class JsonLdIssuance {
       request: null,
       credential: null,
       offer_message: null,
-      format_options: { issuer_did: did.qualified, proof_type: proofType, ...(cryptosuite ? { cryptosuite } : {}), verification_method: plan.verificationMethod, base_url: baseUrl },
+      format_options: { issuer_did: did.qualified, proof_type: proofType, ...(cryptosuite ? { cryptosuite } : {}), verification_method: plan.verificationMethod, base_url: baseUrl, ...(status ? { credential_status: status.record } : {}) },
       format_record: null,
     };
     const writesFor = (x: StoredExchange): WriteOp[] => [
       { type: 'put', item: exchangeItem(scope, x), condition: 'not_exists' },
       { type: 'put', item: { ...exchangeKeys.thread(scope, threadId), type: 'credential_thread', exchange_id: exchangeId }, condition: 'not_exists' },
       this.deps.events.stage(scope, EXCHANGE_EVENTS['offer-sent'], { ...exchangeView(x) }).op,
+      ...(status?.ops ?? []),
     ];
     let made: StoredExchange;
     try {
@@ -228,12 +227,6 @@ export class JsonLdIssuance {
 }
 
 /** The credential with its status entry; a v1 credential also gets the status-list context that defines the entry's terms. */
-export function withStatus(credential: JsonObject, status: Record<string, unknown>): JsonObject {
-  const contexts = Array.isArray(credential['@context']) ? [...(credential['@context'] as unknown[])] : [credential['@context']];
-  if (contexts[0] === CONTEXT_URLS.credentialsV1 && !contexts.includes(CONTEXT_URLS.statusList)) contexts.push(CONTEXT_URLS.statusList);
-  return { ...credential, '@context': contexts, credentialStatus: status };
-}
-
 /** The exchanges of a wallet (every format), oldest first; one page. */
 export async function listExchanges(store: ItemStore, scope: TenantScope, page: { limit: number; cursor: string | undefined }): Promise<{ items: ExchangeRecord[]; next: string | null }> {
   const out = await prefixPage(store, keys.walletPartition(scope), exchangeKeys.exchangePrefix, page);

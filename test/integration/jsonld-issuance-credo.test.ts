@@ -18,6 +18,8 @@ import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
 import { fenceTestNetwork } from '../helpers/loopback-only';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
 import { expectError, ok, startTestApi, type TestApi } from '../helpers/runtime';
+import { decodeJwt } from 'jose';
+import { decodeBitstringStatusList } from '../helpers/w3c-bitstring-status-list';
 
 fenceTestNetwork();
 
@@ -158,6 +160,51 @@ test('neither contact_id nor invitation_id: a new invitation carries the offer; 
   await expectDelivered(made.credential_exchange_id, made.thread_id, 'Katherine Johnson');
 }, 180_000);
 
+test('revocable (revocation_def_id): signed with its BitstringStatusListEntry; revoked through the status-list API, the published W3C list shows it; Credo 0.6.3 will not hold it', async () => {
+  const { ours } = await connect();
+  const def = await ok(api.call('POST', '/api/v1/status-list/defs', { key: acme.apiKey, body: { list_type: 'w3c', issuer_did: did } }), 'w3c definition');
+  const [made] = await ok(
+    api.call('POST', '/api/v1/credentials/json-ld', { key: acme.apiKey, body: { contact_id: ours, revocation_def_id: def.id, credential: credentialFor({ memberName: 'Mary Jackson' }), proofType: 'Ed25519Signature2018' } }),
+    'issue, revocable',
+  );
+  expect(made).toMatchObject({ state: 'offer-sent', revocation_def_id: def.id });
+  // Credo requests what was offered (the entry included), and we sign and send it.
+  const issued = await eventually(async () => {
+    const r = await api.call('GET', `/api/v1/credentials/json-ld/${made.credential_exchange_id}`, { key: acme.apiKey });
+    return r.status === 200 ? r.body : undefined;
+  }, 60_000, 'issued credential');
+  const entry = issued.credentialStatus as { type: string; statusPurpose: string; statusListIndex: string; statusListCredential: string };
+  expect(entry).toMatchObject({ type: 'BitstringStatusListEntry', statusPurpose: 'revocation' });
+  expect(issued['@context']).toContain(CONTEXT_URLS.statusList);
+  // Measured: Credo 0.6.3's JSON-LD format service verifies a received credential with status checking
+  // on, and its W3C service throws for any JSON-LD credentialStatus ("not supported"): it stays at
+  // request-sent and stores nothing. Its signature check alone accepts the credential.
+  const credoCheck = (verifyCredentialStatus: boolean) => credo.agent.w3cCredentials.verifyCredential({ credential: JsonTransformer.fromJSON(issued, W3cJsonLdVerifiableCredential), verifyCredentialStatus });
+  expect((await credoCheck(false)).isValid).toBe(true);
+  expect((await credoCheck(true)).isValid).toBe(false);
+  const bit = async () => {
+    const res = await fetch(entry.statusListCredential);
+    expect(res.headers.get('content-type')).toBe('application/vc+jwt');
+    const list = decodeJwt(await res.text()) as { credentialSubject: { statusPurpose: string; encodedList: string } };
+    expect(list.credentialSubject.statusPurpose).toBe('revocation');
+    return decodeBitstringStatusList(list.credentialSubject.encodedList).status(Number(entry.statusListIndex));
+  };
+  // @digitalbazaar/vc, with a status check reading our list (its own reads linked-data lists only: docs/jsonld.md).
+  const checkStatus = async () => {
+    const status = await bit();
+    return { verified: status === 0, status };
+  };
+  const verifyWithStatus = () => vc.verifyCredential({ credential: issued, suite: [new Ed25519Signature2018()], documentLoader: dbLoader(), checkStatus });
+  expect(await bit()).toBe(0);
+  expect((await verifyWithStatus()).verified).toBe(true);
+  expect(await ok(api.call('PATCH', `/api/v1/status-list/entries/revoke/${made.credential_exchange_id}`, { key: acme.apiKey }), 'revoke')).toMatchObject({ status: '1', index: Number(entry.statusListIndex) });
+  await eventually(async () => ((await bit()) === 1 ? true : undefined), 30_000, 'the list shows the revocation');
+  expect((await verifyWithStatus()).verified).toBe(false);
+  // Another wallet's definition is not found, and nothing is offered.
+  const foreign = await ok(api.call('POST', '/api/v1/status-list/defs', { key: other.apiKey, body: { list_type: 'w3c', issuer_did: otherDid } }), 'other definition');
+  expectError(await api.call('POST', '/api/v1/credentials/json-ld', { key: acme.apiKey, body: { contact_id: ours, revocation_def_id: foreign.id, credential: credentialFor({ memberName: 'x' }), proofType: 'Ed25519Signature2018' } }), 404, 'status_list_definition_not_found');
+}, 180_000);
+
 test('bad inputs: each a 4xx naming the problem, with nothing stored and nothing sent', async () => {
   const { ours } = await connect();
   const before = (await exchanges()).length;
@@ -175,8 +222,8 @@ test('bad inputs: each a 4xx naming the problem, with nothing stored and nothing
   expectError(await issue({ credential: credentialFor({ memberName: 'x' }), proofType: 'DataIntegrityProof', cryptosuite: 'ecdsa-rdfc-2019' }), 400, 'unsupported_proof_type');
   // rule has no meaning: refused.
   expectError(await issue({ credential: credentialFor({ memberName: 'x' }), rule: 'anything' }), 400, 'rule_not_supported');
-  // revocation without a status-list source wired.
-  expectError(await issue({ credential: credentialFor({ memberName: 'x' }), revocation_def_id: 'def-1' }), 400, 'revocation_unavailable');
+  // A revocation definition this wallet does not have.
+  expectError(await issue({ credential: credentialFor({ memberName: 'x' }), revocation_def_id: 'def-1' }), 404, 'status_list_definition_not_found');
   // An issuer that is not this wallet's DID.
   expectError(await issue({ credential: { ...credentialFor({ memberName: 'x' }), issuer: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK' } }), 400, 'unknown_did');
   await new Promise((r) => setTimeout(r, 3000));

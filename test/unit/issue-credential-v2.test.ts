@@ -179,7 +179,12 @@ describe('revocation_def_id and the status-list source', () => {
   test("with a source: the offered credential carries its entry (and, v1, the status context); the source is asked once with the exchange's id", async () => {
     const calls: unknown[][] = [];
     const entry = { id: 'https://issuer.example/status/1#42', type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListIndex: '42', statusListCredential: 'https://issuer.example/status/1' };
-    const { store, issuance, did } = await issuanceWith({ credentialStatusFor: async (...args) => (calls.push(args), entry) });
+    const record = { revocation_def_id: 'def-1', status_list: 1, status_list_index: 42, status_list_credential: entry.statusListCredential };
+    // The source's own writes (the entry record) join the offer's transaction.
+    const entryKey = { PK: `W#${scope.walletId}`, SK: 'SLE#def-1#x' };
+    const { store, issuance, did } = await issuanceWith({
+      credentialStatusFor: async (...args) => (calls.push(args), { credentialStatus: entry, record, listIssuer: 'did:example:issuer', ops: [{ type: 'put', item: { ...entryKey, type: 'status_entry' }, condition: 'not_exists' }] }),
+    });
     const [made] = await issuance.issue(scope, { contact_id: 'C1', credential: { ...credential, issuer: did }, revocation_def_id: 'def-1', proofType: 'Ed25519Signature2018' }, 0, 'https://issuer.example');
     expect(calls).toEqual([[scope, 'def-1', made!.credential_exchange_id]]);
     const x = storedExchangeFromItem((await store.get(exchangeKeys.exchange(scope, made!.credential_exchange_id)))!);
@@ -187,6 +192,8 @@ describe('revocation_def_id and the status-list source', () => {
     expect(offered.credentialStatus).toEqual(entry);
     expect(offered['@context']).toContain(CONTEXT_URLS.statusList);
     expect(x.revocation_def_id).toBe('def-1');
+    expect(x.format_options.credential_status).toEqual(record);
+    expect(await store.get(entryKey)).toMatchObject({ type: 'status_entry' });
     // The offer left with it, in the same transaction.
     const sent = [...store.items.values()].filter((i: Item) => i.type === 'didcomm_outbound').map((i: Item) => (i.job as { message: Record<string, unknown> }).message);
     expect(sent).toHaveLength(1);

@@ -2,7 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { clKeyGenerator, CredDefWorker, type KeyGenerator } from '../../lib/anoncreds/cred-def-worker';
 import { parseCredDefJob, type CredDefJob } from '../../lib/anoncreds/registry';
 import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
-import { runBatchFairly, tenantMessageGroup } from '../../lib/fairness/share';
+import { runBatchFairly } from '../../lib/fairness/share';
 import { queueDefinition } from '../../lib/service/resources';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
@@ -61,13 +61,7 @@ export function createHandler(overrides: { generate?: KeyGenerator } = {}) {
         }
       },
       defer: async (items, refusal) => {
-        await queue.send(
-          items.map(({ job }) => ({
-            body: JSON.stringify({ ...job, deferrals: (job.deferrals ?? 0) + 1 }),
-            delaySeconds: share.deferSeconds(job.deferrals ?? 0),
-            group: tenantMessageGroup(job.wallet_id),
-          })),
-        );
+        await share.requeue(queue, items.map(({ job }) => job));
         logger.info('credential definition jobs deferred: wallet at its cap', { wallet_id: items[0]!.job.wallet_id, jobs: items.length, refusal });
         deferred(refusal, items.length);
       },

@@ -5,7 +5,7 @@ import { SesMailer } from '../../lib/adapters/ses-mailer';
 import type { EmailJob } from '../../lib/email/bulk';
 import type { Mailer } from '../../lib/email/mailer';
 import { OfferMailer } from '../../lib/email/sender';
-import { runBatchFairly, tenantMessageGroup } from '../../lib/fairness/share';
+import { runBatchFairly } from '../../lib/fairness/share';
 import { ExchangeService } from '../../lib/oid4vci/exchanges';
 import { queueDefinition } from '../../lib/service/resources';
 import { StatusAllocator } from '../../lib/status-lists/allocation';
@@ -72,13 +72,7 @@ export function createHandler(overrides: { mailer?: Mailer } = {}) {
         }
       },
       defer: async (items, refusal) => {
-        await queue.send(
-          items.map(({ job }) => ({
-            body: JSON.stringify({ ...job, deferrals: (job.deferrals ?? 0) + 1 }),
-            delaySeconds: share.deferSeconds(job.deferrals ?? 0),
-            group: tenantMessageGroup(job.wallet_id),
-          })),
-        );
+        await share.requeue(queue, items.map(({ job }) => job));
         logger.info('email jobs deferred: wallet at its cap', { wallet_id: items[0]!.job.wallet_id, jobs: items.length, refusal });
         deferred(refusal, items.length);
       },

@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runBatchFairly } from '../../lib/fairness/share';
 import { queueDefinition } from '../../lib/service/resources';
-import { cleanupDefinition, deferJobs, enqueueJobs, jobKey, parseJob, republishCoalesced, type StatusJob } from '../../lib/status-lists/jobs';
+import { cleanupDefinition, enqueueJobs, jobKey, parseJob, republishCoalesced, type StatusJob } from '../../lib/status-lists/jobs';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
@@ -82,7 +82,7 @@ export function createHandler() {
         }
       },
       defer: async (entries, refusal) => {
-        await deferJobs(queue, entries.map((e) => ({ job: e.job, delaySeconds: share.deferSeconds(e.job.deferrals ?? 0) })));
+        await share.requeue(queue, entries.map((e) => e.job));
         logger.info('status-list jobs deferred: wallet at its cap', { wallet_id: entries[0]!.job.wallet_id, jobs: entries.length, refusal });
         deferred(refusal, entries.length);
       },

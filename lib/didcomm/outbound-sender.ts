@@ -90,8 +90,8 @@ export class OutboundSender {
     };
     const ran = this.deps.fairness ? await this.deps.fairness.runTo(scope, job.to.endpoint, send) : { value: await send(() => undefined) };
     if ('refused' in ran) {
-      const deferral = await this.deps.fairness!.requeue(this.deps.queue, job, this.random);
-      this.log('outbound attempt deferred', { ...fields, refusal: ran.refused, deferrals: deferral.deferrals, delay_seconds: deferral.delay_seconds });
+      const [deferral] = await this.deps.fairness!.requeue(this.deps.queue, [job], this.random);
+      this.log('outbound attempt deferred', { ...fields, refusal: ran.refused, ...deferral });
       this.deps.onDeferral?.(ran.refused);
       return 'deferred';
     }

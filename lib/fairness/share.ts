@@ -161,14 +161,13 @@ export class FairShare {
   }
 
   /**
-   * Puts a job a cap refused back on its queue, delayed by {@link deferSeconds} and counting the
-   * deferral: no attempt ran, so the job is otherwise unchanged.
+   * Puts jobs a cap refused back on their queue (one send), each delayed by {@link deferSeconds} and
+   * counting its deferral: no attempt ran, so a job is otherwise unchanged.
    */
-  async requeue(queue: RequeueTarget, job: { readonly wallet_id: string; readonly deferrals?: number | undefined }, random: () => number = Math.random): Promise<{ readonly deferrals: number; readonly delay_seconds: number }> {
-    const deferrals = (job.deferrals ?? 0) + 1;
-    const delaySeconds = this.deferSeconds(deferrals - 1, random);
-    await queue.send([{ body: JSON.stringify({ ...job, deferrals }), delaySeconds, group: tenantMessageGroup(job.wallet_id) }]);
-    return { deferrals, delay_seconds: delaySeconds };
+  async requeue<J extends { readonly wallet_id: string; readonly deferrals?: number | undefined }>(queue: RequeueTarget, jobs: readonly J[], random: () => number = Math.random): Promise<{ readonly deferrals: number; readonly delay_seconds: number }[]> {
+    const out = jobs.map((job) => ({ job, deferrals: (job.deferrals ?? 0) + 1, delay_seconds: this.deferSeconds(job.deferrals ?? 0, random) }));
+    if (out.length > 0) await queue.send(out.map((o) => ({ body: JSON.stringify({ ...o.job, deferrals: o.deferrals }), delaySeconds: o.delay_seconds, group: tenantMessageGroup(o.job.wallet_id) })));
+    return out.map(({ deferrals, delay_seconds }) => ({ deferrals, delay_seconds }));
   }
 
   /**

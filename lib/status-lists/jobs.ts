@@ -50,11 +50,6 @@ export async function enqueueJobs(queue: JobQueue, jobs: readonly StatusJob[]): 
   await queue.send(jobs.map((j) => ({ body: JSON.stringify(j), delaySeconds: j.kind === 'publish' ? PUBLISH_DELAY_SECONDS : 0, group: tenantMessageGroup(j.wallet_id) })));
 }
 
-/** Puts jobs over their wallet's cap back on the queue, each `delaySeconds` later, counting the deferral. */
-export async function deferJobs(queue: JobQueue, jobs: readonly { readonly job: StatusJob; readonly delaySeconds: number }[]): Promise<void> {
-  await queue.send(jobs.map(({ job, delaySeconds }) => ({ body: JSON.stringify({ ...job, deferrals: (job.deferrals ?? 0) + 1 }), delaySeconds, group: tenantMessageGroup(job.wallet_id) })));
-}
-
 export function parseJob(body: string): StatusJob {
   const j = JSON.parse(body) as StatusJob;
   if ((j.kind !== 'publish' && j.kind !== 'cleanup') || typeof j.wallet_id !== 'string' || typeof j.definition_id !== 'string') throw new Error('not a status-list job');

@@ -232,7 +232,7 @@ export class WebhookDispatcher {
 
   /** Puts a job over its cap back on the queue, delayed; the delivery record is untouched (no attempt ran). */
   private async defer(job: DeliveryJob, refusal: Refusal): Promise<void> {
-    const deferral = await this.deps.fairness!.requeue(this.deps.queue, job, this.random);
+    const [deferral] = await this.deps.fairness!.requeue(this.deps.queue, [job], this.random);
     this.log('webhook attempt deferred', { delivery_id: job.delivery_id, attempt: job.attempt, refusal, ...deferral });
     this.deps.onDeferral?.(refusal);
   }

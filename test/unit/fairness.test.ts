@@ -1,7 +1,7 @@
 import { InFlightLimiter } from '../../lib/fairness/in-flight';
 import { FairShare, runBatchFairly, tenantMessageGroup } from '../../lib/fairness/share';
-import { QUEUES, type QueueFairness } from '../../lib/service/resources';
-import { deferJobs, enqueueJobs, parseJob, type StatusJob } from '../../lib/status-lists/jobs';
+import { QUEUES, queueDefinition, type QueueFairness } from '../../lib/service/resources';
+import { enqueueJobs, parseJob, type StatusJob } from '../../lib/status-lists/jobs';
 import { keys, tenantScope } from '../../lib/store/keys';
 import { sessionWallet } from '../../lib/store/session';
 import type { JobQueue } from '../../lib/webhooks/records';
@@ -248,10 +248,19 @@ describe('status jobs', () => {
     const queue: JobQueue = { send: async (m) => void sent.push(...m) };
     const job: StatusJob = { kind: 'publish', wallet_id: '7', definition_id: 'd1', list: 0 };
     await enqueueJobs(queue, [job]);
-    await deferJobs(queue, [{ job, delaySeconds: 5 }]);
+    const fairness = queueDefinition('status').fairness;
+    const share = new FairShare({ store: new MemoryStore(), name: 'status', fairness });
+    // Deferred twice (the second time from the requeued body): each deferral counted, the delay doubling.
+    const [first] = await share.requeue(queue, [job], () => 0.5);
+    const [second] = await share.requeue(queue, [parseJob(sent.at(-1)!.body)], () => 0.5);
+    expect([first, second]).toEqual([
+      { deferrals: 1, delay_seconds: fairness.defer.firstSeconds },
+      { deferrals: 2, delay_seconds: Math.min(fairness.defer.maxSeconds, 2 * fairness.defer.firstSeconds) },
+    ]);
     expect(sent.map((m) => [m.group, m.delaySeconds, parseJob(m.body).deferrals])).toEqual([
       [tenantMessageGroup('7'), 1, undefined],
-      ['wallet-7', 5, 1],
+      ['wallet-7', first!.delay_seconds, 1],
+      ['wallet-7', second!.delay_seconds, 2],
     ]);
     expect(() => parseJob(JSON.stringify({ ...job, deferrals: -1 }))).toThrow('not a status-list job');
   });

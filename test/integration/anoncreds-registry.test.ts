@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
+import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
+import { RevocationRegistryStore } from '../../lib/anoncreds/revocation-registry';
+import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
+import { loadConfig } from '../../lib/config';
+import { LocalDataKeys, WalletDataKeys } from '../../lib/didcomm/key-vault';
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
+import { tenantScope } from '../../lib/store/keys';
 import { parseKeyCorrectnessProof, parsePrimaryPublicKey } from '../../lib/anoncreds/objects';
 import { resourceIdOf } from '../../lib/anoncreds/identifiers';
 import { holderVerifyKeyCorrectness } from '../helpers/anoncreds-cl-holder';
@@ -89,7 +98,7 @@ test('schema, then credential definition (wait → finished by the worker), reso
   expect(JSON.stringify(done)).not.toMatch(/p_key|"p"|"q"|sealed/);
 }, 240_000);
 
-test('a revocable definition (L = 10): registry definition, status list and tails resolved publicly; the tails bytes hash to tailsHash', async () => {
+test('a revocable definition (L = 10): registry definition, status list and tails resolved publicly, the tails bytes hashing to tailsHash; indices allocated and revoked through the registry show in the published list', async () => {
   const schema = await ok(api.call('POST', '/api/v1/schemas', { key: a.key, body: { ...SCHEMA, schema_version: '1.5' } }), 'schema');
   const requested = await api.call('POST', '/api/v1/credential-definitions', { key: a.key, body: { schema_id: schema.schema_id, tag: 'revocable', support_revocation: true, revocation_registry_size: 10 } });
   expect(requested.status).toBe(202);
@@ -132,6 +141,30 @@ test('a revocable definition (L = 10): registry definition, status list and tail
   expect((await fetch(`${api.rt.url}/dids/${b.did.split(':').pop()}/anoncreds/tails/${reg.tails_hash}`)).status).toBe(404);
   expect((await fetch(`${api.rt.url}/dids/${b.did.split(':').pop()}/anoncreds/revRegDef/${relativeRef.split('/').pop()}`)).status).toBe(404);
   expect(JSON.stringify(done)).not.toMatch(/r_key|gamma|sealed/);
+
+  // Issuance (not built yet) will allocate indices and revoke through the registry: done here on the
+  // runtime's DynamoDB with the runtime's own data keys, then seen through the public status list.
+  const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
+  const store = new DynamoDbStore(() => client, LOCAL_TABLE_NAME);
+  const scope = tenantScope(String(a.walletId));
+  const rid = relativeRef.split('/').pop()!;
+  const regs = new RevocationRegistryStore(store);
+  const config = loadConfig();
+  if (config.keyBackend !== 'local') throw new Error('the local runtime uses local keys');
+  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(new LocalSecretDeriver(config.localMasterKey))));
+  const indices = await Promise.all([regs.allocateIndex(scope, rid), regs.allocateIndex(scope, rid), regs.allocateIndex(scope, rid)]);
+  expect([...indices].sort()).toEqual([1, 2, 3]);
+  // A later second than the initial list's, so both versions stay addressable by time.
+  await new Promise((r) => setTimeout(r, 1100));
+  const [one, three] = await Promise.all([regs.revoke(scope, sealer, rid, [1]), regs.revoke(scope, sealer, rid, [3])]);
+  expect([one.revoked, three.revoked]).toEqual([[1], [3]]);
+  expect(await regs.revoke(scope, sealer, rid, [3])).toMatchObject({ revoked: [], alreadyRevoked: [3] });
+  const later = (await (await fetch(`${reg.status_list_url}/${Math.floor(Date.now() / 1000) + 1}`)).json()) as { resource: any; resourceMetadata: any };
+  expect(later.resource.revocationList).toEqual([0, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
+  expect(later.resource.currentAccumulator).not.toBe(listBody.resource.currentAccumulator);
+  const before = (await (await fetch(`${reg.status_list_url}/${listBody.resource.timestamp}`)).json()) as { resource: any; resourceMetadata: any };
+  expect(before.resource).toEqual(listBody.resource);
+  expect(before.resourceMetadata.nextVersionId).not.toBe('');
 }, 240_000);
 
 test("other wallets: A's schema and definition are 404 to B; B cannot build on A's schema; public reads only under the issuing DID", async () => {

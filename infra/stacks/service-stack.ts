@@ -173,6 +173,8 @@ export class ServiceStack extends Stack {
       endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
       // gzip for clients that accept it (the status-list drafts ask for it; lists and metadata compress well).
       minCompressionSize: Size.kibibytes(1),
+      // AnonCreds tails files: the function answers them base64-encoded, API Gateway sends the bytes.
+      binaryMediaTypes: ['application/octet-stream'],
       cloudWatchRole: true,
       cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       // Per-tenant throttling: the authorizer names the caller's usage-plan key.

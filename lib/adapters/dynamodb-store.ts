@@ -178,13 +178,15 @@ export class DynamoDbStore implements ItemStore {
     const { partitionKey: pkAttr, sortKey: skAttr } = keyAttributesOf(opts.index);
     // An index without a sort key cannot narrow by prefix: refuse rather than answer the whole partition.
     if (opts.skBeginsWith && !skAttr) throw new Error(`index ${opts.index} has no sort key to match a prefix on`);
+    if (opts.skBetween && (!skAttr || opts.skBeginsWith)) throw new Error('skBetween needs a sort key and excludes skBeginsWith');
+    const between = opts.skBetween && skAttr ? opts.skBetween : undefined;
     const out = await this.doc.send(
       new QueryCommand({
         TableName: this.tableName,
         IndexName: opts.index,
-        KeyConditionExpression: opts.skBeginsWith && skAttr ? '#pk = :pk AND begins_with(#sk, :sk)' : '#pk = :pk',
-        ExpressionAttributeNames: opts.skBeginsWith && skAttr ? { '#pk': pkAttr, '#sk': skAttr } : { '#pk': pkAttr },
-        ExpressionAttributeValues: opts.skBeginsWith && skAttr ? { ':pk': pk, ':sk': opts.skBeginsWith } : { ':pk': pk },
+        KeyConditionExpression: between ? '#pk = :pk AND #sk BETWEEN :lo AND :hi' : opts.skBeginsWith && skAttr ? '#pk = :pk AND begins_with(#sk, :sk)' : '#pk = :pk',
+        ExpressionAttributeNames: (opts.skBeginsWith || between) && skAttr ? { '#pk': pkAttr, '#sk': skAttr } : { '#pk': pkAttr },
+        ExpressionAttributeValues: between ? { ':pk': pk, ':lo': between[0], ':hi': between[1] } : opts.skBeginsWith && skAttr ? { ':pk': pk, ':sk': opts.skBeginsWith } : { ':pk': pk },
         ExclusiveStartKey: start,
         Limit: limit,
         ScanIndexForward: !opts.descending,

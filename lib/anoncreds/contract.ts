@@ -21,6 +21,16 @@ const SchemaRecord = z
 
 const CredDefState = z.enum(['wait', 'finished', 'failed']).meta({ description: '`wait`: queued for the worker; `finished`: keys made, published at `url`; `failed`: see error_msg' });
 
+const RevocationRegistryRef = z
+  .object({
+    revocation_registry_id: z.string().meta({ description: '`<did>?service=anoncreds&relativeRef=/revRegDef/<resource id>`' }),
+    url: z.string().meta({ description: 'Where resolvers fetch the registry definition (no key)' }),
+    status_list_url: z.string().meta({ description: 'The status list endpoint: `<status_list_url>/<timestamp>` answers the list in force at that Unix time' }),
+    tails_location: z.string().meta({ description: 'The tails file (application/octet-stream), the definition\'s `tailsLocation`' }),
+    tails_hash: z.string(),
+  })
+  .meta({ title: 'AnonCredsRevocationRegistryRef' });
+
 const CredDefRecord = z
   .object({
     id: z.string().meta({ description: 'The record id (GET /api/v1/credential-definitions/{id})' }),
@@ -28,7 +38,9 @@ const CredDefRecord = z
     schema_id: z.string(),
     issuer_id: z.string().meta({ description: "The wallet's public did:web DID when the definition was requested" }),
     tag: z.string(),
-    support_revocation: z.literal(false),
+    support_revocation: z.boolean(),
+    revocation_registry_size: z.number().int().nullable().meta({ description: 'L of the revocation registry (revocable definitions): indices 1 … L−1 are issued' }),
+    revocation_registry: RevocationRegistryRef.nullable().meta({ description: 'The revocation registry, once a revocable definition is finished' }),
     state: CredDefState,
     error_msg: z.string().nullable(),
     url: z.string().nullable().meta({ description: 'Where holders fetch it once finished (no key)' }),
@@ -43,7 +55,10 @@ const CredDefObject = z
     schemaId: z.string(),
     type: z.literal('CL'),
     tag: z.string(),
-    value: z.object({ primary: z.object({ n: z.string(), s: z.string(), r: z.record(z.string(), z.string()), rctxt: z.string(), z: z.string() }) }),
+    value: z.object({
+      primary: z.object({ n: z.string(), s: z.string(), r: z.record(z.string(), z.string()), rctxt: z.string(), z: z.string() }),
+      revocation: z.record(z.string(), z.string()).optional().meta({ description: 'Revocable definitions: the CL_ACCUM public key (g, g_dash, h, h0, h1, h2, htilde, h_cap, u, pk, y; AMCL hex)' }),
+    }),
   })
   .meta({ title: 'AnonCredsCredentialDefinition', description: 'The public AnonCreds credential definition (no private part ever leaves the worker unsealed)' });
 
@@ -82,8 +97,12 @@ export const anoncredsContracts = {
     body: z.strictObject({
       schema_id: z.string().min(1).max(1200).meta({ description: 'One of this wallet\'s schemas: its schema_id or resource id' }),
       tag: z.string().max(256).default('default').meta({ description: `Unique per schema; 1–${REGISTRY_LIMITS.maxTagLength} letters, digits, ".", "_", "-" (default "default")` }),
-      support_revocation: z.boolean().default(false).meta({ description: 'true is refused for now (revocation_not_supported)' }),
-      revocation_registry_size: z.number().int().optional().meta({ description: `${REGISTRY_LIMITS.minRegistrySize}–${REGISTRY_LIMITS.maxRegistrySize}; checked, used once revocation is supported` }),
+      support_revocation: z.boolean().default(false).meta({ description: 'true: the worker also makes the revocation keys, one revocation registry and its tails file, and publishes its status list' }),
+      revocation_registry_size: z
+        .number()
+        .int()
+        .optional()
+        .meta({ description: `${REGISTRY_LIMITS.minRegistrySize}–${REGISTRY_LIMITS.maxRegistrySize} (default ${REGISTRY_LIMITS.defaultRegistrySize} when revocable); L credentials, indices 1 … L−1 issued`, examples: [100] }),
     }),
     status: 202,
     response: CredDefRecord,
@@ -110,7 +129,39 @@ const PublicParams = z.strictObject({
   resource_id: z.string().max(64).meta({ description: 'base58(SHA-256(JCS(object)))' }),
 });
 
+const RevRegDefObject = z
+  .object({
+    issuerId: z.string(),
+    revocDefType: z.literal('CL_ACCUM'),
+    tag: z.string(),
+    credDefId: z.string(),
+    value: z.object({ maxCredNum: z.number().int(), publicKeys: z.object({ accumKey: z.object({ z: z.string() }) }), tailsHash: z.string(), tailsLocation: z.string() }),
+  })
+  .meta({ title: 'AnonCredsRevocationRegistryDefinition' });
+
+const StatusListObject = z
+  .object({ revRegDefId: z.string(), issuerId: z.string(), revocationList: z.array(z.number().int()), currentAccumulator: z.string(), timestamp: z.number().int() })
+  .meta({ title: 'AnonCredsRevocationStatusList', description: 'Issuance by default: 1 marks a revoked index' });
+
 export const anoncredsPublicContracts = {
   getSchemaResource: { params: PublicParams, response: Resolution(AnonCredsSchemaObject, 'AnonCredsSchemaResolution'), conditional: true, errors: [400, 404] },
   getCredentialDefinitionResource: { params: PublicParams, response: Resolution(CredDefObject, 'AnonCredsCredentialDefinitionResolution'), conditional: true, errors: [400, 404] },
+  getRevocationRegistryResource: {
+    params: PublicParams,
+    response: Resolution(RevRegDefObject, 'AnonCredsRevocationRegistryResolution').meta({ description: 'resourceMetadata names the status list endpoint (revocationStatusListEndpoint, and statusListEndpoint as Credo reads it)' }),
+    conditional: true,
+    errors: [400, 404],
+  },
+  getRevocationStatusListResource: {
+    params: PublicParams.extend({ timestamp: z.coerce.number().int().min(0).max(999_999_999_999).meta({ description: 'Unix time (seconds): the list in force then' }) }),
+    response: Resolution(StatusListObject, 'AnonCredsRevocationStatusListResolution').meta({ description: 'resourceMetadata: previousVersionId and nextVersionId, the neighbouring lists\' timestamps ("" when none)' }),
+    errors: [400, 404],
+  },
+  getTailsFile: {
+    params: z.strictObject({ id: PublicParams.shape.id, tails_hash: z.string().max(64).meta({ description: 'The registry definition\'s tailsHash' }) }),
+    mediaTypes: ['application/octet-stream'],
+    response: z.string().meta({ description: 'The tails file: its SHA-256, in base58, is the tails hash' }),
+    conditional: true,
+    errors: [400, 404],
+  },
 } satisfies OperationContracts;

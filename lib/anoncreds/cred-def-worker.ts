@@ -6,9 +6,11 @@ import type { EventPublisher } from '../events/publisher';
 import type { TenantScope } from '../store/keys';
 import { ConditionFailedError, type ItemStore } from '../store/port';
 import { newKeyCorrectnessProof, newPrimaryKeys, systemRandomness, type ClRandomness, type KeyCorrectnessProof, type PrimaryPrivateKey, type PrimaryPublicKey } from './cl';
-import { objectId, resourceIdOf } from './identifiers';
+import { anoncredsEndpoint, didWebIdOf, objectId, resourceIdOf } from './identifiers';
 import { attrCommonView, keyCorrectnessProofToJson, primaryPublicKeyToJson, type PrimaryPublicKeyJson } from './objects';
 import { credDefFromItem, LINK_SECRET_ATTRIBUTE, registryKeys, type CredDefJob } from './registry';
+import { newRevocationKeys, revocationPublicKeyToJson, type RevocationPublicKeyJson } from './revocation';
+import { buildRevocationRegistry } from './revocation-registry';
 import type { CredDefKeySealer } from './sealed-keys';
 
 /** A credential definition's key pair and its key-correctness proof. */
@@ -26,13 +28,13 @@ export function clKeyGenerator(randomness: ClRandomness = systemRandomness): Key
   };
 }
 
-/** anoncreds-rs' credential definition object (no revocation part). */
+/** anoncreds-rs' credential definition object (`revocation` when revocable, in anoncreds-rs' field order). */
 export interface AnonCredsCredentialDefinition {
   readonly issuerId: string;
   readonly schemaId: string;
   readonly type: 'CL';
   readonly tag: string;
-  readonly value: { readonly primary: PrimaryPublicKeyJson };
+  readonly value: { readonly primary: PrimaryPublicKeyJson; readonly revocation?: RevocationPublicKeyJson };
 }
 
 export type CredDefOutcome = 'finished' | 'failed' | 'already_done' | 'not_found';
@@ -61,23 +63,47 @@ export class CredDefWorker {
       if (!schemaItem) throw new Error('the definition names a schema the wallet does not have');
       const schema = JSON.parse(schemaItem.document as string) as { attrNames: string[] };
       const { publicKey, privateKey, proof } = await this.deps.generate(schema.attrNames);
+      const revocable = record.support_revocation === true;
+      const revKeys = revocable ? newRevocationKeys() : undefined;
       const definition: AnonCredsCredentialDefinition = {
         issuerId: record.issuer_id as string,
         schemaId: record.schema_id as string,
         type: 'CL',
         tag: record.tag as string,
-        value: { primary: primaryPublicKeyToJson(publicKey) },
+        value: { primary: primaryPublicKeyToJson(publicKey), ...(revKeys ? { revocation: revocationPublicKeyToJson(revKeys.publicKey) } : {}) },
       };
       const resourceId = resourceIdOf(definition);
       const credDefId = objectId(definition.issuerId, 'credDef', resourceId);
-      const sealed = await this.deps.sealer.seal(scope.walletId, job.definition_id, privateKey);
-      const at = (this.deps.now?.() ?? new Date()).toISOString();
-      const finished = { ...record, state: 'finished', credential_definition_id: credDefId, resource_id: resourceId, updated_at: at };
+      const sealed = await this.deps.sealer.seal(scope.walletId, job.definition_id, privateKey, revKeys?.privateKey);
+      const now = this.deps.now?.() ?? new Date();
+      const at = now.toISOString();
+      // A revocable definition's registry (tails: 2L + 1 G2 multiplications) is written with it, in the same transaction.
+      const registry = revKeys
+        ? await buildRevocationRegistry({
+            scope,
+            sealer: this.deps.sealer,
+            definitionId: job.definition_id,
+            issuerId: definition.issuerId,
+            credDefId,
+            publicKey: revKeys.publicKey,
+            maxCredNum: record.revocation_registry_size as number,
+            endpoint: anoncredsEndpoint(record.base_url as string, didWebIdOf(definition.issuerId)),
+            now,
+          })
+        : undefined;
+      const set = {
+        state: 'finished',
+        credential_definition_id: credDefId,
+        resource_id: resourceId,
+        ...(registry ? { rev_reg_resource_id: registry.rid, rev_reg_def_id: registry.revRegDefId, tails_hash: registry.definition.value.tailsHash } : {}),
+        updated_at: at,
+      };
+      const finished = { ...record, ...set };
       await store.write([
         {
           type: 'update',
           key: registryKeys.credDef(scope, job.definition_id),
-          set: { state: 'finished', credential_definition_id: credDefId, resource_id: resourceId, updated_at: at },
+          set,
           condition: { equals: { state: 'wait' } },
         },
         {
@@ -96,6 +122,7 @@ export class CredDefWorker {
         },
         { type: 'put', condition: 'not_exists', item: { ...registryKeys.credDefKey(scope, job.definition_id), type: 'anoncreds_cred_def_key', ...sealed, created_at: at } },
         this.deps.events.stage(scope, 'anoncreds.credential_definition.finished', { ...credDefFromItem(finished, record.base_url as string) }).op,
+        ...(registry?.ops ?? []),
       ]);
       return 'finished';
     } catch (err) {

@@ -10,7 +10,7 @@ import bs58 from 'bs58';
 export const ANONCREDS_SERVICE = 'anoncreds';
 
 /** The object paths, as Credo's did:web registry names them when it registers objects. */
-export const OBJECT_PATHS = { schema: 'schema', credDef: 'credDef' } as const;
+export const OBJECT_PATHS = { schema: 'schema', credDef: 'credDef', revRegDef: 'revRegDef' } as const;
 export type ObjectType = keyof typeof OBJECT_PATHS;
 
 /** base58 of 32 bytes: 43 or 44 characters (a leading zero byte could make it shorter; allow 32–44). */
@@ -73,4 +73,17 @@ export function objectUrl(baseUrl: string, didWebId: string, type: ObjectType, r
 /** The last segment of a did:web DID of this service (`did:web:<host>:dids:<id>`). */
 export function didWebIdOf(did: string): string {
   return did.slice(did.lastIndexOf(':') + 1);
+}
+
+/**
+ * A registry's status list endpoint (the revocation registry definition's `resourceMetadata`):
+ * `<endpoint>/<timestamp>` answers the list in force at that time (did:web AnonCreds method).
+ */
+export function statusListEndpoint(baseUrl: string, didWebId: string, revRegResourceId: string): string {
+  return `${anoncredsEndpoint(baseUrl, didWebId)}/revStatus/${revRegResourceId}`;
+}
+
+/** The tails file's public URL, named by its hash (a registry definition's `tailsLocation`). */
+export function tailsUrl(baseUrl: string, didWebId: string, tailsHash: string): string {
+  return `${anoncredsEndpoint(baseUrl, didWebId)}/tails/${tailsHash}`;
 }

@@ -11,7 +11,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { prefixPage } from '../http/paging';
 import { keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, type Item, type ItemKey, type ItemStore, type WriteOp } from '../store/port';
-import { didWebIdOf, objectId, objectUrl, parseObjectId, resourceIdOf, RESOURCE_ID } from './identifiers';
+import { didWebIdOf, objectId, objectUrl, parseObjectId, resourceIdOf, RESOURCE_ID, statusListEndpoint, tailsUrl } from './identifiers';
 import { attrCommonView } from './objects';
 
 export const REGISTRY_LIMITS = {
@@ -25,9 +25,15 @@ export const REGISTRY_LIMITS = {
   schemasPerWallet: 1000,
   /** Credential definitions per wallet: each is seconds of the shared worker's CPU. */
   credDefsPerWallet: 100,
-  /** ACA-Py's bounds on revocation_registry_size. */
+  /** ACA-Py's lower bound on revocation_registry_size. */
   minRegistrySize: 4,
-  maxRegistrySize: 32768,
+  /**
+   * Our upper bound: the worker writes 2L + 1 tails in one job (120 s timeout); L = 4,096 is some
+   * 10–15 s of CPU on a loaded machine, and its tails file (1 MiB) 9 stored chunks.
+   */
+  maxRegistrySize: 4096,
+  /** ACA-Py's default registry size. */
+  defaultRegistrySize: 1000,
 } as const;
 
 /** `schema_version`: dot-separated decimal numbers ("1.0", "2.3.1"), as Indy and ACA-Py expect. */
@@ -64,12 +70,28 @@ export interface CredDefRecord {
   readonly schema_id: string;
   readonly issuer_id: string;
   readonly tag: string;
-  readonly support_revocation: false;
+  readonly support_revocation: boolean;
+  /** L of the revocation registry (null when not revocable); its indices 1 … L−1 are usable. */
+  readonly revocation_registry_size: number | null;
+  /** The revocation registry, once finished (revocable definitions only). */
+  readonly revocation_registry: RevocationRegistryRef | null;
   readonly state: CredDefState;
   readonly error_msg: string | null;
   readonly url: string | null;
   readonly created_at: string;
   readonly updated_at: string;
+}
+
+export interface RevocationRegistryRef {
+  /** `<did>?service=anoncreds&relativeRef=/revRegDef/<resource id>` */
+  readonly revocation_registry_id: string;
+  /** Where resolvers fetch the registry definition. */
+  readonly url: string;
+  /** The status list endpoint: `<status_list_url>/<timestamp>` answers the list in force then. */
+  readonly status_list_url: string;
+  /** The tails file (`value.tailsLocation`). */
+  readonly tails_location: string;
+  readonly tails_hash: string;
 }
 
 export const registryKeys = {
@@ -165,9 +187,6 @@ export function validateCredDefInput(input: { tag: string; support_revocation: b
   if (size !== undefined && (!Number.isInteger(size) || size < REGISTRY_LIMITS.minRegistrySize || size > REGISTRY_LIMITS.maxRegistrySize)) {
     throw bad(`revocation_registry_size must be an integer from ${REGISTRY_LIMITS.minRegistrySize} to ${REGISTRY_LIMITS.maxRegistrySize}`, 'invalid_registry_size');
   }
-  if (input.support_revocation) {
-    throw bad('Revocable credential definitions are not supported yet: create it with support_revocation false', 'revocation_not_supported');
-  }
 }
 
 export interface RegistryDeps {
@@ -194,16 +213,28 @@ function schemaFromItem(i: Item, baseUrl: string): SchemaRecord {
 
 export function credDefFromItem(i: Item, baseUrl: string): CredDefRecord {
   const rid = typeof i.resource_id === 'string' ? i.resource_id : null;
+  const revRid = typeof i.rev_reg_resource_id === 'string' ? i.rev_reg_resource_id : null;
+  const didId = didWebIdOf(i.issuer_id as string);
   return {
     id: i.id as string,
     credential_definition_id: (i.credential_definition_id as string | undefined) ?? null,
     schema_id: i.schema_id as string,
     issuer_id: i.issuer_id as string,
     tag: i.tag as string,
-    support_revocation: false,
+    support_revocation: i.support_revocation === true,
+    revocation_registry_size: typeof i.revocation_registry_size === 'number' ? i.revocation_registry_size : null,
+    revocation_registry: revRid
+      ? {
+          revocation_registry_id: i.rev_reg_def_id as string,
+          url: objectUrl(baseUrl, didId, 'revRegDef', revRid),
+          status_list_url: statusListEndpoint(baseUrl, didId, revRid),
+          tails_location: tailsUrl(baseUrl, didId, i.tails_hash as string),
+          tails_hash: i.tails_hash as string,
+        }
+      : null,
     state: i.state as CredDefState,
     error_msg: (i.error_msg as string | undefined) ?? null,
-    url: rid ? objectUrl(baseUrl, didWebIdOf(i.issuer_id as string), 'credDef', rid) : null,
+    url: rid ? objectUrl(baseUrl, didId, 'credDef', rid) : null,
     created_at: i.created_at as string,
     updated_at: i.updated_at as string,
   };
@@ -283,6 +314,8 @@ export class AnonCredsRegistry {
       schema_resource_id: schema.resource_id as string,
       issuer_id: issuerId,
       tag: input.tag,
+      support_revocation: input.support_revocation,
+      ...(input.support_revocation ? { revocation_registry_size: input.revocation_registry_size ?? REGISTRY_LIMITS.defaultRegistrySize } : {}),
       state: 'wait' as CredDefState,
       // The public base URL the request came in on: the worker names the published object's url with it.
       base_url: baseUrl,

@@ -99,6 +99,13 @@ export class RawRepresentation extends Representation<string> {
   }
 }
 
+/** Bytes (a tails file): sent base64-encoded with `isBase64Encoded`, which API Gateway decodes (binaryMediaTypes). */
+export class BinaryRepresentation extends RawRepresentation {
+  constructor(bytes: Uint8Array, mediaType: string, headers: Readonly<Record<string, string>> = {}) {
+    super(Buffer.from(bytes).toString('base64'), mediaType, headers);
+  }
+}
+
 export type OperationImpl<C extends OperationContract> = (input: OperationInput<C>) => Promise<z.input<C['response']> | Representation | JsonReply<z.input<C['response']>> | (z.input<C['response']> extends readonly (infer T)[] ? Paged<T> : never)>;
 
 export type OperationImpls<Cs extends OperationContracts> = { readonly [K in keyof Cs]: OperationImpl<Cs[K]> };

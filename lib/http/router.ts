@@ -8,7 +8,7 @@ import { DEFAULT_MAX_BODY_BYTES, routeKey, routesOf, type Route, type RouteGroup
 import { inSession } from '../store/session';
 import { Paged } from './paging';
 import { callerFromContext } from './caller';
-import { JsonReply, RawRepresentation, Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
+import { BinaryRepresentation, JsonReply, RawRepresentation, Representation, type Caller, type OperationContract, type OperationContracts, type OperationImpls } from './contract';
 import {
   AppError,
   BadRequestError,
@@ -177,7 +177,8 @@ export function createGroupHandler<Cs extends OperationContracts>(opts: GroupHan
     // that reach only this wallet, whatever keys the code builds.
     const result = caller.kind === 'wallet' ? await inSession(caller.scope, run) : await run();
     if (result instanceof RawRepresentation) {
-      return { statusCode: contract.status ?? 200, headers: { ...BASE_HEADERS, ...headersFor(event), 'content-type': result.mediaType, ...result.headers }, body: result.body };
+      const binary = result instanceof BinaryRepresentation ? { isBase64Encoded: true } : {};
+      return { statusCode: contract.status ?? 200, headers: { ...BASE_HEADERS, ...headersFor(event), 'content-type': result.mediaType, ...result.headers }, body: result.body, ...binary };
     }
     if (result instanceof Representation) return json(contract.status ?? 200, result.body, { ...headersFor(event), 'content-type': result.mediaType });
     if (result instanceof JsonReply) {

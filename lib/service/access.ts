@@ -146,8 +146,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   'jsonld-public': { shared: { data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'Query'] } },
   // AnonCreds registry (admin): the public DID (pointer and record), schemas and definitions with their uniqueness items and quota counters, and the definition's job (an outbox item) in one transaction.
   anoncreds: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
-  // Public AnonCreds objects: the path's did:web DID through the PublicDids index (as the resolver finds it), then one item in its wallet's session.
-  'anoncreds-public': { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] }, tenant: { data: ['GetItem'] } },
+  // Public AnonCreds objects: the path's did:web DID through the PublicDids index (as the resolver finds it), then one item (status lists and tails: a bounded query) in its wallet's session.
+  'anoncreds-public': { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] }, tenant: { data: ['GetItem', 'Query'] } },
   meta: {},
   // Also queues the DIDComm outbound jobs (JOBQ#DCOUT#…) a decision wrote with its records.
   'webhook-relay': { shared: { sendTo: ['webhook', 'status', 'didcomm-outbound', 'anoncreds', 'credential-issue'] }, tenant: { data: ['GetItem', 'PutItem'] } },

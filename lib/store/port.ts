@@ -44,6 +44,8 @@ export interface QueryOptions {
   /** Query a sparse lookup index instead of the base table. */
   readonly index?: IndexName;
   readonly skBeginsWith?: string;
+  /** Sort keys from the first to the second, both included (not with skBeginsWith). */
+  readonly skBetween?: readonly [string, string];
   readonly limit?: number;
   readonly consistent?: boolean;
   /** Newest-first by sort key. */

@@ -19,6 +19,7 @@ export class MemoryStore implements ItemStore {
     const [pkAttr, skAttr] = opts.index === 'GSI1' ? ['GSI1PK', 'GSI1SK'] : opts.index === 'PublicDids' ? ['PDID', 'SK'] : ['PK', 'SK'];
     const out = [...this.items.values()]
       .filter((i) => i[pkAttr] === pk && (!opts.skBeginsWith || String(i[skAttr]).startsWith(opts.skBeginsWith)))
+      .filter((i) => !opts.skBetween || (String(i[skAttr]) >= opts.skBetween[0] && String(i[skAttr]) <= opts.skBetween[1]))
       .sort((a, b) => (String(a[skAttr]) < String(b[skAttr]) ? -1 : 1));
     if (opts.descending) out.reverse();
     return structuredClone(out.slice(0, opts.limit ?? out.length));

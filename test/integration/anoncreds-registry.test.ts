@@ -1,3 +1,14 @@
+import { createHash } from 'node:crypto';
+import bs58 from 'bs58';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
+import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
+import { RevocationRegistryStore } from '../../lib/anoncreds/revocation-registry';
+import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
+import { loadConfig } from '../../lib/config';
+import { LocalDataKeys, WalletDataKeys } from '../../lib/didcomm/key-vault';
+import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
+import { tenantScope } from '../../lib/store/keys';
 import { parseKeyCorrectnessProof, parsePrimaryPublicKey } from '../../lib/anoncreds/objects';
 import { resourceIdOf } from '../../lib/anoncreds/identifiers';
 import { holderVerifyKeyCorrectness } from '../helpers/anoncreds-cl-holder';
@@ -87,6 +98,75 @@ test('schema, then credential definition (wait → finished by the worker), reso
   expect(JSON.stringify(done)).not.toMatch(/p_key|"p"|"q"|sealed/);
 }, 240_000);
 
+test('a revocable definition (L = 10): registry definition, status list and tails resolved publicly, the tails bytes hashing to tailsHash; indices allocated and revoked through the registry show in the published list', async () => {
+  const schema = await ok(api.call('POST', '/api/v1/schemas', { key: a.key, body: { ...SCHEMA, schema_version: '1.5' } }), 'schema');
+  const requested = await api.call('POST', '/api/v1/credential-definitions', { key: a.key, body: { schema_id: schema.schema_id, tag: 'revocable', support_revocation: true, revocation_registry_size: 10 } });
+  expect(requested.status).toBe(202);
+  expect(requested.body).toMatchObject({ state: 'wait', support_revocation: true, revocation_registry_size: 10, revocation_registry: null });
+  const done = await finished(a.key, requested.body.id);
+  expect(done).toMatchObject({ state: 'finished', support_revocation: true });
+  expect(Object.keys(done.credential_definition.value.revocation)).toEqual(['g', 'g_dash', 'h', 'h0', 'h1', 'h2', 'htilde', 'h_cap', 'u', 'pk', 'y']);
+  const reg = done.revocation_registry;
+
+  // As Credo's did:web registry resolves it: <serviceEndpoint><relativeRef>, the hash is the id.
+  const didId = a.did.split(':').pop()!;
+  const doc = await ok(api.call('GET', `/dids/${didId}/did.json`), 'did document');
+  const service = doc.service.find((s: { id: string }) => s.id === `${a.did}#anoncreds`);
+  const relativeRef = new URLSearchParams(reg.revocation_registry_id.slice(reg.revocation_registry_id.indexOf('?'))).get('relativeRef')!;
+  expect(`${service.serviceEndpoint}${relativeRef}`).toBe(reg.url);
+  const res = await fetch(reg.url);
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { resource: any; resourceMetadata: any };
+  expect(resourceIdOf(body.resource)).toBe(relativeRef.split('/').pop());
+  expect(body.resource).toMatchObject({ issuerId: a.did, revocDefType: 'CL_ACCUM', credDefId: done.credential_definition_id, value: { maxCredNum: 10, tailsHash: reg.tails_hash, tailsLocation: reg.tails_location } });
+  expect(body.resourceMetadata.statusListEndpoint).toBe(reg.status_list_url);
+
+  // The status list in force now (and none before the registry existed).
+  const now = Math.floor(Date.now() / 1000) + 1;
+  const list = await fetch(`${body.resourceMetadata.statusListEndpoint}/${now}`);
+  expect(list.status).toBe(200);
+  const listBody = (await list.json()) as { resource: any; resourceMetadata: any };
+  expect(listBody.resource).toMatchObject({ revRegDefId: reg.revocation_registry_id, issuerId: a.did, revocationList: new Array(10).fill(0) });
+  expect(listBody.resourceMetadata).toEqual({ previousVersionId: '', nextVersionId: '' });
+  expect((await fetch(`${reg.status_list_url}/1000`)).status).toBe(404);
+
+  // The tails file: bytes, whose base58 SHA-256 is the definition's tailsHash.
+  const tails = await fetch(body.resource.value.tailsLocation);
+  expect(tails.status).toBe(200);
+  expect(tails.headers.get('content-type')).toBe('application/octet-stream');
+  const bytes = Buffer.from(await tails.arrayBuffer());
+  expect(bytes.length).toBe(2 + 128 * 21);
+  expect(bs58.encode(createHash('sha256').update(bytes).digest())).toBe(reg.tails_hash);
+  // Not under another wallet's DID.
+  expect((await fetch(`${api.rt.url}/dids/${b.did.split(':').pop()}/anoncreds/tails/${reg.tails_hash}`)).status).toBe(404);
+  expect((await fetch(`${api.rt.url}/dids/${b.did.split(':').pop()}/anoncreds/revRegDef/${relativeRef.split('/').pop()}`)).status).toBe(404);
+  expect(JSON.stringify(done)).not.toMatch(/r_key|gamma|sealed/);
+
+  // Issuance (not built yet) will allocate indices and revoke through the registry: done here on the
+  // runtime's DynamoDB with the runtime's own data keys, then seen through the public status list.
+  const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
+  const store = new DynamoDbStore(() => client, LOCAL_TABLE_NAME);
+  const scope = tenantScope(String(a.walletId));
+  const rid = relativeRef.split('/').pop()!;
+  const regs = new RevocationRegistryStore(store);
+  const config = loadConfig();
+  if (config.keyBackend !== 'local') throw new Error('the local runtime uses local keys');
+  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(new LocalSecretDeriver(config.localMasterKey))));
+  const indices = await Promise.all([regs.allocateIndex(scope, rid), regs.allocateIndex(scope, rid), regs.allocateIndex(scope, rid)]);
+  expect([...indices].sort()).toEqual([1, 2, 3]);
+  // A later second than the initial list's, so both versions stay addressable by time.
+  await new Promise((r) => setTimeout(r, 1100));
+  const [one, three] = await Promise.all([regs.revoke(scope, sealer, rid, [1]), regs.revoke(scope, sealer, rid, [3])]);
+  expect([one.revoked, three.revoked]).toEqual([[1], [3]]);
+  expect(await regs.revoke(scope, sealer, rid, [3])).toMatchObject({ revoked: [], alreadyRevoked: [3] });
+  const later = (await (await fetch(`${reg.status_list_url}/${Math.floor(Date.now() / 1000) + 1}`)).json()) as { resource: any; resourceMetadata: any };
+  expect(later.resource.revocationList).toEqual([0, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
+  expect(later.resource.currentAccumulator).not.toBe(listBody.resource.currentAccumulator);
+  const before = (await (await fetch(`${reg.status_list_url}/${listBody.resource.timestamp}`)).json()) as { resource: any; resourceMetadata: any };
+  expect(before.resource).toEqual(listBody.resource);
+  expect(before.resourceMetadata.nextVersionId).not.toBe('');
+}, 240_000);
+
 test("other wallets: A's schema and definition are 404 to B; B cannot build on A's schema; public reads only under the issuing DID", async () => {
   const schema = await ok(api.call('POST', '/api/v1/schemas', { key: a.key, body: { ...SCHEMA, schema_version: '2.0' } }), 'schema');
   const def = await api.call('POST', '/api/v1/credential-definitions', { key: a.key, body: { schema_id: schema.schema_id, tag: 'other' } });
@@ -122,7 +202,7 @@ test('bad input: each a 4xx with its code, and nothing stored', async () => {
   const schema = await ok(api.call('POST', '/api/v1/schemas', { key: w.key, body: SCHEMA }), 'schema');
   expectError(await api.call('POST', '/api/v1/schemas', { key: w.key, body: SCHEMA }), 409, 'schema_exists');
   for (const [body, status, code] of [
-    [{ schema_id: schema.schema_id, support_revocation: true, revocation_registry_size: 100 }, 400, 'revocation_not_supported'],
+    [{ schema_id: schema.schema_id, support_revocation: true, revocation_registry_size: 4097 }, 400, 'invalid_registry_size'],
     [{ schema_id: schema.schema_id, tag: 'a b' }, 400, 'invalid_tag'],
     [{ schema_id: schema.schema_id, revocation_registry_size: 1 }, 400, 'invalid_registry_size'],
     [{ schema_id: `${schema.schema_id.slice(0, -3)}abc` }, 404, 'schema_not_found'],

@@ -236,12 +236,12 @@ describe('credential definitions', () => {
   });
 
   test.each([
-    [{ support_revocation: true }, 400, 'revocation_not_supported'],
     [{ tag: '' }, 400, 'invalid_tag'],
     [{ tag: 'has space' }, 400, 'invalid_tag'],
     [{ tag: 'x'.repeat(65) }, 400, 'invalid_tag'],
     [{ revocation_registry_size: 3 }, 400, 'invalid_registry_size'],
-    [{ revocation_registry_size: 32769 }, 400, 'invalid_registry_size'],
+    [{ revocation_registry_size: REGISTRY_LIMITS.maxRegistrySize + 1, support_revocation: true }, 400, 'invalid_registry_size'],
+    [{ revocation_registry_size: 10.5, support_revocation: true }, 400, 'invalid_registry_size'],
     [{ schema_id: 'did:web:elsewhere.example:dids:x?service=anoncreds&relativeRef=/schema/5762v4VZxFMLB5n9X4Upr3gXaCKTa8PztDDCnroauSsR' }, 404, 'schema_not_found'],
     [{ schema_id: 'no such schema' }, 404, 'schema_not_found'],
   ])('%j is refused (%s %s) and nothing is stored', async (change, status, code) => {

@@ -79,8 +79,12 @@ describe('OpenAPI document', () => {
     const contextFile = (doc.paths['/context/{id}'] as any).get;
     expect(contextFile.security).toEqual([]);
     expect(Object.keys(contextFile.responses['200'].content)).toEqual(['application/ld+json']);
+    // An AnonCreds tails file is bytes, public.
+    const tailsFile = (doc.paths['/dids/{id}/anoncreds/tails/{tails_hash}'] as any).get;
+    expect(tailsFile.security).toEqual([]);
+    expect(Object.keys(tailsFile.responses['200'].content)).toEqual(['application/octet-stream']);
     // Every other operation answers JSON (the resolver also negotiates, below).
-    const others = ROUTES.filter((r) => !r.path.startsWith('/docs') && !['resolveDid', 'getRequestObject', 'getContextFile'].includes(r.operationId) && !r.path.startsWith('/status-lists/'));
+    const others = ROUTES.filter((r) => !r.path.startsWith('/docs') && !['resolveDid', 'getRequestObject', 'getContextFile', 'getTailsFile'].includes(r.operationId) && !r.path.startsWith('/status-lists/'));
     // ...except a 204, and the DIDComm endpoint's 202 Accepted, which have no body.
     for (const r of others) {
       const op = (doc.paths[r.path] as any)[r.method.toLowerCase()];

@@ -23,8 +23,8 @@ ajv.addSchema({ ...doc, $id: DOC_ID });
 const pointer = (...segments: string[]) => `${DOC_ID}#/${segments.map((s) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')}`;
 
 describe('examples', () => {
-  // Nothing to show: this document itself, the HTML page and its scripts.
-  const NO_EXAMPLE = new Set(['getOpenApi', 'getDocsPage', 'getDocsAsset']);
+  // Nothing to show: this document itself, the HTML page and its scripts, and a tails file's bytes.
+  const NO_EXAMPLE = new Set(['getOpenApi', 'getDocsPage', 'getDocsAsset', 'getTailsFile']);
 
   test('every request body and every success response with a JSON or JWT body has one', () => {
     const missing: string[] = [];

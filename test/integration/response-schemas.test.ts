@@ -749,7 +749,8 @@ describe('AnonCreds registry', () => {
     await hit('getSchema', '/api/v1/schemas/unknown', 404, { key });
     const requested = (await hit('createCredentialDefinition', '/api/v1/credential-definitions', 202, { key, body: { schema_id: schema.schema_id, tag: 'default' } })).body;
     await hit('createCredentialDefinition', '/api/v1/credential-definitions', 409, { key, body: { schema_id: schema.schema_id, tag: 'default' } });
-    await hit('createCredentialDefinition', '/api/v1/credential-definitions', 400, { key, body: { schema_id: schema.schema_id, support_revocation: true } });
+    await hit('createCredentialDefinition', '/api/v1/credential-definitions', 400, { key, body: { schema_id: schema.schema_id, tag: 'revocable', support_revocation: true, revocation_registry_size: 1 } });
+    const revocable = (await hit('createCredentialDefinition', '/api/v1/credential-definitions', 202, { key, body: { schema_id: schema.schema_id, tag: 'revocable', support_revocation: true, revocation_registry_size: 10 } })).body;
     await hit('createCredentialDefinition', '/api/v1/credential-definitions', 404, { key, body: { schema_id: 'unknown' } });
     await hit('getCredentialDefinition', `/api/v1/credential-definitions/${requested.id}`, 200, { key });
     const done = await eventually(async () => {
@@ -767,6 +768,18 @@ describe('AnonCreds registry', () => {
     await hit('getCredentialDefinitionResource', path(done.url), 200);
     await hit('getCredentialDefinitionResource', path(schema.url).replace('/schema/', '/credDef/'), 404);
     await hit('getCredentialDefinitionResource', '/dids/0OIl/anoncreds/credDef/x', 400);
+    // The revocable definition's registry: its definition, status list and tails file.
+    const rev = await eventually(async () => {
+      const r = (await hit('getCredentialDefinition', `/api/v1/credential-definitions/${revocable.id}`, 200, { key })).body;
+      return r.state === 'finished' ? r : undefined;
+    }, 60_000);
+    const reg = rev.revocation_registry;
+    await hit('getRevocationRegistryResource', path(reg.url), 200);
+    await hit('getRevocationRegistryResource', path(reg.url).replace(/[^/]+$/, 'x'), 404);
+    await hit('getRevocationStatusListResource', `${path(reg.status_list_url)}/${Math.floor(Date.now() / 1000)}`, 200);
+    await hit('getRevocationStatusListResource', `${path(reg.status_list_url)}/1000`, 404);
+    await hit('getTailsFile', path(reg.tails_location), 200);
+    await hit('getTailsFile', path(reg.tails_location).replace(/[^/]+$/, 'x'), 404);
   });
 });
 

@@ -9,7 +9,7 @@ import { OUTBOUND_JOB_TYPE, outboundJobFromOutboxItem } from '../../lib/didcomm/
 import { ISSUE_JOB_TYPE, issueJobFromOutboxItem } from '../../lib/didcomm/protocols/issue-credential-v2/handlers';
 import { tenantMessageGroup } from '../../lib/fairness/share';
 import { CRED_DEF_JOB_TYPE, credDefJobFromOutboxItem } from '../../lib/anoncreds/registry';
-import { TABLE, walletPartitionKey } from '../../lib/service/resources';
+import { TABLE, walletPartitionKey, type QueueId } from '../../lib/service/resources';
 import type { Item } from '../../lib/store/port';
 import { buildDeps, createLogger } from '../shared/deps';
 import { walletSessions } from '../shared/sessions';
@@ -31,14 +31,23 @@ function namesItsOwnWallet(item: Item, walletId: string): boolean {
   return item[TABLE.partitionKey] === walletPartitionKey(walletId);
 }
 
+/**
+ * Outbox items that are jobs for a queue: DIDComm messages a committed decision sends
+ * (lib/didcomm/outbound.ts), credential definitions to make (lib/anoncreds/registry.ts), holders'
+ * checked credential requests to sign (lib/didcomm/protocols/issue-credential-v2/).
+ */
+const QUEUED_JOBS = [
+  { what: 'DIDComm outbound job', type: OUTBOUND_JOB_TYPE, parse: outboundJobFromOutboxItem, queue: 'didcomm-outbound' },
+  { what: 'AnonCreds job', type: CRED_DEF_JOB_TYPE, parse: credDefJobFromOutboxItem, queue: 'anoncreds' },
+  { what: 'credential issue job', type: ISSUE_JOB_TYPE, parse: issueJobFromOutboxItem, queue: 'credential-issue' },
+] as const satisfies readonly { what: string; type: string; parse: (item: Item) => { wallet_id: string } | null; queue: QueueId }[];
+
 export function createHandler() {
   const deps = buildDeps('webhook-relay', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
   const dispatcher = buildDispatcher(deps, logger);
   const statusQueue = buildStatusQueue(deps);
-  const didcommQueue = buildJobQueue(deps, 'didcomm-outbound');
-  const anoncredsQueue = buildJobQueue(deps, 'anoncreds');
-  const issueQueue = buildJobQueue(deps, 'credential-issue');
+  const queues = Object.fromEntries(QUEUED_JOBS.map((k) => [k.queue, buildJobQueue(deps, k.queue)])) as Record<(typeof QUEUED_JOBS)[number]['queue'], ReturnType<typeof buildJobQueue>>;
 
   const relay = async (r: DynamoDBRecord) => {
     const item = newImageOf(r);
@@ -56,49 +65,20 @@ export function createHandler() {
       logger.info('event relayed', { event_id: event.id, event_type: event.type, wallet_id: event.wallet_id, deliveries: jobs, status_jobs: statusJobs.length });
       return;
     }
-    // A DIDComm message a committed decision sends (lib/didcomm/outbound.ts): its job as written.
-    const outbound = outboundJobFromOutboxItem(item);
-    if (!outbound && item.type === OUTBOUND_JOB_TYPE) {
-      logger.error('malformed DIDComm outbound job; not queued', { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey] });
-      return;
-    }
-    if (outbound) {
-      if (!namesItsOwnWallet(item, outbound.wallet_id)) {
-        logger.error('DIDComm outbound job names a wallet other than its partition; not queued', { partition: item[TABLE.partitionKey], job_id: outbound.job_id, wallet_id: outbound.wallet_id });
+    // A job written with a decision, relayed as written to its queue in its wallet's message group.
+    for (const kind of QUEUED_JOBS) {
+      if (item.type !== kind.type) continue;
+      const job = kind.parse(item);
+      if (!job) {
+        logger.error(`malformed ${kind.what}; not queued`, { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey] });
         return;
       }
-      await didcommQueue.send([{ body: JSON.stringify(outbound), delaySeconds: 0, group: tenantMessageGroup(outbound.wallet_id) }]);
-      logger.info('DIDComm outbound job queued', { job_id: outbound.job_id, wallet_id: outbound.wallet_id, connection_id: outbound.connection_id });
-      return;
-    }
-    // A credential definition to make (lib/anoncreds/registry.ts): its job as written.
-    const credDef = credDefJobFromOutboxItem(item);
-    if (!credDef && item.type === CRED_DEF_JOB_TYPE) {
-      logger.error('malformed AnonCreds job; not queued', { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey] });
-      return;
-    }
-    if (credDef) {
-      if (!namesItsOwnWallet(item, credDef.wallet_id)) {
-        logger.error('AnonCreds job names a wallet other than its partition; not queued', { partition: item[TABLE.partitionKey], definition_id: credDef.definition_id, wallet_id: credDef.wallet_id });
+      if (!namesItsOwnWallet(item, job.wallet_id)) {
+        logger.error(`${kind.what} names a wallet other than its partition; not queued`, { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey], wallet_id: job.wallet_id });
         return;
       }
-      await anoncredsQueue.send([{ body: JSON.stringify(credDef), delaySeconds: 0, group: tenantMessageGroup(credDef.wallet_id) }]);
-      logger.info('AnonCreds job queued', { definition_id: credDef.definition_id, wallet_id: credDef.wallet_id });
-      return;
-    }
-    // A holder's checked credential request, for the issuing worker to sign (lib/didcomm/protocols/issue-credential-v2/).
-    const issue = issueJobFromOutboxItem(item);
-    if (!issue && item.type === ISSUE_JOB_TYPE) {
-      logger.error('malformed credential issue job; not queued', { partition: item[TABLE.partitionKey], sort_key: item[TABLE.sortKey] });
-      return;
-    }
-    if (issue) {
-      if (!namesItsOwnWallet(item, issue.wallet_id)) {
-        logger.error('credential issue job names a wallet other than its partition; not queued', { partition: item[TABLE.partitionKey], exchange_id: issue.exchange_id, wallet_id: issue.wallet_id });
-        return;
-      }
-      await issueQueue.send([{ body: JSON.stringify(issue), delaySeconds: 0, group: tenantMessageGroup(issue.wallet_id) }]);
-      logger.info('credential issue job queued', { exchange_id: issue.exchange_id, wallet_id: issue.wallet_id });
+      await queues[kind.queue].send([{ body: JSON.stringify(job), delaySeconds: 0, group: tenantMessageGroup(job.wallet_id) }]);
+      logger.info(`${kind.what} queued`, { wallet_id: job.wallet_id, sort_key: item[TABLE.sortKey] });
       return;
     }
     const job = jobFromOutboxItem(item);

@@ -64,7 +64,7 @@ export interface JsonLdIssuanceDeps {
   readonly invitations: Pick<InvitationService, 'create'>;
   /** The wallet's own context files, as the loader reads them (lib/jsonld/context-files.ts lookupFor). */
   readonly contexts: (scope: TenantScope, baseUrl: string) => ContextLookup;
-  readonly statusSource?: StatusSource | undefined;
+  readonly statusSource: StatusSource;
   readonly now?: () => Date;
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -91,9 +91,6 @@ export class JsonLdIssuance {
     if (!isObject(input.credential)) throw new BadRequestError('credential is required: the JSON-LD credential to offer', 'credential_required');
     if (Buffer.byteLength(JSON.stringify(input.credential), 'utf8') > MAX_CREDENTIAL_BYTES) throw new BadRequestError(`The credential is larger than ${MAX_CREDENTIAL_BYTES} bytes as JSON`, 'credential_too_large');
     const defId = input.revocation_def_id ?? undefined;
-    if (defId !== undefined && !this.deps.statusSource) {
-      throw new BadRequestError('revocation_def_id cannot be used yet: no status-list source is wired to JSON-LD issuance in this deployment', 'revocation_unavailable');
-    }
     if (input.contact_id != null && input.invitation_id != null) throw new BadRequestError('Send contact_id or invitation_id, not both', 'target_ambiguous');
     const issuer = input.credential.issuer;
     const issuerDid = isObject(issuer) ? issuer.id : issuer;
@@ -107,7 +104,7 @@ export class JsonLdIssuance {
     const exchangeId = ulid(this.now().getTime());
     let status: JsonLdCredentialStatus | undefined;
     if (defId !== undefined) {
-      status = await this.deps.statusSource!.credentialStatusFor(scope, defId, exchangeId);
+      status = await this.deps.statusSource.credentialStatusFor(scope, defId, exchangeId);
       credential = withCredentialStatus(credential, status.credentialStatus);
       ({ credential } = await checkCredential({ key, credential, proof, documentLoader, now: this.now() }));
     }

@@ -128,7 +128,6 @@ export const ERROR_CODES = {
   rule_not_supported: 'rule is refused: the contract gives it no meaning (docs/jsonld.md)',
   credential_required: 'credential is missing: the JSON-LD credential to offer',
   credential_too_large: 'The credential is larger than 64 KiB as JSON (or its offer too large to send)',
-  revocation_unavailable: 'revocation_def_id cannot be used: no status-list source is wired to JSON-LD issuance in this deployment',
   target_ambiguous: 'Send contact_id or invitation_id, not both',
   issuer_required: "The credential's issuer is missing: one of this wallet's DIDs",
   credential_exchange_not_found: 'No such credential exchange in this wallet',

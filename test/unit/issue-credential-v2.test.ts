@@ -157,7 +157,7 @@ describe('the issuing step (issuing worker)', () => {
 });
 
 describe('revocation_def_id and the status-list source', () => {
-  async function issuanceWith(statusSource?: StatusSource) {
+  async function issuanceWith(statusSource: StatusSource) {
     const store = new MemoryStore();
     const km = new LocalKeyManager(store, new LocalSecretDeriver('cd'.repeat(32)));
     const taa = new TaaService(store, { text: 'Agreement', version: '1.0', aml: { click: 'clicked' }, amlVersion: '1.0' });
@@ -165,16 +165,9 @@ describe('revocation_def_id and the status-list source', () => {
     const record = await dids.create(scope, { method: 'key', keyType: 'ed25519', baseUrl: 'https://issuer.example' });
     await store.write([{ type: 'put', item: connectionItem(scope, connection('C1')) }]);
     const events = new OutboxPublisher(store);
-    const issuance = new JsonLdIssuance({ store, events, invitations: { create: async () => { throw new Error('not used'); } }, contexts: () => async () => undefined, ...(statusSource ? { statusSource } : {}) });
+    const issuance = new JsonLdIssuance({ store, events, invitations: { create: async () => { throw new Error('not used'); } }, contexts: () => async () => undefined, statusSource });
     return { store, issuance, did: record.did };
   }
-
-  test('without a source wired: 400 revocation_unavailable, nothing stored', async () => {
-    const { store, issuance, did } = await issuanceWith();
-    const before = [...store.items.values()].length;
-    await expect(issuance.issue(scope, { contact_id: 'C1', credential: { ...credential, issuer: did }, revocation_def_id: 'def-1' }, 0, 'https://issuer.example')).rejects.toMatchObject({ status: 400, code: 'revocation_unavailable' });
-    expect([...store.items.values()].length).toBe(before);
-  });
 
   test("with a source: the offered credential carries its entry (and, v1, the status context); the source is asked once with the exchange's id", async () => {
     const calls: unknown[][] = [];

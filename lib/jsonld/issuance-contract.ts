@@ -3,11 +3,9 @@ import type { OperationContracts } from '../http/contract';
 import { PAGING_QUERY } from '../http/paging';
 import { Timestamp } from '../tenancy/contract';
 import { MAX_INVITATION_ID } from '../didcomm/records';
-import { EXCHANGE_STATES } from '../didcomm/protocols/issue-credential-v2/records';
+import { EXCHANGE_STATES, MAX_TIMEOUT_SECONDS } from '../didcomm/protocols/issue-credential-v2/records';
 import { CRYPTOSUITES, PROOF_TYPES } from './proof-names';
 
-/** The longest `timeout` (seconds) a call waits: under API Gateway's 29 s. */
-export const MAX_TIMEOUT_SECONDS = 20;
 
 /**
  * Schemas of the credential routes of contract 4.2 that JSON-LD issuance answers (docs/jsonld.md,

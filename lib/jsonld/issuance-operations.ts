@@ -2,7 +2,8 @@ import { exchangeView } from '../didcomm/protocols/issue-credential-v2/records';
 import { walletScope, type OperationImpls } from '../http/contract';
 import { Paged } from '../http/paging';
 import type { ItemStore } from '../store/port';
-import { credentialRecord, DEFAULT_EXCHANGE_PAGE, issuedCredential, listExchanges, readExchange, type JsonLdIssuance } from './issuance';
+import { credentialRecord, DEFAULT_EXCHANGE_PAGE, listExchanges, readExchange } from '../didcomm/protocols/issue-credential-v2/offering';
+import { issuedCredential, ldProofRecordView, type JsonLdIssuance } from './issuance';
 import type { jsonldIssuanceContracts } from './issuance-contract';
 
 /**
@@ -19,6 +20,6 @@ export function jsonldIssuanceOperations(issuance: JsonLdIssuance, store: ItemSt
     },
     getCredentialExchange: async ({ caller, params }) => exchangeView(await readExchange(store, walletScope(caller), params.id)),
     getJsonLdCredential: ({ caller, params }) => issuedCredential(store, walletScope(caller), params.id),
-    getCredentialRecord: ({ caller, params }) => credentialRecord(store, walletScope(caller), params.id) as never,
+    getCredentialRecord: ({ caller, params }) => credentialRecord(store, walletScope(caller), params.id, { ld_proof: ldProofRecordView }) as never,
   };
 }

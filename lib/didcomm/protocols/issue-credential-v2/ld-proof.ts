@@ -60,6 +60,3 @@ export const LD_PROOF: CredentialFormat = {
   issueFormat: LD_PROOF_VC_FORMAT,
   checkRequest: checkLdProofRequest,
 };
-
-/** The formats the protocol knows, by the exchange's `format`. */
-export const CREDENTIAL_FORMATS: Readonly<Record<string, CredentialFormat>> = { ld_proof: LD_PROOF };

@@ -15,6 +15,9 @@ export const exchangeKeys = {
   pendingPrefix: (invitationId: number): string => `CREXPEND#${String(invitationId).padStart(10, '0')}#`,
 } as const;
 
+/** The longest `timeout` (seconds) an offer call waits for the holder: API Gateway ends a request at 29 s. */
+export const MAX_TIMEOUT_SECONDS = 20;
+
 export const EXCHANGE_STATES = ['offer-sent', 'request-received', 'credential-issued', 'done', 'abandoned', 'credential-revoked'] as const;
 export type ExchangeState = (typeof EXCHANGE_STATES)[number];
 

@@ -6,6 +6,7 @@ import { AgentRuntime } from '../../lib/didcomm/agent-runtime';
 import { InboundProcessor, parseInboundJob } from '../../lib/didcomm/inbound';
 import { runInboundBatch } from '../../lib/didcomm/inbound-batch';
 import { queueUrlEnvName } from '../../lib/service/resources';
+import { targetUrlProblem } from '../../lib/webhooks/target-url';
 import { buildDeps, createLogger } from '../shared/deps';
 import { buildDidcommKeyVault } from '../shared/didcomm-keys';
 import { workerFairShare } from '../shared/fair-share';
@@ -27,6 +28,8 @@ export function createHandler() {
     keys: buildDidcommKeyVault(deps),
     dids: PEER_DIDS,
     timeoutMs: deps.config.webhookTimeoutMs,
+    // A connectionless holder's ~service endpoint: refused before anything naming it is stored.
+    endpointProblem: (url) => targetUrlProblem(url, { allowLoopback: deps.config.webhookAllowLoopback }),
   });
   const processor = new InboundProcessor(deps.store, agent);
   const { share, deferred } = workerFairShare(deps, logger, 'didcomm-inbound');

@@ -33,8 +33,9 @@ export interface AgentRuntimeDeps {
   readonly maxEnvelopeBytes?: number;
   readonly timeoutMs: number;
   /**
-   * Why a peer's endpoint from an invitation we accept is unacceptable, or null (the webhooks' target
-   * URL rule): refused at once rather than retried for a day by the outbound worker's SSRF guard.
+   * Why a peer's endpoint is unacceptable, or null (the webhooks' target URL rule): one from an
+   * invitation we accept, or a connectionless holder's `~service`. Refused at once rather than retried
+   * for a day by the outbound worker's SSRF guard.
    */
   readonly endpointProblem?: (url: string) => string | null;
 }
@@ -55,7 +56,7 @@ export class AgentRuntime {
   }
 
   context(scope: TenantScope, endpoint: string): AgentContext {
-    return { scope, now: this.now(), endpoint, keys: this.deps.keys, dids: this.deps.dids, events: this.deps.events, exchanges: exchangeReader(this.deps.store) };
+    return { scope, now: this.now(), endpoint, keys: this.deps.keys, dids: this.deps.dids, events: this.deps.events, exchanges: exchangeReader(this.deps.store), endpointProblem: this.deps.endpointProblem };
   }
 
   /**
@@ -90,7 +91,7 @@ export class AgentRuntime {
     let target: Target | null = null;
     if (lookup.kind === 'invitation') {
       const item = await this.deps.store.get(didcommKeys.invitation(scope, Number(lookup.invitation_id)), { consistent: true });
-      if (item) target = { kind: 'invitation', invitation: invitationFromItem(item) };
+      if (item) target = { kind: 'invitation', invitation: invitationFromItem(item), exchangeId: typeof item.exchange_id === 'string' ? item.exchange_id : null };
     } else if (lookup.kind === 'public-did') {
       // The DID the key serves now; none when the public DID is of a method without a service.
       if (typeof lookup.did !== 'string') return { kind: 'dropped', reason: 'not_for_us', detail: 'the public DID has no DIDComm service now' };

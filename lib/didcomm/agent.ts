@@ -62,6 +62,11 @@ export interface AgentContext {
   readonly events: EventPublisher;
   /** Credential exchanges by thread (Issue Credential 2.0); without it the agent takes no credential messages. */
   readonly exchanges?: ExchangeReader;
+  /**
+   * Why an endpoint a peer names in a message is unacceptable, or null (the outbound URL rule: the
+   * webhooks' target URL rule). Checked before anything naming it is stored; without it, the strictest.
+   */
+  readonly endpointProblem?: ((url: string) => string | null) | undefined;
 }
 
 /** A message that breaks its protocol: answered with a problem report where there is a thread, and logged. */

@@ -9,9 +9,13 @@ import { onIssueCredentialMessage } from './protocols/issue-credential-v2/handle
 import { onPing, TRUST_PING_RESPONSE_TYPE, TRUST_PING_TYPE } from './protocols/trust-ping/handlers';
 import type { InvitationRecord, StoredConnection } from './records';
 
-/** What an envelope was addressed to: one of our invitations' keys, our public DID's DIDComm key (`did`: the DID it serves), or our key on a connection. */
+/**
+ * What an envelope was addressed to: one of our invitations' keys (`exchangeId`: a connectionless
+ * invitation's one credential exchange), our public DID's DIDComm key (`did`: the DID it serves), or
+ * our key on a connection.
+ */
 export type Target =
-  | { readonly kind: 'invitation'; readonly invitation: InvitationRecord }
+  | { readonly kind: 'invitation'; readonly invitation: InvitationRecord; readonly exchangeId?: string | null }
   | { readonly kind: 'public-did'; readonly did: string; readonly verkey: string }
   | { readonly kind: 'connection'; readonly connection: StoredConnection };
 
@@ -35,6 +39,11 @@ export async function decide(ctx: AgentContext, inbound: Unpacked, target: Targe
   const type = typeof inbound.message['@type'] === 'string' ? normaliseType(inbound.message['@type']) : '';
   const exchange = parseDidExchangeType(type);
   if (target.kind === 'invitation') {
+    if (target.exchangeId) {
+      // A connectionless invitation offers no handshake: its key takes its exchange's messages only.
+      if (!isIssueCredentialV2(type)) throw new ProtocolViolation('unexpected_message', `${type.slice(0, 100) || 'a message without @type'} sent to a connectionless invitation's key`);
+      return onIssueCredentialMessage(ctx, type, inbound.message, { kind: 'connectionless', invitationId: target.invitation.invitation_id, exchangeId: target.exchangeId, senderVerkey: inbound.senderVerkey });
+    }
     if (exchange?.name !== 'request') throw new ProtocolViolation('unexpected_message', `${type.slice(0, 100) || 'a message without @type'} sent to an invitation key`);
     return onRequest(ctx, inbound.message, exchange.version, target.invitation);
   }

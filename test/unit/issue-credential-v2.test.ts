@@ -67,7 +67,7 @@ const connection = (id: string, invitationId: number | null = null): StoredConne
 const exchange = (over: Partial<StoredExchange> = {}): StoredExchange => ({
   credential_exchange_id: '01JDQ3M1Z8V2Q9R6T4X7Y0B5CE', connection_id: 'C1', invitation_id: null, invitation_url: null, thread_id: 'thread-1', parent_thread_id: null,
   role: 'issuer', initiator: 'self', state: 'offer-sent', format: 'ld_proof', revocation_def_id: null, error_msg: null, created_at: at, updated_at: at,
-  offer, request: null, credential: null, offer_message: null, format_options: {}, format_record: null, ...over,
+  offer, request: null, credential: null, offer_message: null, format_options: {}, format_record: null, connectionless: null, ...over,
 });
 const requestMessage = (detail: unknown, thid = 'thread-1') => ({
   '@type': REQUEST_CREDENTIAL_TYPE, '@id': 'r1', '~thread': { thid },

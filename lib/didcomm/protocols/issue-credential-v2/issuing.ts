@@ -5,7 +5,7 @@ import type { ItemStore } from '../../../store/port';
 import { outboundJobWrites } from '../../outbound';
 import { didcommKeys, storedConnectionFromItem } from '../../records';
 import { IssueRefused, type ExchangeToIssue, type Issued } from './formats';
-import { abandon, CREDENTIAL_FORMATS, toHolder, transition } from './handlers';
+import { abandon, CREDENTIAL_FORMATS, toConnectionlessHolder, toHolder, transition } from './handlers';
 import { issueMessage } from './messages';
 import { exchangeKeys, storedExchangeFromItem } from './records';
 
@@ -44,8 +44,10 @@ export class CredentialIssuing {
     const item = await store.get(exchangeKeys.exchange(scope, exchangeId), { consistent: true });
     if (!item) return { outcome: 'skipped', detail: 'no such exchange' };
     const x = storedExchangeFromItem(item);
-    if (x.state !== 'request-received' || x.connection_id === null) return { outcome: 'skipped', detail: `state ${x.state}` };
-    const connItem = await store.get(didcommKeys.connection(scope, x.connection_id), { consistent: true });
+    if (x.state !== 'request-received') return { outcome: 'skipped', detail: `state ${x.state}` };
+    // Connectionless: no connection; the holder's service was recorded with its request.
+    if (x.connection_id === null && !x.connectionless?.holder) return { outcome: 'skipped', detail: 'no connection and no holder service' };
+    const connItem = x.connection_id === null ? undefined : await store.get(didcommKeys.connection(scope, x.connection_id), { consistent: true });
     const c = connItem ? storedConnectionFromItem(connItem) : null;
     const format = CREDENTIAL_FORMATS[x.format];
     const issuer = this.deps.issuers.find((i) => i.name === x.format);
@@ -54,7 +56,7 @@ export class CredentialIssuing {
       await store.write([...d.writes, ...outboundJobWrites(scope, d.outbound, this.now())]);
       return { outcome: 'refused' as const, detail: reason };
     };
-    if (!c || c.state !== 'active' || !c.peer) return refuse('the connection is no longer active');
+    if (x.connection_id !== null && (!c || c.state !== 'active' || !c.peer)) return refuse('the connection is no longer active');
     if (!format || !issuer) return refuse(`this service issues no ${x.format} credentials here`);
     let issued: Issued;
     try {
@@ -68,7 +70,7 @@ export class CredentialIssuing {
     const { writes } = transition(events, scope, x, 'credential-issued', at, { credential: issued.attachment, format_record: { ...issued.record } });
     const message = issueMessage({ threadId: x.thread_id, format: format.issueFormat, attachId: x.format, data: issued.attachment });
     try {
-      await store.write([...writes, ...outboundJobWrites(scope, [toHolder(c, message)], at)]);
+      await store.write([...writes, ...outboundJobWrites(scope, [c ? toHolder(c, message) : toConnectionlessHolder(x, message)!], at)]);
     } catch (err) {
       // Another run of the same job (SQS hands a message over at least once) got there first.
       if ((err as Error).name === 'ConditionFailedError') return { outcome: 'skipped', detail: 'the exchange changed meanwhile' };

@@ -14,8 +14,8 @@ import { EXCHANGE_EVENTS, exchangeItem, exchangeKeys, exchangeView, MAX_TIMEOUT_
 
 /**
  * Offering a credential, whatever its format (contract 4.2: `POST /api/v1/credentials/json-ld`,
- * `POST /api/v1/credentials`): where the offer goes (a contact, the connection of an invitation, or a
- * new invitation carrying it), the exchange and its event written with the delivery in one transaction,
+ * `POST /api/v1/credentials`): where the offer goes (a contact, the connection of an invitation, or,
+ * connectionless, a new out-of-band invitation carrying it), the exchange and its event written with the delivery in one transaction,
  * and the `timeout` wait. The format prepares the offer's attachment; this part never looks inside it.
  */
 
@@ -23,7 +23,7 @@ import { EXCHANGE_EVENTS, exchangeItem, exchangeKeys, exchangeView, MAX_TIMEOUT_
 export const DEFAULT_EXCHANGE_PAGE = 100;
 const POLL_MS = 500;
 
-/** Where an offer goes. Resolved (and refused with a 4xx) before the format does any work. */
+/** Where an offer goes (`invitation`: connectionless, through a new invitation). Resolved (and refused with a 4xx) before the format does any work. */
 export type OfferTarget = { kind: 'connection'; connection: StoredConnection } | { kind: 'pending'; invitationId: number } | { kind: 'invitation' };
 
 /** What the format hands over: the offer's attachment and what to keep with the exchange. */
@@ -57,7 +57,7 @@ export class CredentialOffering {
     this.sleep = deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
   }
 
-  /** The connection to offer on: the contact, the one connection of the invitation, the invitation's next one, or a new invitation. */
+  /** The connection to offer on: the contact, the one connection of the invitation, the invitation's next one, or none (connectionless). */
   async target(scope: TenantScope, input: { contact_id?: string | null | undefined; invitation_id?: number | null | undefined }): Promise<OfferTarget> {
     const { store } = this.deps;
     if (input.contact_id != null && input.invitation_id != null) throw new BadRequestError('Send contact_id or invitation_id, not both', 'target_ambiguous');
@@ -112,6 +112,7 @@ export class CredentialOffering {
       offer_message: null,
       format_options: p.formatOptions,
       format_record: null,
+      connectionless: null,
     };
     const writesFor = (x: StoredExchange): WriteOp[] => [
       { type: 'put', item: exchangeItem(scope, x), condition: 'not_exists' },
@@ -133,17 +134,17 @@ export class CredentialOffering {
         made = { ...base, invitation_id: target.invitationId, offer_message: message };
         await this.deps.store.write([...writesFor(made), { type: 'put', item: { ...exchangeKeys.pending(scope, target.invitationId, p.exchangeId), type: 'credential_pending', exchange_id: p.exchangeId } }]);
       } else {
-        // A new single-use invitation carrying the offer (RFC 0434 requests~attach): whoever accepts it
-        // connects and answers the offer on that connection. The exchange is written with the invitation.
+        // Connectionless (RFC 0434 without handshake_protocols): a new single-use invitation carries the
+        // offer with our ~service (the invitation's key); the holder answers there with its own ~service.
         let carried: StoredExchange = base;
         await this.deps.invitations.create(
           scope,
           {
-            requests: [message],
+            connectionless: { exchangeId: p.exchangeId, requests: [message] },
             goal_code: 'issue-vc',
             goal: 'To issue a credential',
             also: (inv) => {
-              carried = { ...base, invitation_id: inv.invitation_id, invitation_url: inv.invitation_url, parent_thread_id: inv.invitation_msg_id };
+              carried = { ...base, invitation_id: inv.invitation_id, invitation_url: inv.invitation_url, parent_thread_id: inv.invitation_msg_id, connectionless: { service: inv.service, holder: null } };
               return writesFor(carried);
             },
           },

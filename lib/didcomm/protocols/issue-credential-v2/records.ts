@@ -1,5 +1,6 @@
 import { keys, type TenantScope } from '../../../store/keys';
 import type { Item, ItemKey } from '../../../store/port';
+import type { ServiceDecorator } from '../out-of-band/messages';
 
 /**
  * Credential exchanges (issuer role), in the wallet's partition, with ACA-Py's field names
@@ -24,9 +25,9 @@ export type ExchangeState = (typeof EXCHANGE_STATES)[number];
 /** What the API and the events show of an exchange. */
 export interface ExchangeRecord {
   readonly credential_exchange_id: string;
-  /** The connection it runs on; null while it waits for one (invitation_id, or an invitation carrying the offer). */
+  /** The connection it runs on; null while it waits for one (invitation_id), and always for a connectionless exchange. */
   readonly connection_id: string | null;
-  /** Our invitation whose connection it goes to (invitation_id, or the one made for it when neither was given). */
+  /** Our invitation whose connection it goes to (invitation_id), or the connectionless invitation made for it when neither was given. */
   readonly invitation_id: number | null;
   readonly invitation_url: string | null;
   readonly thread_id: string;
@@ -56,6 +57,18 @@ export interface StoredExchange extends ExchangeRecord {
   readonly format_options: Record<string, unknown>;
   /** Format-specific record of the issuance (ld_proof: the proof's type, method, created). */
   readonly format_record: Record<string, unknown> | null;
+  /** Set for a connectionless exchange (no contact_id, no invitation_id): where its messages go. */
+  readonly connectionless: ConnectionlessDelivery | null;
+}
+
+/**
+ * Connectionless delivery (RFC 0434 without handshake, RFC 0056 `~service`): our service (the
+ * invitation's key and our endpoint), and the holder once its first valid request took the exchange.
+ */
+export interface ConnectionlessDelivery {
+  readonly service: ServiceDecorator;
+  /** `verkey`: the key the request was authcrypted from; every later message of the thread must come from it. */
+  readonly holder: { readonly verkey: string; readonly endpoint: string; readonly recipient_keys: string[]; readonly routing_keys: string[] } | null;
 }
 
 const VIEW_FIELDS = [
@@ -89,6 +102,7 @@ export function storedExchangeFromItem(item: Item): StoredExchange {
     offer_message: (item.offer_message as Record<string, unknown> | undefined) ?? null,
     format_options: (item.format_options as Record<string, unknown> | undefined) ?? {},
     format_record: (item.format_record as Record<string, unknown> | undefined) ?? null,
+    connectionless: (item.connectionless as ConnectionlessDelivery | undefined) ?? null,
   };
 }
 

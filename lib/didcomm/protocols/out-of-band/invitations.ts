@@ -7,7 +7,7 @@ import type { ItemStore, WriteOp } from '../../../store/port';
 import type { WalletRefs } from '../../../tenancy/public-refs';
 import { didcommEndpoint, didcommKeys, invitationFromItem, MAX_INVITATION_ID, walletLabel, type InvitationRecord } from '../../records';
 import { didKeyFromVerkey } from '../../envelope';
-import { buildInvitation, invitationUrl } from './messages';
+import { buildInvitation, invitationUrl, type ServiceDecorator } from './messages';
 import { qrPng } from '../../../qr/png';
 
 /** What invitations need of the key vault (lib/didcomm/key-vault.ts: a new sealed Ed25519 key per invitation). */
@@ -30,12 +30,16 @@ export interface CreateInvitation {
   readonly goal_code?: string | undefined;
   readonly goal?: string | undefined;
   readonly qr?: boolean | undefined;
-  /** Messages the invitation carries (`requests~attach`, RFC 0434): a credential offer, answered once connected. */
-  readonly requests?: readonly Record<string, unknown>[] | undefined;
-  /** Writes committed with the invitation (the exchange its offer belongs to), given its id and URL. */
-  readonly also?: ((made: { invitation_id: number; invitation_msg_id: string; invitation_url: string }) => WriteOp[]) | undefined;
+  /**
+   * A connectionless invitation (RFC 0434 without `handshake_protocols`) for one credential exchange:
+   * it carries `requests` in `requests~attach`, each with an RFC 0056 `~service` naming the invitation's
+   * key and our endpoint, so that the holder answers there without connecting. Single use; the key's
+   * lookup names the exchange (lib/didcomm/dispatch.ts hands that key's messages to it alone).
+   */
+  readonly connectionless?: { readonly exchangeId: string; readonly requests: readonly Record<string, unknown>[] } | undefined;
+  /** Writes committed with the invitation (the exchange its offer belongs to), given its id, URL and (connectionless) our `~service`. */
+  readonly also?: ((made: { invitation_id: number; invitation_msg_id: string; invitation_url: string; service: ServiceDecorator }) => WriteOp[]) | undefined;
 }
-
 
 /**
  * Our Out-of-Band invitations. Each has its own key (so an incoming DID Exchange request names the
@@ -56,10 +60,14 @@ export class InvitationService {
     const id = await store.increment(didcommKeys.invitationCounter(scope), 'last', { below: { last: MAX_INVITATION_ID } });
     const endpoint = didcommEndpoint(baseUrl, ref);
     const at = this.now().toISOString();
-    const built = buildInvitation({ id: randomUUID(), label, recipientKey: didKeyFromVerkey(verkey), endpoint, goalCode: input.goal_code ?? null, goal: input.goal ?? null });
-    const invitation = input.requests?.length
-      ? { ...built, 'requests~attach': input.requests.map((m, i) => ({ '@id': `request-${i}`, 'mime-type': 'application/json', data: { base64: Buffer.from(JSON.stringify(m), 'utf8').toString('base64') } })) }
+    const cl = input.connectionless;
+    const built = buildInvitation({ id: randomUUID(), label, recipientKey: didKeyFromVerkey(verkey), endpoint, goalCode: input.goal_code ?? null, goal: input.goal ?? null, handshake: cl === undefined });
+    // Base58 keys, as ACA-Py and Credo write ~service; Credo answers to the invitation's service and checks our sender key against it.
+    const service: ServiceDecorator = { recipientKeys: [verkey], routingKeys: [], serviceEndpoint: endpoint };
+    const invitation = cl
+      ? { ...built, 'requests~attach': cl.requests.map((m, i) => ({ '@id': `request-${i}`, 'mime-type': 'application/json', data: { base64: Buffer.from(JSON.stringify({ ...m, '~service': service }), 'utf8').toString('base64') } })) }
       : built;
+    const exchange = cl ? { exchange_id: cl.exchangeId } : {};
     const url = invitationUrl(endpoint, invitation);
     const record: InvitationRecord = {
       invitation_id: id,
@@ -71,16 +79,16 @@ export class InvitationService {
       alias: input.alias ?? null,
       goal_code: input.goal_code ?? null,
       goal: input.goal ?? null,
-      multi_use: input.multi_use ?? false,
+      multi_use: cl ? false : (input.multi_use ?? false),
       state: 'await-response',
       created_at: at,
       updated_at: at,
     };
     await store.write([
-      { type: 'put', item: { ...didcommKeys.invitation(scope, id), type: 'didcomm_invitation', ...record }, condition: 'not_exists' },
-      { type: 'put', item: { ...didcommKeys.recipientKey(scope, verkey), type: 'didcomm_key', kind: 'invitation', invitation_id: id }, condition: 'not_exists' },
+      { type: 'put', item: { ...didcommKeys.invitation(scope, id), type: 'didcomm_invitation', ...record, ...exchange }, condition: 'not_exists' },
+      { type: 'put', item: { ...didcommKeys.recipientKey(scope, verkey), type: 'didcomm_key', kind: 'invitation', invitation_id: id, ...exchange }, condition: 'not_exists' },
       events.stage(scope, 'invitation.created', { ...record }).op,
-      ...(input.also?.({ invitation_id: id, invitation_msg_id: record.invitation_msg_id, invitation_url: url }) ?? []),
+      ...(input.also?.({ invitation_id: id, invitation_msg_id: record.invitation_msg_id, invitation_url: url, service }) ?? []),
     ]);
     const out = { invitation_id: id, invitation_url: url, invitation };
     return input.qr ? { ...out, qr_png_base64: qrPng(url, { errorCorrectionLevel: 'L' }).toString('base64') } : out;

@@ -44,6 +44,13 @@ export const OutOfBandInvitation = z.object({
 export type OutOfBandInvitation = z.output<typeof OutOfBandInvitation>;
 export type InlineService = z.output<typeof InlineService>;
 
+/** An RFC 0056 `~service` decorator (connectionless messages): keys as base58 verkeys. */
+export interface ServiceDecorator {
+  readonly recipientKeys: string[];
+  readonly routingKeys: string[];
+  readonly serviceEndpoint: string;
+}
+
 export interface NewInvitation {
   readonly id: string;
   readonly label: string;
@@ -51,9 +58,11 @@ export interface NewInvitation {
   readonly endpoint: string;
   readonly goalCode: string | null;
   readonly goal: string | null;
+  /** false: a connectionless invitation (no `handshake_protocols`; it carries its messages in `requests~attach`). */
+  readonly handshake?: boolean;
 }
 
-/** Our invitation: an inline service with our invitation key as did:key, DID Exchange 1.1 then 1.0. */
+/** Our invitation: an inline service with our invitation key as did:key, DID Exchange 1.1 then 1.0 (unless connectionless). */
 export function buildInvitation(n: NewInvitation): Record<string, unknown> {
   return {
     '@type': OOB_INVITATION_TYPES[0],
@@ -62,7 +71,7 @@ export function buildInvitation(n: NewInvitation): Record<string, unknown> {
     ...(n.goalCode !== null ? { goal_code: n.goalCode } : {}),
     ...(n.goal !== null ? { goal: n.goal } : {}),
     accept: ['didcomm/aip1', 'didcomm/aip2;env=rfc19'],
-    handshake_protocols: [...HANDSHAKE_PROTOCOLS],
+    ...(n.handshake === false ? {} : { handshake_protocols: [...HANDSHAKE_PROTOCOLS] }),
     services: [{ id: '#inline', type: 'did-communication', recipientKeys: [n.recipientKey], routingKeys: [], serviceEndpoint: n.endpoint }],
   };
 }

@@ -152,12 +152,28 @@ test('by invitation_id before anyone accepted it: the offer goes out when its co
   expect((await exchange(made.credential_exchange_id)).connection_id).not.toBeNull();
 }, 180_000);
 
-test('neither contact_id nor invitation_id: a new invitation carries the offer; Credo accepts it, connects and is issued', async () => {
+test('neither contact_id nor invitation_id: connectionless; Credo takes the offer from the invitation without connecting, answers with its ~service, stores the credential and acks; no connection on either side', async () => {
+  const didcomm = credo.agent.modules.didcomm;
+  const credoConnections = async () => (await didcomm.connections.getAll()).length;
+  const ourConnections = async () => (await ok(api.call('GET', '/api/v1/connections', { key: acme.apiKey }), 'connections')).length;
+  const [credoBefore, oursBefore] = [await credoConnections(), await ourConnections()];
   const [made] = await ok(api.call('POST', '/api/v1/credentials/json-ld', { key: acme.apiKey, body: { credential: credentialFor({ memberName: 'Katherine Johnson' }), proofType: 'Ed25519Signature2018' } }), 'issue');
   expect(made).toMatchObject({ state: 'offer-sent', connection_id: null });
-  expect(made.invitation_url).toMatch(/\?oob=/);
-  await credo.agent.modules.didcomm.oob.receiveInvitationFromUrl(made.invitation_url, { autoAcceptInvitation: true, autoAcceptConnection: true, label: 'Ada (Credo)' });
+  const invitation = JSON.parse(Buffer.from(new URL(made.invitation_url).searchParams.get('oob')!, 'base64url').toString('utf8'));
+  expect(invitation.handshake_protocols).toBeUndefined();
+  expect(invitation.id ?? invitation['@id']).toBe(made.parent_thread_id);
+  const received = await didcomm.oob.receiveInvitationFromUrl(made.invitation_url, { autoAcceptInvitation: true, label: 'Ada (Credo)' });
+  expect(received.connectionRecord).toBeUndefined();
   await expectDelivered(made.credential_exchange_id, made.thread_id, 'Katherine Johnson');
+  // Credo's side: the exchange ran on no connection, and it made none.
+  const held = (await (didcomm as unknown as { credentials: { getAll(): Promise<{ threadId: string; connectionId?: string }[]> } }).credentials.getAll()).find((r) => r.threadId === made.thread_id);
+  expect(held).toBeDefined();
+  expect(held!.connectionId).toBeUndefined();
+  expect(await credoConnections()).toBe(credoBefore);
+  // Ours: done on no connection; the invitation was used up by the request.
+  expect(await exchange(made.credential_exchange_id)).toMatchObject({ state: 'done', connection_id: null, invitation_id: made.invitation_id });
+  expect(await ourConnections()).toBe(oursBefore);
+  expect((await ok(api.call('GET', `/api/v1/invitations/${made.invitation_id}`, { key: acme.apiKey }), 'invitation')).state).toBe('done');
 }, 180_000);
 
 test('revocable (revocation_def_id): signed with its BitstringStatusListEntry; revoked through the status-list API, the published W3C list shows it; Credo 0.6.3 will not hold it', async () => {

@@ -18,9 +18,9 @@ const JsonObject = z.record(z.string(), z.unknown());
 export const ExchangeView = z
   .object({
     credential_exchange_id: z.string().meta({ description: 'The exchange id (a ULID)' }),
-    connection_id: z.string().nullable().meta({ description: 'The connection (contact) it runs on; null until a connection of its invitation answers' }),
-    invitation_id: z.number().int().nullable().meta({ description: 'The invitation whose connection it goes to (given, or made for it when neither contact_id nor invitation_id was sent)' }),
-    invitation_url: z.string().nullable().meta({ description: 'The invitation carrying the offer, when the exchange made one: show it to the holder (URL or QR)' }),
+    connection_id: z.string().nullable().meta({ description: 'The connection (contact) it runs on; null until a connection of its invitation answers, and always null for a connectionless exchange (neither contact_id nor invitation_id)' }),
+    invitation_id: z.number().int().nullable().meta({ description: 'The invitation whose connection it goes to (given), or the connectionless invitation made for it when neither contact_id nor invitation_id was sent' }),
+    invitation_url: z.string().nullable().meta({ description: 'The connectionless invitation carrying the offer, when the exchange made one: show it to the holder (URL or QR)' }),
     thread_id: z.string().meta({ description: "The DIDComm thread (the offer's @id)" }),
     parent_thread_id: z.string().nullable().meta({ description: "The invitation's @id when the offer travels in it" }),
     role: z.literal('issuer'),
@@ -44,7 +44,7 @@ export const jsonldIssuanceContracts = {
       proofType: z.enum(PROOF_TYPES).nullish().meta({ description: 'Ed25519Signature2020 (default), Ed25519Signature2018, DataIntegrityProof. Aries holders (ACA-Py, Credo) take only the Ed25519 2018/2020 suites over ld_proof' }),
       cryptosuite: z.enum(CRYPTOSUITES).nullish().meta({ description: 'With DataIntegrityProof (not in the contract): eddsa-rdfc-2022 (default on Ed25519 keys) or ecdsa-rdfc-2019 (P-256)' }),
       verification_method: z.string().min(1).max(2048).nullish().meta({ description: "An assertion method of the issuer DID to sign with (not in the contract; default: the first the proof type's verifiers read)" }),
-      contact_id: RecordId.nullish().meta({ description: 'An active connection of this wallet: the offer goes to it' }),
+      contact_id: RecordId.nullish().meta({ description: 'An active connection of this wallet: the offer goes to it. With neither contact_id nor invitation_id: connectionless (RFC 0434 without handshake_protocols); the answer’s invitation_url carries the offer with our ~service, the first holder whose authcrypted request answers it gets the credential at its own ~service, no connection is made' }),
       invitation_id: z.number().int().min(1).max(MAX_INVITATION_ID).nullish().meta({ description: "One of this wallet's invitations: the offer goes to its connection, or to the first connection it produces" }),
       revocation_def_id: z.string().min(1).max(128).regex(/^[A-Za-z0-9._:-]+$/, 'a status-list definition id').nullish().meta({ description: 'A status-list definition: the credential carries a BitstringStatusListEntry' }),
       rule: z.string().max(1024).nullish().meta({ description: 'Refused (400 rule_not_supported): the contract gives it no meaning' }),

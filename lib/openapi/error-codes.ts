@@ -109,6 +109,7 @@ export const ERROR_CODES = {
   contact_not_found: 'No such contact (connection) in this wallet',
   no_connection: 'The invitation has produced no connection yet',
   invitation_ambiguous: 'The (multi-use) invitation produced more than one connection: send with contact_id',
+  invitation_connectionless: 'The invitation is the connectionless one of a credential offer and makes no connection: offer on another invitation or contact',
   connection_not_active: 'The connection is not active (its DID Exchange has not completed, or it was abandoned)',
   invitation_required: 'Send exactly one of invitation_url and invitation',
   unsupported_invitation: 'Not an inline Out-of-Band invitation: Connections 1.0 (c_i), connectionless (d_m) and short URLs are not accepted',
@@ -235,7 +236,7 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   issueJsonLdCredential: {
     400: ['rule_not_supported', 'credential_required', 'credential_too_large', 'list_type_mismatch', 'status_purpose_mismatch', 'credential_status_conflict', 'target_ambiguous', 'issuer_required', 'unknown_did', 'did_deactivated', 'issuer_mismatch', 'invalid_credential', 'unknown_context', 'too_many_contexts', 'invalid_jsonld', 'undefined_term', 'jsonld_safe_mode', 'unsupported_proof_type'],
     404: ['contact_not_found', 'invitation_not_found', 'status_list_definition_not_found'],
-    409: ['connection_not_active', 'invitation_ambiguous'],
+    409: ['connection_not_active', 'invitation_ambiguous', 'invitation_connectionless'],
   },
   getCredentialExchange: { 404: ['credential_exchange_not_found'] },
   getJsonLdCredential: { 404: ['credential_exchange_not_found'], 409: ['credential_not_issued'] },

@@ -249,3 +249,15 @@ describe('refused before anything is stored', () => {
     expect(connector.dialled).toEqual([]);
   });
 });
+
+describe('the other delivery modes', () => {
+  test("invitation_id naming a connectionless invitation: 409 invitation_connectionless (it makes no connection to wait for)", async () => {
+    const t = await setup();
+    const { made } = await t.offer();
+    await expect(t.offering.target(A, { invitation_id: made.invitation_id! })).rejects.toMatchObject({ status: 409, code: 'invitation_connectionless' });
+    // A plain invitation still makes the offer wait for its connection.
+    const plain = await new InvitationService({ store: t.store, events: new OutboxPublisher(t.store), refs: { of: async (s) => `ref${s.walletId}` }, keys: t.vault }).create(A, {}, BASE);
+    expect(await t.offering.target(A, { invitation_id: plain.invitation_id })).toEqual({ kind: 'pending', invitationId: plain.invitation_id });
+    expect((plain.invitation as { handshake_protocols?: unknown }).handshake_protocols).toEqual(['https://didcomm.org/didexchange/1.1', 'https://didcomm.org/didexchange/1.0']);
+  });
+});

@@ -75,6 +75,8 @@ export class CredentialOffering {
         store.query(keys.walletPartition(scope), { skBeginsWith: didcommKeys.invitationConnectionPrefix(id), limit: 2, consistent: true }),
       ]);
       if (!invitation) throw new NotFoundError('No such invitation', 'invitation_not_found');
+      // It makes no connection (no handshake): an offer waiting for one would wait for good.
+      if (typeof invitation.exchange_id === 'string') throw new ConflictError("The invitation is a connectionless offer's and makes no connection: offer on another invitation or contact", 'invitation_connectionless');
       if (links.length > 1) throw new ConflictError('The invitation produced more than one connection (multi-use): offer with contact_id', 'invitation_ambiguous');
       if (links.length === 0) return { kind: 'pending', invitationId: id };
       const item = await store.get(didcommKeys.connection(scope, String(links[0]!.connection_id)), { consistent: true });

@@ -15,8 +15,8 @@ import { EXCHANGE_EVENTS, exchangeItem, exchangeKeys, exchangeView, MAX_TIMEOUT_
 /**
  * Offering a credential, whatever its format (contract 4.2: `POST /api/v1/credentials/json-ld`,
  * `POST /api/v1/credentials`): where the offer goes (a contact, the connection of an invitation, or,
- * connectionless, a new out-of-band invitation carrying it), the exchange and its event written with the delivery in one transaction,
- * and the `timeout` wait. The format prepares the offer's attachment; this part never looks inside it.
+ * connectionless, a new out-of-band invitation carrying it), the exchange and its event written with
+ * the delivery in one transaction, and the `timeout` wait. The format prepares the offer's attachment; this part never looks inside it.
  */
 
 /** Exchanges per page of GET /api/v1/credentials when no limit is given. */

@@ -784,7 +784,7 @@ describe('AnonCreds registry', () => {
 });
 
 describe('JSON-LD credentials over DIDComm', () => {
-  test('offer (carried by a new invitation), exchanges, the issued credential and its record; bad input', async () => {
+  test('offer (carried by a new connectionless invitation), exchanges, the issued credential and its record; bad input', async () => {
     const w = await newWallet();
     const other = await newWallet();
     const key = w.apiKey;
@@ -802,6 +802,8 @@ describe('JSON-LD credentials over DIDComm', () => {
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
     await ddb.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${pendingId}`, type: 'didcomm_connection', connection_id: pendingId, state: 'request', rfc23_state: 'request-sent', their_label: 'Peer', their_did: null, my_did: 'did:peer:4zQn', their_role: 'inviter', invitation_key: null, invitation_msg_id: null, invitation_mode: 'once', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: null, error_msg: null, created_at: at, updated_at: at } }));
     await hit('issueJsonLdCredential', J, 409, { key, body: { credential, contact_id: pendingId } });
+    // The connectionless invitation the first offer made: it makes no connection to offer on.
+    expect((await hit('issueJsonLdCredential', J, 409, { key, body: { credential, invitation_id: made.invitation_id } })).body.code).toBe('invitation_connectionless');
     // An exchange as the issuing worker leaves it once the holder acked (seeded likewise).
     const doneId = '01KAAAAAAAAAAAAAAAAAAAAAAD';
     const signed = { ...credential, proof: { type: 'Ed25519Signature2018', created: at, verificationMethod: `${did}#${did.slice(8)}`, proofPurpose: 'assertionMethod', jws: 'eyJhbGciOiJFZERTQSIsImI2NCI6ZmFsc2UsImNyaXQiOlsiYjY0Il19..c2ln' } };

@@ -37,6 +37,11 @@ export function revocationMoves(x: StoredExchange): boolean {
   }
 }
 
+/** Whether the exchange's credential was issued (credential-issued, done, or abandoned after issuance): what can be revoked. */
+export function credentialIssued(x: StoredExchange): boolean {
+  return x.state === 'credential-issued' || x.state === 'done' || (x.state === 'abandoned' && x.credential !== null);
+}
+
 /** The status-list hook: the exchange's transition (conditioned on the version read) when the change revokes its credential. */
 export function exchangeRevocationHook(store: ItemStore, events: EventPublisher) {
   return async (scope: TenantScope, before: EntryRecord, after: EntryRecord, at: Date): Promise<readonly WriteOp[]> => {

@@ -85,7 +85,7 @@ export class AnonCredsCredentialRevocation {
       const at = this.now();
       const also: WriteOp[] = [...transition(this.deps.events, scope, x, 'credential-revoked', at).writes];
       if (connection) {
-        const message = revocationNotification(record.rev_reg_id, record.cred_rev_id, `The credential of exchange ${x.thread_id} was revoked`);
+        const message = revocationNotification(record.rev_reg_id, record.cred_rev_id, `The credential issued in thread ${x.thread_id} was revoked`);
         also.push(
           { type: 'check', key: didcommKeys.connection(scope, connection.connection_id), condition: { equals: { state: 'active' } } },
           ...outboundJobWrites(scope, [toHolder(connection, message)], at),

@@ -265,6 +265,21 @@ describe('revoking an issued AnonCreds credential', () => {
     expect(await t.revocation.revoke(B, { credential_exchange_id: theirs.id })).toEqual({ message: `Credential ${theirs.id} revoked` });
   });
 
+  test('abandoned: revocable when its credential had been issued (the holder reported a problem after receiving it), not otherwise', async () => {
+    const t = await setup();
+    const def = await t.definition(A, true);
+    const after = await t.exchange(A, def, 'done');
+    const x = storedExchangeFromItem((await t.store.get(exchangeKeys.exchange(A, after.id)))!);
+    await t.store.write([{ type: 'put', item: exchangeItem(A, { ...x, state: 'abandoned', error_msg: 'the holder reported: refused' }) }]);
+    const before = await t.exchange(A, def, 'abandoned');
+    const snapshot = t.snapshot();
+    expect(await refusal(t.revocation.revoke(A, { credential_exchange_id: before.id }))).toEqual({ status: 409, code: 'credential_not_issued' });
+    expect(t.snapshot()).toBe(snapshot);
+    expect(await t.revocation.revoke(A, { credential_exchange_id: after.id })).toEqual({ message: `Credential ${after.id} revoked` });
+    expect(await t.stateOf(A, after.id)).toBe('credential-revoked');
+    expect((await t.listOf(A, def.rid!)).revocationList[after.index!]).toBe(1);
+  });
+
   test('the exchange changed under the revocation (the holder acked): decided again, revoked once', async () => {
     const t = await setup();
     const def = await t.definition(A, true);

@@ -155,6 +155,9 @@ function statusListPut(scope: TenantScope, rid: string, list: RevocationStatusLi
   };
 }
 
+/** The registry's own writes in a revocation's transaction (the registry item, the list version); the caller's follow. */
+export const REGISTRY_WRITES = 2;
+
 /** How often a revocation retries after a concurrent revocation of the same registry won. */
 const REVOKE_ATTEMPTS = 8;
 
@@ -189,12 +192,19 @@ export class RevocationRegistryStore {
    * Revokes allocated indices: the accumulator and the status list move together, written conditional
    * on the list's version (a concurrent revocation makes this one read again and retry), and the new
    * list is kept as a version for timestamp queries. Indices already revoked are reported, not changed.
+   *
+   * `also`: further writes of the caller (an exchange moving to credential-revoked, its event, a
+   * notification's outbox job) in the same transaction, written only when something is revoked. When
+   * one of their conditions fails, the {@link ConditionFailedError} is thrown as it is (its
+   * `failedIndexes` count from 2, after the registry and list writes), for the caller to read again and
+   * decide; a concurrent revocation of the registry alone is retried here.
    */
   async revoke(
     scope: TenantScope,
     sealer: CredDefKeySealer,
     rid: string,
     indices: readonly number[],
+    also: readonly WriteOp[] = [],
   ): Promise<{ revoked: number[]; alreadyRevoked: number[]; statusList: RevocationStatusListJson }> {
     const first = await this.registry(scope, rid, true);
     if (!first) throw new NotFoundError('No such revocation registry in this wallet', 'rev_reg_not_found');
@@ -223,10 +233,12 @@ export class RevocationRegistryStore {
             condition: { equals: { version } },
           },
           statusListPut(scope, rid, list, version + 1, reg.issuer_id as string),
+          ...also,
         ]);
         return { revoked: next.revoked, alreadyRevoked: next.unchanged, statusList: list };
       } catch (err) {
         if (!(err instanceof ConditionFailedError) && !(err instanceof WriteConflictError)) throw err;
+        if (err instanceof ConditionFailedError && err.failedIndexes.some((i) => i >= REGISTRY_WRITES)) throw err;
         const again = await this.registry(scope, rid, true);
         if (!again) throw err;
         reg = again;

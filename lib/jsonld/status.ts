@@ -136,9 +136,10 @@ export class JsonLdStatusSource implements CredentialStatusSource {
   }
 
   /**
-   * Whether the exchange's credential is revoked (its entry's status is not 0), for the exchange's
-   * `credential-revoked` state; null when the exchange has no entry in the definition (never issued,
-   * or the definition was deleted with its entries).
+   * Whether the exchange's credential is revoked (its entry's status is not 0; revoking it also moves
+   * the exchange to `credential-revoked`: lib/didcomm/protocols/issue-credential-v2/revocation.ts);
+   * null when the exchange has no entry in the definition (never issued, or the definition was deleted
+   * with its entries).
    */
   async revoked(scope: TenantScope, revocationDefId: string, exchangeId: string): Promise<boolean | null> {
     if (!DEFINITION_ID.test(revocationDefId) || !EXCHANGE_ID.test(exchangeId)) return null;

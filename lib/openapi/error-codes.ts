@@ -155,6 +155,14 @@ export const ERROR_CODES = {
   cred_def_quota_exceeded: 'The wallet keeps as many credential definitions as it may (100)',
   cred_def_not_found: 'No such credential definition in this wallet',
   anoncreds_object_not_found: 'No such object published under this DID (or the DID is not published, or deactivated)',
+  // AnonCreds revocation
+  credential_exchange_id_required: 'credential_exchange_id is required: the exchange whose credential to revoke',
+  connection_mismatch: "connection_id is not the exchange's connection: a revocation notification goes only to the credential's holder",
+  not_anoncreds_exchange: 'The exchange issued no AnonCreds credential (a JSON-LD one is revoked through its status-list entry)',
+  credential_not_revocable: 'The credential was issued without a revocation registry (its credential definition does not support revocation)',
+  rev_reg_not_found: 'The revocation registry of the credential is not in this wallet',
+  rev_index_not_found: 'The revocation index of the credential was never allocated in its registry',
+  rev_reg_busy: 'The exchange or its revocation registry kept changing concurrently; send the request again',
   // /docs
   asset_not_found: 'Not a file of the API reference page',
 } as const;
@@ -253,6 +261,11 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   getRevocationRegistryResource: { 404: ['anoncreds_object_not_found'] },
   getRevocationStatusListResource: { 404: ['anoncreds_object_not_found'] },
   getTailsFile: { 404: ['anoncreds_object_not_found'] },
+  revokeAnonCredsCredential: {
+    400: ['credential_exchange_id_required', 'connection_mismatch'],
+    404: ['credential_exchange_not_found', 'rev_reg_not_found', 'rev_index_not_found'],
+    409: ['not_anoncreds_exchange', 'credential_not_issued', 'credential_not_revocable', 'connection_not_active', 'rev_reg_busy'],
+  },
   receiveInvitation: { 400: ['invitation_required', 'unsupported_invitation', 'invalid_invitation'], ...KEYS_503 },
 };
 

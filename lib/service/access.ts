@@ -145,7 +145,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // Public context files: the id's (or query's) reference, then in that wallet's session one file or its list entries.
   'jsonld-public': { shared: { data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'Query'] } },
   // AnonCreds registry (admin): the public DID (pointer and record), schemas and definitions with their uniqueness items and quota counters, and the definition's job (an outbox item) in one transaction.
-  anoncreds: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
+  // Revoking a credential (contract 4.2): the exchange and its connection read, the registry's sealed γ opened (the wallet's data key: Decrypt only, it exists
+  // since the registry was sealed with it), then registry, status list version, exchange, event and the notification's outbox job in one transaction that checks the connection is still active.
+  anoncreds: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], dataKeys: ['Decrypt'] } },
   // Public AnonCreds objects: the path's did:web DID through the PublicDids index (as the resolver finds it), then one item (status lists and tails: a bounded query) in its wallet's session.
   'anoncreds-public': { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] }, tenant: { data: ['GetItem', 'Query'] } },
   meta: {},

@@ -96,10 +96,19 @@ function checkShape(input: CreateDefinitionInput): { purpose: StatusPurpose; sta
 /** Which binding slot a definition takes: SD-JWT VC carries one status list, jwt_vc_json one per purpose. */
 const bindingSlot = (sdJwt: boolean, purpose: StatusPurpose) => (sdJwt ? 'status' : purpose);
 
+/**
+ * A port for records that follow an entry's status (a DIDComm exchange whose credential carries the
+ * entry: lib/didcomm/protocols/issue-credential-v2/revocation.ts): the writes it returns go into the
+ * status change's own transaction, so both change together or not at all. Their conditions may fail
+ * like the entry's: the change is then read and decided again.
+ */
+export type EntryStatusHook = (scope: TenantScope, before: EntryRecord, after: EntryRecord, at: Date) => Promise<readonly WriteOp[]>;
+
 export interface StatusListServiceDeps {
   readonly store: ItemStore;
   readonly events: EventPublisher;
   readonly publisher: StatusListPublisher;
+  readonly onStatusChange?: EntryStatusHook;
   readonly now?: () => Date;
 }
 
@@ -283,6 +292,7 @@ export class StatusListService {
    * Sets an entry's status (all indexes of its batch): the entry, each touched shard and the
    * `status_changed` event in one transaction, conditional on the status read (a concurrent change
    * makes this one re-read and decide again). The event has the list re-published in the background.
+   * The `onStatusChange` hook's writes (a DIDComm exchange moving to credential-revoked) join it.
    */
   async setStatus(scope: TenantScope, exchangeId: string, definitionId: string | undefined, status: string | undefined) {
     for (let attempt = 0; ; attempt++) {
@@ -293,7 +303,8 @@ export class StatusListService {
       const def = await this.definition(scope, entry.definition_id).catch(() => {
         throw new NotFoundError(`The status list definition of exchange ${exchangeId} was deleted`, 'status_entry_not_found');
       });
-      const updated: EntryRecord = { ...entry, status: value, updated_at: this.now().toISOString() };
+      const at = this.now();
+      const updated: EntryRecord = { ...entry, status: value, updated_at: at.toISOString() };
       const shards = new Map<string, { list: number; shard: number; offsets: number[] }>();
       entry.indexes.forEach((index, i) => {
         const list = entry.lists[i]!;
@@ -315,6 +326,7 @@ export class StatusListService {
         ...shardOps,
         { type: 'check', key: statusKeys.definition(scope, def.id), condition: 'exists' },
         this.deps.events.stage(scope, 'status_list.entry.status_changed', { ...entryView(updated), previous_status: entryView(entry).status, lists: [...new Set(entry.lists)] }).op,
+        ...((await this.deps.onStatusChange?.(scope, entry, updated, at)) ?? []),
       ];
       try {
         // Revocations of a burst contend for shards: a lost transaction is tried again as it is.

@@ -176,7 +176,7 @@ test('neither contact_id nor invitation_id: connectionless; Credo takes the offe
   expect((await ok(api.call('GET', `/api/v1/invitations/${made.invitation_id}`, { key: acme.apiKey }), 'invitation')).state).toBe('done');
 }, 180_000);
 
-test('revocable (revocation_def_id): signed with its BitstringStatusListEntry; revoked through the status-list API, the published W3C list shows it; Credo 0.6.3 will not hold it', async () => {
+test('revocable (revocation_def_id): signed with its BitstringStatusListEntry; revoked through the status-list API (the exchange credential-revoked with its event; not by another wallet), the published W3C list shows it; Credo 0.6.3 will not hold it', async () => {
   const { ours } = await connect();
   const def = await ok(api.call('POST', '/api/v1/status-list/defs', { key: acme.apiKey, body: { list_type: 'w3c', issuer_did: did } }), 'w3c definition');
   const [made] = await ok(
@@ -213,9 +213,24 @@ test('revocable (revocation_def_id): signed with its BitstringStatusListEntry; r
   const verifyWithStatus = () => vc.verifyCredential({ credential: issued, suite: [new Ed25519Signature2018()], documentLoader: dbLoader(), checkStatus });
   expect(await bit()).toBe(0);
   expect((await verifyWithStatus()).verified).toBe(true);
+  // Issued (Credo never acks it): another wallet cannot revoke it, nor change the exchange.
+  expect(await exchange(made.credential_exchange_id)).toMatchObject({ state: 'credential-issued' });
+  expectError(await api.call('PATCH', `/api/v1/status-list/entries/revoke/${made.credential_exchange_id}`, { key: other.apiKey }), 404, 'exchange_not_found');
+  expectError(await api.call('PATCH', `/api/v1/status-list/entries/revoke/${made.credential_exchange_id}?definition_id=${def.id}`, { key: other.apiKey }), 404, 'exchange_not_found');
+  expect(await exchange(made.credential_exchange_id)).toMatchObject({ state: 'credential-issued' });
+  expect(await bit()).toBe(0);
   expect(await ok(api.call('PATCH', `/api/v1/status-list/entries/revoke/${made.credential_exchange_id}`, { key: acme.apiKey }), 'revoke')).toMatchObject({ status: '1', index: Number(entry.statusListIndex) });
+  // The exchange moved in the same transaction as the entry: revoked as soon as the PATCH answered, with its event.
+  const revokedAt = await exchange(made.credential_exchange_id);
+  expect(revokedAt).toMatchObject({ state: 'credential-revoked', revocation_def_id: def.id });
+  const events = () => hooks.received('/acme').map((r) => JSON.parse(r.body) as { type: string; data: { credential_exchange_id?: string; state?: string } });
+  await eventually(async () => (events().some((e) => e.type === 'credential.revoked' && e.data.credential_exchange_id === made.credential_exchange_id && e.data.state === 'credential-revoked') ? true : undefined), 30_000, 'the credential.revoked event');
   await eventually(async () => ((await bit()) === 1 ? true : undefined), 30_000, 'the list shows the revocation');
   expect((await verifyWithStatus()).verified).toBe(false);
+  // Revoking again: the same entry, nothing moves (one event).
+  expect(await ok(api.call('PATCH', `/api/v1/status-list/entries/revoke/${made.credential_exchange_id}`, { key: acme.apiKey }), 'revoke again')).toMatchObject({ status: '1' });
+  expect(await exchange(made.credential_exchange_id)).toEqual(revokedAt);
+  expect(events().filter((e) => e.type === 'credential.revoked' && e.data.credential_exchange_id === made.credential_exchange_id)).toHaveLength(1);
   // Another wallet's definition is not found, and nothing is offered.
   const foreign = await ok(api.call('POST', '/api/v1/status-list/defs', { key: other.apiKey, body: { list_type: 'w3c', issuer_did: otherDid } }), 'other definition');
   expectError(await api.call('POST', '/api/v1/credentials/json-ld', { key: acme.apiKey, body: { contact_id: ours, revocation_def_id: foreign.id, credential: credentialFor({ memberName: 'x' }), proofType: 'Ed25519Signature2018' } }), 404, 'status_list_definition_not_found');

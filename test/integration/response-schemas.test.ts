@@ -11,6 +11,10 @@ import { startTestApi, type TestApi } from '../helpers/runtime';
 import { SpecWallet } from '../helpers/spec-wallet';
 import { answerDcql } from '../helpers/spec-vp-wallet';
 import { precomputedPrimesGenerator } from '../helpers/anoncreds-registry';
+import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
+import { parseObjectId } from '../../lib/anoncreds/identifiers';
+import { RevocationRegistryStore } from '../../lib/anoncreds/revocation-registry';
+import { tenantScope } from '../../lib/store/keys';
 
 /**
  * The OpenAPI document must not lie: every route of the route table is driven over HTTP as a client
@@ -780,6 +784,30 @@ describe('AnonCreds registry', () => {
     await hit('getRevocationStatusListResource', `${path(reg.status_list_url)}/1000`, 404);
     await hit('getTailsFile', path(reg.tails_location), 200);
     await hit('getTailsFile', path(reg.tails_location).replace(/[^/]+$/, 'x'), 404);
+    // Revocation (contract 4.2): exchanges as AnonCreds issuance leaves them, an index allocated (seeded: this test drives no holder).
+    const ddbClient = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
+    const store = new DynamoDbStore(() => ddbClient, LOCAL_TABLE_NAME);
+    const scope = tenantScope(String(w.walletId));
+    const index = await new RevocationRegistryStore(store).allocateIndex(scope, parseObjectId(reg.revocation_registry_id, 'revRegDef')!.resourceId);
+    const at = new Date().toISOString();
+    const exchange = (id: string, state: string, record: Record<string, unknown> | null) => ({
+      PK: `W#${w.walletId}`, SK: `CREX#${id}`, type: 'credential_exchange', credential_exchange_id: id, connection_id: '01KAAAAAAAAAAAAAAAAAAAAAAC', invitation_id: null, invitation_url: null, thread_id: `t-${id}`, parent_thread_id: null,
+      role: 'issuer', initiator: 'self', state, format: 'anoncreds', revocation_def_id: null, error_msg: null, created_at: at, updated_at: at, offer: {}, request: null, credential: record ? {} : null, offer_message: null, format_options: {}, format_record: record,
+    });
+    const issuedId = '01KAAAAAAAAAAAAAAAAAAAAAAR';
+    const offeredId = '01KAAAAAAAAAAAAAAAAAAAAAAO';
+    await store.write([
+      { type: 'put', item: exchange(issuedId, 'done', { schema_id: schema.schema_id, cred_def_id: rev.credential_definition_id, rev_reg_id: reg.revocation_registry_id, cred_rev_id: String(index) }) },
+      { type: 'put', item: exchange(offeredId, 'offer-sent', null) },
+    ]);
+    const R = '/api/v1/credentials/anoncreds/revoke';
+    await hit('revokeAnonCredsCredential', R, 400, { key, body: {} });
+    await hit('revokeAnonCredsCredential', R, 400, { key, body: { credential_exchange_id: issuedId, connection_id: '01KAAAAAAAAAAAAAAAAAAAAAAX' } });
+    await hit('revokeAnonCredsCredential', R, 404, { key, body: { credential_exchange_id: '01KAAAAAAAAAAAAAAAAAAAAAAZ' } });
+    await hit('revokeAnonCredsCredential', R, 409, { key, body: { credential_exchange_id: offeredId } });
+    await hit('revokeAnonCredsCredential', R, 200, { key, body: { credential_exchange_id: issuedId } });
+    await hit('revokeAnonCredsCredential', R, 200, { key, body: { credential_exchange_id: issuedId } });
+    ddbClient.destroy();
   });
 });
 

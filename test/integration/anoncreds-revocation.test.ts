@@ -84,6 +84,7 @@ async function issuedExchange(walletId: number, def: Awaited<ReturnType<typeof r
     credential: { schema_id: def.schema.schema_id, cred_def_id: def.cd.credential_definition_id },
     offer_message: null,
     format_options: {},
+    connectionless: null,
     format_record: { schema_id: def.schema.schema_id, cred_def_id: def.cd.credential_definition_id, rev_reg_id: def.revRegId, cred_rev_id: String(index) },
   };
   await store.write([{ type: 'put', item: exchangeItem(scope, x) }]);

@@ -129,6 +129,7 @@ async function setup() {
       credential: issued ? { schema_id: def.schema.schema_id } : null,
       offer_message: null,
       format_options: {},
+      connectionless: null,
       format_record: issued ? { schema_id: def.schema.schema_id, cred_def_id: def.cd.credential_definition_id, rev_reg_id: def.revRegId, cred_rev_id: index === null ? null : String(index) } : null,
     };
     await store.write([{ type: 'put', item: exchangeItem(s, x) }]);

@@ -49,6 +49,7 @@ async function setup() {
       credential: opts.credential !== undefined ? opts.credential : state === 'credential-issued' || state === 'done' ? { type: ['VerifiableCredential'] } : null,
       offer_message: null,
       format_options: {},
+      connectionless: null,
       format_record: null,
     };
     await store.write([{ type: 'put', item: exchangeItem(scope, x) }, ...status.ops]);

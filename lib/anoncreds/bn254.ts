@@ -247,31 +247,145 @@ export const G2 = {
   },
 };
 
+// ---- fixed-base G2 multiplication (the tails file) ------------------------------------------
+// Hand-written like the rest of this file. Values here are always reduced (< p), so additions and
+// subtractions reduce by one conditional step instead of a division, and Fp2 products use three
+// BigInt multiplications (Karatsuba) instead of four.
+
+const addP = (a: bigint, b: bigint): bigint => {
+  const s = a + b;
+  return s >= P ? s - P : s;
+};
+const subP = (a: bigint, b: bigint): bigint => {
+  const d = a - b;
+  return d < 0n ? d + P : d;
+};
+const add2 = (x: Fp2Element, y: Fp2Element): Fp2Element => ({ a: addP(x.a, y.a), b: addP(x.b, y.b) });
+const sub2 = (x: Fp2Element, y: Fp2Element): Fp2Element => ({ a: subP(x.a, y.a), b: subP(x.b, y.b) });
+const mul2 = (x: Fp2Element, y: Fp2Element): Fp2Element => {
+  const t0 = x.a * y.a;
+  const t1 = x.b * y.b;
+  return { a: mod(t0 - t1, P), b: ((x.a + x.b) * (y.a + y.b) - t0 - t1) % P };
+};
+const sqr2 = (x: Fp2Element): Fp2Element => ({ a: mod((x.a + x.b) * (x.a - x.b), P), b: (2n * x.a * x.b) % P });
+
+/** Jacobian + affine (madd-2007-bl, 7M + 4S); `q` is neither infinity nor ±`p` in the uses below, but both are handled. */
+function jAddAffine2(p: Jacobian<Fp2Element>, q: G2Point): Jacobian<Fp2Element> {
+  if (q.inf) return p;
+  if (Fp2.isZero(p.z)) return toJacobian(Fp2, q);
+  const z1z1 = sqr2(p.z);
+  const u2 = mul2(q.x, z1z1);
+  const s2 = mul2(q.y, mul2(p.z, z1z1));
+  const h = sub2(u2, p.x);
+  const r = add2(sub2(s2, p.y), sub2(s2, p.y));
+  if (Fp2.isZero(h)) return Fp2.isZero(r) ? jDouble(Fp2, p) : { x: Fp2.zero, y: Fp2.one, z: Fp2.zero };
+  const hh = sqr2(h);
+  const i = add2(add2(hh, hh), add2(hh, hh));
+  const j = mul2(h, i);
+  const v = mul2(p.x, i);
+  const x3 = sub2(sub2(sqr2(r), j), add2(v, v));
+  const yj = mul2(p.y, j);
+  const y3 = sub2(mul2(r, sub2(v, x3)), add2(yj, yj));
+  const z3 = sub2(sub2(sqr2(add2(p.z, h)), z1z1), hh);
+  return { x: x3, y: y3, z: z3 };
+}
+
+/** Jacobian → affine for many points with one field inversion (Montgomery's trick). */
+function batchToAffine2(ps: readonly Jacobian<Fp2Element>[]): G2Point[] {
+  const prefix: Fp2Element[] = [];
+  let acc = Fp2.one;
+  for (const p of ps) {
+    prefix.push(acc);
+    if (!Fp2.isZero(p.z)) acc = mul2(acc, p.z);
+  }
+  let inv = Fp2.inv(acc);
+  const out: G2Point[] = new Array<G2Point>(ps.length);
+  for (let i = ps.length - 1; i >= 0; i--) {
+    const p = ps[i]!;
+    if (Fp2.isZero(p.z)) {
+      out[i] = G2.infinity;
+      continue;
+    }
+    const zi = mul2(inv, prefix[i]!);
+    inv = mul2(inv, p.z);
+    const zi2 = sqr2(zi);
+    out[i] = { x: mul2(p.x, zi2), y: mul2(p.y, mul2(zi2, zi)), inf: false };
+  }
+  return out;
+}
+
+/** The window (bits per digit) that minimises table additions plus additions for `count` scalars; at most 10 (a 26 × 1,023-point table). */
+function fixedBaseWindow(count: number): number {
+  let best = 4;
+  let bestCost = Infinity;
+  for (let w = 4; w <= 10; w++) {
+    const rows = Math.ceil(SCALAR_BITS / w);
+    const cost = rows * ((1 << w) - 1) + count * rows;
+    if (cost < bestCost) [best, bestCost] = [w, cost];
+  }
+  return best;
+}
+
+/** Converted a few hundred points at a time: one inversion each, bounded memory. */
+const BATCH = 512;
+
+export interface G2FixedBase {
+  (k: bigint): G2Point;
+  /** The same for many scalars, cheaper per scalar (wider table, one inversion per batch). */
+  many(ks: readonly bigint[]): G2Point[];
+}
+
 /**
  * Multiplication of one fixed G2 point by many scalars (the tails file: g'·γ^k for every k): a table
- * of p·d·16^j (j < 64, d < 16) built once (~1,000 additions), then 64 additions per scalar instead of
- * the ladder's 256 doublings and 256 additions. Table lookups are indexed by the scalar's digits, so
- * this is further from constant time than the ladder; it is used only where the results are
- * published anyway (docs/anoncreds.md).
+ * of p·d·2^(w·j) (d < 2^w) in affine form, built once, then one mixed addition per w-bit digit of the
+ * scalar (32 for w = 8) instead of the ladder's 256 doublings and 256 additions; `many` picks w for
+ * the number of scalars. Table lookups are indexed by the scalar's digits and zero digits are
+ * skipped, so this is further from constant time than the ladder; it is used only where the results
+ * are published anyway (docs/anoncreds.md).
  */
-export function g2FixedBase(p: G2Point): (k: bigint) => G2Point {
-  const table: Jacobian<Fp2Element>[][] = [];
-  let base = toJacobian(Fp2, p);
-  for (let j = 0; j < SCALAR_BITS / 4; j++) {
-    const row: Jacobian<Fp2Element>[] = [{ x: Fp2.zero, y: Fp2.one, z: Fp2.zero }, base];
-    for (let d = 2; d < 16; d++) row.push(jAdd(Fp2, row[d - 1]!, base));
-    table.push(row);
-    base = jDouble(Fp2, row[8]!);
-  }
-  return (k: bigint) => {
+export function g2FixedBase(p: G2Point): G2FixedBase {
+  const tables = new Map<number, G2Point[][]>();
+  const table = (w: number): G2Point[][] => {
+    const known = tables.get(w);
+    if (known) return known;
+    const rows = Math.ceil(SCALAR_BITS / w);
+    const size = 1 << w;
+    const flat: Jacobian<Fp2Element>[] = [];
+    // Each row by mixed additions of its affine base (one inversion per row): p·2^(w·j)·d.
+    let base = p;
+    for (let j = 0; j < rows; j++) {
+      const row: Jacobian<Fp2Element>[] = [{ x: Fp2.zero, y: Fp2.one, z: Fp2.zero }, toJacobian(Fp2, base)];
+      for (let d = 2; d < size; d++) row.push(jAddAffine2(row[d - 1]!, base));
+      flat.push(...row);
+      base = toAffine(Fp2, jAddAffine2(row[size - 1]!, base));
+    }
+    const affine = batchToAffine2(flat);
+    const t = Array.from({ length: rows }, (_, j) => affine.slice(j * size, (j + 1) * size));
+    tables.set(w, t);
+    return t;
+  };
+  const jacobianMul = (t: G2Point[][], w: number, k: bigint): Jacobian<Fp2Element> => {
+    const mask = BigInt((1 << w) - 1);
+    const bw = BigInt(w);
     let e = mod(k, R);
     let acc: Jacobian<Fp2Element> = { x: Fp2.zero, y: Fp2.one, z: Fp2.zero };
-    for (let j = 0; j < SCALAR_BITS / 4; j++) {
-      acc = jAdd(Fp2, acc, table[j]![Number(e & 15n)]!);
-      e >>= 4n;
+    for (let j = 0; e !== 0n; j++) {
+      acc = jAddAffine2(acc, t[j]![Number(e & mask)]!);
+      e >>= bw;
     }
-    return toAffine(Fp2, acc);
+    return acc;
   };
+  const mul = ((k: bigint) => batchToAffine2([jacobianMul(table(4), 4, k)])[0]!) as G2FixedBase;
+  mul.many = (ks) => {
+    const w = fixedBaseWindow(ks.length);
+    const t = table(w);
+    const out: G2Point[] = [];
+    for (let i = 0; i < ks.length; i += BATCH) {
+      out.push(...batchToAffine2(ks.slice(i, i + BATCH).map((k) => jacobianMul(t, w, k))));
+    }
+    return out;
+  };
+  return mul;
 }
 
 // ---- AMCL hex serialization -------------------------------------------------------------------

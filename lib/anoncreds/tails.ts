@@ -37,12 +37,13 @@ export function generateTailsFile(gDash: G2Point, gamma: bigint, maxCredNum: num
   const size = 2 * maxCredNum + 1;
   const parts: Buffer[] = [TAILS_VERSION];
   // tail[i] = g'·γ^i: the powers of γ modulo r are cheap, the point multiplications share one table.
-  const mul = g2FixedBase(gDash);
+  const powers: bigint[] = [];
   let pow = 1n;
   for (let i = 0; i < size; i++) {
-    parts.push(g2ToBytes(i === maxCredNum + 1 || i === 0 ? gDash : mul(pow)));
+    powers.push(i === maxCredNum + 1 ? 1n : pow);
     pow = (pow * g) % R;
   }
+  for (const tail of g2FixedBase(gDash).many(powers)) parts.push(g2ToBytes(tail));
   return Buffer.concat(parts);
 }
 

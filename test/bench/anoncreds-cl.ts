@@ -1,7 +1,8 @@
 /**
- * Part of `npm run bench` (`BENCH_ONLY=anoncreds npm run bench`): CPU cost of the AnonCreds issuer
+ * Part of `npm run bench` (`BENCH_ONLY=anoncreds-cl npm run bench`): CPU cost of the AnonCreds issuer
  * primitives (lib/anoncreds/), one core, sequential (about 10 minutes, most of it the revocation
- * registries; BENCH_ANONCREDS_RUNS, 20 by default, 5 for a quick look).
+ * registries; BENCH_ANONCREDS_RUNS, 20 by default, 5 for a quick look; BENCH_ANONCREDS_ONLY, a
+ * substring of the rows to run).
  * Uses the anoncreds-rs credential definition and request in test/helpers/anoncreds-vectors/ for
  * signing, so no key generation is needed for that part.
  */
@@ -35,8 +36,11 @@ import {
 import { loadVector } from '../helpers/anoncreds-fixtures';
 
 const RUNS = Number(process.env.BENCH_ANONCREDS_RUNS ?? '20');
+/** `BENCH_ANONCREDS_ONLY=credential`: only the rows whose name contains it. */
+const ONLY = process.env.BENCH_ANONCREDS_ONLY;
 
 async function measure(name: string, fn: () => unknown | Promise<unknown>, runs = RUNS): Promise<void> {
+  if (ONLY && !name.includes(ONLY)) return;
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();

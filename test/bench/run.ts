@@ -13,7 +13,9 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/signing.ts' },
   { script: 'test/bench/jsonld-signing.ts' }, // JSON-LD proof suites: signing core vs. raw library, verify
   { script: 'test/bench/jsonld-bundle.ts' }, // the signing stack's bundle size and cold import
+  { script: 'test/bench/jsonld-issuance-credo.ts' }, // POST /api/v1/credentials/json-ld to a Credo holder, end to end
   { script: 'test/bench/anoncreds-cl.ts' }, // AnonCreds issuer primitives (BN254, CL signature, tails)
+  { script: 'test/bench/anoncreds-issuer.ts' }, // credential definitions through the worker, revocations
   { script: 'test/bench/didcomm-envelope.ts' },
   { script: 'test/bench/didcomm-endpoint.ts' }, // the public endpoint, and a round trip with Credo
   { script: 'test/bench/status-list-encoding.ts' },
@@ -24,6 +26,7 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/oid4vp.ts' },
   { script: 'test/bench/bulk-email.ts' },
   { script: 'test/bench/bundles.ts' },
+  { script: 'test/bench/issuer-bundles.ts' }, // the JSON-LD and AnonCreds issuing functions: bundle size, cold import
   { script: 'test/bench/idle.ts' }, // npm start with no traffic, 60 s
 ];
 const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=webhooks runs just that part

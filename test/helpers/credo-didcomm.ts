@@ -10,11 +10,15 @@
  * Storage is in memory. Test-only.
  */
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import {
   Agent,
   ConsoleLogger,
   DidDocument,
+  DidResolverService,
   DidsModule,
   JsonTransformer,
   InjectionSymbols,
@@ -52,6 +56,7 @@ import {
   type DidCommConnectionStateChangedEvent,
   type DidCommInboundTransport,
 } from '@credo-ts/didcomm';
+import jsonld from 'jsonld';
 import sodium from 'libsodium-wrappers';
 import { BUNDLED_CONTEXTS } from '../../lib/jsonld/contexts';
 import { InMemoryStorageService, isLoopbackUrl, NodeCryptoKeyManagementService, nodeAgentDependencies } from './credo-support';
@@ -211,20 +216,44 @@ export interface CredoPeer {
   stop(): Promise<void>;
 }
 
+/** The contexts Credo 0.6.3 bundles (its loader serves them without a fetch), read from its build. */
+let credoContexts: Promise<Set<string>> | undefined;
+function credoBundledContexts(): Promise<Set<string>> {
+  const file = join(dirname(createRequire(import.meta.url).resolve('@credo-ts/core')), 'modules/vc/data-integrity/libraries/contexts/defaultContexts.mjs');
+  credoContexts ??= import(pathToFileURL(file).href).then((m: { DEFAULT_CONTEXTS: Record<string, unknown> }) => new Set(Object.keys(m.DEFAULT_CONTEXTS)));
+  return credoContexts;
+}
+
 /**
  * Credo's JSON-LD document loader given the published contexts it does not bundle (from the npm
  * packages, as lib/jsonld/contexts.ts holds them): its own loader fetches the Ed25519 2020 suite's and
- * others from w3id.org, and tests have no network.
+ * others from w3id.org, and tests have no network. A context neither holds is refused here, before
+ * Credo's loader would fetch it (so a test sees what an offline Credo does, and the network fence
+ * records nothing). A DID URL is dereferenced as Credo's loader does it (resolve, then frame the
+ * document on the id), except that the document's contexts come through this loader too: Credo's own
+ * frames with itself, so it would fetch a context of the DID document it does not bundle.
  */
 export function credoW3cModule(): W3cCredentialsModule {
   const credoDefaultLoader = new W3cCredentialsModuleConfig().documentLoader;
   return new W3cCredentialsModule({
     documentLoader: (agentContext) => {
       const credo = credoDefaultLoader(agentContext);
-      return async (url: string) => {
+      const loader = async (url: string): Promise<any> => {
         const context = BUNDLED_CONTEXTS.get(url);
-        return context ? { contextUrl: null, documentUrl: url, document: context } : credo(url);
+        if (context) return { contextUrl: null, documentUrl: url, document: context };
+        if (url.startsWith('did:')) {
+          const resolved = await agentContext.dependencyManager.resolve(DidResolverService).resolve(agentContext, url);
+          if (!resolved.didDocument) throw new Error(`Unable to resolve DID: ${url}`);
+          const json = resolved.didDocument.toJSON() as Record<string, unknown>;
+          // jsonld's frame (the package's type declarations here cover what lib/ uses only).
+          const ld = jsonld as unknown as { frame(input: unknown, frame: unknown, options: { documentLoader: typeof loader }): Promise<unknown> };
+          const framed = await ld.frame(json, { '@context': json['@context'], '@embed': '@never', id: url }, { documentLoader: loader });
+          return { contextUrl: null, documentUrl: url, document: framed };
+        }
+        if ((await credoBundledContexts()).has(url)) return credo(url);
+        throw new Error(`${url} is bundled neither by Credo 0.6.3 nor by the test (an online Credo fetches it)`);
       };
+      return loader;
     },
   });
 }

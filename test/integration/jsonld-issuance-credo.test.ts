@@ -15,11 +15,12 @@ import { DidCommCredentialState } from '@credo-ts/didcomm';
 import { JsonTransformer, TypedArrayEncoder, W3cJsonLdVerifiableCredential } from '@credo-ts/core';
 import { BUNDLED_CONTEXTS, CONTEXT_URLS } from '../../lib/jsonld/contexts';
 import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
+import { LoopbackWebDidResolver } from '../helpers/credo-support';
+import { didWebUrl } from '../helpers/issued-credentials';
 import { fenceTestNetwork } from '../helpers/loopback-only';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
-import { expectError, ok, startTestApi, type TestApi } from '../helpers/runtime';
-import { decodeJwt } from 'jose';
-import { decodeBitstringStatusList } from '../helpers/w3c-bitstring-status-list';
+import { expectError, ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
+import { fetchPublishedStatusList, publishedStatus } from '../helpers/w3c-bitstring-status-list';
 
 fenceTestNetwork();
 
@@ -33,7 +34,8 @@ let otherDid: string;
 let jwkX: string;
 
 beforeAll(async () => {
-  [api, credo, hooks] = await Promise.all([startTestApi(), startCredoPeer({ label: 'Ada (Credo)', jsonLdCredentials: true }), startReceiver()]);
+  // Credo resolves did:web issuers from our public did.json route over loopback http.
+  [api, credo, hooks] = await Promise.all([startTestApi(), startCredoPeer({ label: 'Ada (Credo)', jsonLdCredentials: true, resolvers: [new LoopbackWebDidResolver()] }), startReceiver()]);
   acme = await api.newWallet();
   other = await api.newWallet();
   await ok(api.call('PUT', '/api/v1/settings/webhook-target-urls', { key: acme.apiKey, body: { urls: [`${hooks.url}/acme`] } }), 'webhook target');
@@ -50,10 +52,10 @@ afterAll(async () => {
   await hooks?.close();
 });
 
-const credentialFor = (subject: Record<string, unknown>) => ({
+const credentialFor = (subject: Record<string, unknown>, issuer = did) => ({
   '@context': [CONTEXT_URLS.credentialsV1, { ex: 'https://example.com/vocab#', Membership: 'ex:Membership', memberName: 'ex:memberName' }],
   type: ['VerifiableCredential', 'Membership'],
-  issuer: did,
+  issuer,
   issuanceDate: '2026-11-26T00:00:00Z',
   credentialSubject: subject,
 });
@@ -65,7 +67,10 @@ function didKey2018Document() {
   return { '@context': ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/suites/ed25519-2018/v1'], id: did, verificationMethod: [vm], assertionMethod: [vm.id], authentication: [vm.id] };
 }
 
-function dbLoader() {
+/** A JSON-LD document loader as @digitalbazaar/vc calls it. */
+type Loader = (url: string) => Promise<{ contextUrl: null; documentUrl: string; document: unknown }>;
+
+function dbLoader(): Loader {
   const doc = didKey2018Document();
   return async (url: string) => {
     const context = BUNDLED_CONTEXTS.get(url);
@@ -76,46 +81,77 @@ function dbLoader() {
     throw new Error(`the verifier loads nothing else: ${url}`);
   };
 }
-const dbVerify = (credential: Record<string, unknown>) =>
-  vc.verifyCredential({ credential, suite: [new Ed25519Signature2018(), new Ed25519Signature2020(), new DataIntegrityProof({ cryptosuite: eddsaRdfc2022 })], documentLoader: dbLoader() });
+/**
+ * @digitalbazaar/vc's loader for a did:web issuer: the document from our public did.json route (the
+ * did:web rule, over http on loopback), as any did:web verifier fetches it; contexts from memory.
+ */
+function didWebLoader(webDid: string): Loader {
+  return async (url: string) => {
+    const context = BUNDLED_CONTEXTS.get(url);
+    if (context) return { contextUrl: null, documentUrl: url, document: context };
+    if (url.split('#')[0] !== webDid) throw new Error(`the verifier loads nothing else: ${url}`);
+    const res = await fetch(didWebUrl(webDid), { headers: { accept: 'application/did+json' } });
+    if (res.status !== 200) throw new Error(`GET ${didWebUrl(webDid)}: ${res.status}`);
+    const doc = (await res.json()) as { '@context': unknown; id: string; verificationMethod: { id: string }[] };
+    if (doc.id !== webDid) throw new Error(`${didWebUrl(webDid)} names ${doc.id}`);
+    if (url === webDid) return { contextUrl: null, documentUrl: url, document: doc };
+    const vm = doc.verificationMethod.find((m) => m.id === url);
+    if (!vm) throw new Error(`no ${url} in ${webDid}`);
+    return { contextUrl: null, documentUrl: url, document: { '@context': doc['@context'], ...vm } };
+  };
+}
 
-async function connect(): Promise<{ ours: string; theirs: string; invitationId: number }> {
-  const inv = await ok(api.call('POST', '/api/v1/invitations', { key: acme.apiKey, body: {} }), 'invitation');
+const dbVerify = (credential: Record<string, unknown>, documentLoader: Loader = dbLoader()) =>
+  vc.verifyCredential({ credential, suite: [new Ed25519Signature2018(), new Ed25519Signature2020(), new DataIntegrityProof({ cryptosuite: eddsaRdfc2022 })], documentLoader });
+
+async function connect(apiKey = acme.apiKey): Promise<{ ours: string; theirs: string; invitationId: number }> {
+  const inv = await ok(api.call('POST', '/api/v1/invitations', { key: apiKey, body: {} }), 'invitation');
   const { connectionId } = await credo.receiveInvitationUrl(inv.invitation_url);
   await credo.waitForConnection((c) => c.id === connectionId, 30_000);
   const ours = await eventually(async () =>
-    (await ok(api.call('GET', '/api/v1/connections', { key: acme.apiKey }), 'connections')).find((c: any) => c.invitation_id === inv.invitation_id && c.state === 'active'), 30_000, 'our connection active');
+    (await ok(api.call('GET', '/api/v1/connections', { key: apiKey }), 'connections')).find((c: any) => c.invitation_id === inv.invitation_id && c.state === 'active'), 30_000, 'our connection active');
   return { ours: ours.connection_id, theirs: connectionId, invitationId: inv.invitation_id };
 }
 
-const exchange = (id: string) => ok(api.call('GET', `/api/v1/credentials/${id}`, { key: acme.apiKey }), 'exchange');
+const exchange = (id: string, apiKey = acme.apiKey) => ok(api.call('GET', `/api/v1/credentials/${id}`, { key: apiKey }), 'exchange');
 const exchanges = async () => ok(api.call('GET', '/api/v1/credentials', { key: acme.apiKey }), 'exchanges');
 
-async function expectDelivered(exchangeId: string, threadId: string, subjectName: string) {
+/** Who issued, and how a verifier gets its DID document: the did:key wallet (acme) unless said otherwise. */
+interface Issuer {
+  readonly apiKey: string;
+  readonly did: string;
+  readonly proofType: 'Ed25519Signature2018' | 'Ed25519Signature2020';
+  readonly verificationMethod: string;
+  readonly loader: Loader;
+}
+const acmeIssuer = (): Issuer => ({ apiKey: acme.apiKey, did, proofType: 'Ed25519Signature2018', verificationMethod: `${did}#${did.slice(8)}`, loader: dbLoader() });
+
+async function expectDelivered(exchangeId: string, threadId: string, subjectName: string, issuer: Issuer = acmeIssuer()) {
   const held = await credo.waitForCredentialExchange(DidCommCredentialState.Done, (r) => r.threadId === threadId, 60_000);
   expect(held.credentials).toHaveLength(1);
   const stored = (await credo.agent.w3cCredentials.getAll()).find((r) => r.id === held.credentials[0]!.credentialRecordId);
   expect(stored).toBeDefined();
   const done = await eventually(async () => {
-    const x = await exchange(exchangeId);
+    const x = await exchange(exchangeId, issuer.apiKey);
     return x.state === 'done' ? x : undefined;
   }, 30_000, 'our exchange done');
   expect(done).toMatchObject({ role: 'issuer', initiator: 'self', format: 'ld_proof', thread_id: threadId, error_msg: null });
-  const issued = await ok(api.call('GET', `/api/v1/credentials/json-ld/${exchangeId}`, { key: acme.apiKey }), 'issued credential');
+  const issued = await ok(api.call('GET', `/api/v1/credentials/json-ld/${exchangeId}`, { key: issuer.apiKey }), 'issued credential');
   expect(issued.credentialSubject.memberName).toBe(subjectName);
-  expect(issued.proof).toMatchObject({ type: 'Ed25519Signature2018', proofPurpose: 'assertionMethod', verificationMethod: `${did}#${did.slice(8)}` });
+  expect(issued.issuer).toBe(issuer.did);
+  expect(issued.proof).toMatchObject({ type: issuer.proofType, proofPurpose: 'assertionMethod', verificationMethod: issuer.verificationMethod });
   // What Credo stored is what we issued.
-  expect(stored!.encoded).toMatchObject({ credentialSubject: issued.credentialSubject, proof: { jws: issued.proof.jws } });
+  expect(stored!.encoded).toMatchObject({ credentialSubject: issued.credentialSubject, proof: issued.proof });
   // Credo's W3C verification, and @digitalbazaar/vc's on its own; a tampered copy fails both.
   const credoCheck = await credo.agent.w3cCredentials.verifyCredential({ credential: JsonTransformer.fromJSON(issued, W3cJsonLdVerifiableCredential) });
   expect(credoCheck.isValid).toBe(true);
-  const db = await dbVerify(issued);
+  const db = await dbVerify(issued, issuer.loader);
   expect(db.error).toBeUndefined();
   expect(db.verified).toBe(true);
   const tampered = structuredClone(issued);
   tampered.credentialSubject.memberName = 'Mallory';
   expect((await credo.agent.w3cCredentials.verifyCredential({ credential: JsonTransformer.fromJSON(tampered, W3cJsonLdVerifiableCredential) })).isValid).toBe(false);
-  expect((await dbVerify(tampered)).verified).toBe(false);
+  expect((await dbVerify(tampered, issuer.loader)).verified).toBe(false);
   return issued;
 }
 
@@ -176,6 +212,42 @@ test('neither contact_id nor invitation_id: connectionless; Credo takes the offe
   expect((await ok(api.call('GET', `/api/v1/invitations/${made.invitation_id}`, { key: acme.apiKey }), 'invitation')).state).toBe('done');
 }, 180_000);
 
+test("a did:web issuer (the wallet's public DID): @digitalbazaar/vc verifies with our did.json; Credo 0.6.3 needs the document's jws-2020 context, which it does not bundle, so offline it stores nothing", async () => {
+  const web = await walletWithPublicDid(api, { method: 'web' });
+  expect(web.did).toMatch(/^did:web:127\.0\.0\.1%3A\d+:dids:/);
+  const { ours } = await connect(web.key);
+  const loader = didWebLoader(web.did);
+  // Both suites sign with the document's Ed25519VerificationKey2020 (lib/jsonld/signing.ts picks it for either).
+  for (const proofType of ['Ed25519Signature2020', 'Ed25519Signature2018'] as const) {
+    const name = `Dorothy Vaughan (${proofType})`;
+    const [made] = await ok(api.call('POST', '/api/v1/credentials/json-ld', { key: web.key, body: { contact_id: ours, credential: credentialFor({ memberName: name }, web.did), proofType } }), `issue, ${proofType}`);
+    // Credo requests it, and we sign and send it.
+    const issued = await eventually(async () => {
+      const r = await api.call('GET', `/api/v1/credentials/json-ld/${made.credential_exchange_id}`, { key: web.key });
+      return r.status === 200 ? r.body : undefined;
+    }, 60_000, 'issued credential');
+    expect(issued).toMatchObject({ issuer: web.did, credentialSubject: { memberName: name }, proof: { type: proofType, proofPurpose: 'assertionMethod', verificationMethod: `${web.did}#key-multibase` } });
+    // @digitalbazaar/vc, with the document from our did.json route: valid; tampered: not.
+    const db = await dbVerify(issued, loader);
+    expect(db.error).toBeUndefined();
+    expect(db.verified).toBe(true);
+    const tampered = structuredClone(issued);
+    tampered.credentialSubject.memberName = 'Mallory';
+    expect((await dbVerify(tampered, loader)).verified).toBe(false);
+    // Measured (docs/jsonld.md): Credo resolves the DID and frames its document, whose JsonWebKey2020
+    // method brings https://w3id.org/security/suites/jws-2020/v1; Credo 0.6.3 does not bundle it
+    // (nor is it in any package here), so without the network its W3C check fails on that context,
+    // and its holder leaves the exchange at request-sent and stores nothing.
+    const credoCheck = await credo.agent.w3cCredentials.verifyCredential({ credential: JsonTransformer.fromJSON(issued, W3cJsonLdVerifiableCredential) });
+    expect(credoCheck.isValid).toBe(false);
+    expect(JSON.stringify(credoCheck.validations, (_k, v) => (v instanceof Error ? { ...v, message: v.message } : v))).toContain('https://w3id.org/security/suites/jws-2020/v1');
+    await new Promise((r) => setTimeout(r, 3000));
+    const held = (await credo.agent.modules.didcomm.credentials.getAll()).find((r: { threadId: string }) => r.threadId === made.thread_id);
+    expect(held?.state).toBe(DidCommCredentialState.RequestSent);
+    expect((await exchange(made.credential_exchange_id, web.key)).state).toBe('credential-issued');
+  }
+}, 180_000);
+
 test('revocable (revocation_def_id): signed with its BitstringStatusListEntry; revoked through the status-list API (the exchange credential-revoked with its event; not by another wallet), the published W3C list shows it; Credo 0.6.3 will not hold it', async () => {
   const { ours } = await connect();
   const def = await ok(api.call('POST', '/api/v1/status-list/defs', { key: acme.apiKey, body: { list_type: 'w3c', issuer_did: did } }), 'w3c definition');
@@ -198,13 +270,9 @@ test('revocable (revocation_def_id): signed with its BitstringStatusListEntry; r
   const credoCheck = (verifyCredentialStatus: boolean) => credo.agent.w3cCredentials.verifyCredential({ credential: JsonTransformer.fromJSON(issued, W3cJsonLdVerifiableCredential), verifyCredentialStatus });
   expect((await credoCheck(false)).isValid).toBe(true);
   expect((await credoCheck(true)).isValid).toBe(false);
-  const bit = async () => {
-    const res = await fetch(entry.statusListCredential);
-    expect(res.headers.get('content-type')).toBe('application/vc+jwt');
-    const list = decodeJwt(await res.text()) as { credentialSubject: { statusPurpose: string; encodedList: string } };
-    expect(list.credentialSubject.statusPurpose).toBe('revocation');
-    return decodeBitstringStatusList(list.credentialSubject.encodedList).status(Number(entry.statusListIndex));
-  };
+  // The published list, read and its signature checked as a verifier does (test/helpers/w3c-bitstring-status-list.ts).
+  expect((await fetchPublishedStatusList(entry.statusListCredential, api.rt.url)).credentialSubject.statusPurpose).toBe('revocation');
+  const bit = () => publishedStatus(entry.statusListCredential, Number(entry.statusListIndex), api.rt.url);
   // @digitalbazaar/vc, with a status check reading our list (its own reads linked-data lists only: docs/jsonld.md).
   const checkStatus = async () => {
     const status = await bit();

@@ -13,7 +13,6 @@ import { Ed25519Signature2018 } from '@digitalbazaar/ed25519-signature-2018';
 import { Ed25519Signature2020 } from '@digitalbazaar/ed25519-signature-2020';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import * as vc from '@digitalbazaar/vc';
-import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK } from 'jose';
 import { buildDeps } from '../../functions/shared/deps';
 import { buildKeyManager } from '../../functions/shared/issuer-keys';
 import { walletSessions } from '../../functions/shared/sessions';
@@ -25,9 +24,8 @@ import { JsonLdStatusSource, withCredentialStatus } from '../../lib/jsonld/statu
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
-import { resolveIssuerKey } from '../helpers/issued-credentials';
 import { expectError, ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
-import { decodeBitstringStatusList } from '../helpers/w3c-bitstring-status-list';
+import { decodeBitstringStatusList, fetchPublishedStatusList, publishedStatus } from '../helpers/w3c-bitstring-status-list';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -60,24 +58,7 @@ async function verifierLoader(url: string) {
 
 const suites = () => [new Ed25519Signature2020(), new Ed25519Signature2018(), new DataIntegrityProof({ cryptosuite: eddsaRdfc2022 })];
 
-/** The published W3C list: fetched, signature checked with its issuer's key, the BitstringStatusListCredential inside. */
-async function publishedList(url: string): Promise<{ issuer: string; credentialSubject: { statusPurpose: string; encodedList: string } }> {
-  const res = await fetch(url);
-  expect(res.status).toBe(200);
-  expect(res.headers.get('content-type')).toBe('application/vc+jwt');
-  const token = await res.text();
-  const header = decodeProtectedHeader(token);
-  const { jwk } = await resolveIssuerKey(api.rt.url, String(header.kid));
-  await compactVerify(token, await importJWK(jwk, String(header.alg)));
-  const payload = decodeJwt(token) as unknown as { id: string; type: string[]; issuer: string; credentialSubject: { statusPurpose: string; encodedList: string } };
-  expect(payload.id).toBe(url);
-  expect(payload.type).toContain('BitstringStatusListCredential');
-  return payload;
-}
-
-async function statusAt(url: string, index: number): Promise<number> {
-  return decodeBitstringStatusList((await publishedList(url)).credentialSubject.encodedList).status(index);
-}
+const statusAt = (url: string, index: number) => publishedStatus(url, index, api.rt.url);
 
 /**
  * A status checker for @digitalbazaar/vc that reads our VC-JWT lists (its own Bitstring checker reads
@@ -85,7 +66,7 @@ async function statusAt(url: string, index: number): Promise<number> {
  */
 async function checkStatus({ credential }: { credential: JsonObject }) {
   const entry = credential.credentialStatus as { statusPurpose: string; statusListIndex: string; statusListCredential: string };
-  const list = await publishedList(entry.statusListCredential);
+  const list = await fetchPublishedStatusList(entry.statusListCredential, api.rt.url);
   if (list.credentialSubject.statusPurpose !== entry.statusPurpose) return { verified: false, error: new Error('status purpose mismatch') };
   const status = decodeBitstringStatusList(list.credentialSubject.encodedList).status(Number(entry.statusListIndex));
   return { verified: status === 0, status };

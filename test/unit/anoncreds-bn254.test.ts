@@ -207,4 +207,16 @@ describe('G2 fixed-base multiplication (tails)', () => {
     }
     expect(mul(0n).inf).toBe(true);
   });
+
+  it('many scalars at once (wider table, batched inversion) equal the ladder, in order', () => {
+    const base = G2.mul(G2.generator, randomScalar());
+    const mul = g2FixedBase(base);
+    // 600 scalars: more than one inversion batch, and a table wider than the single-scalar one.
+    const ks = [0n, 1n, R - 1n, R, ...Array.from({ length: 596 }, () => randomScalar())];
+    const got = mul.many(ks);
+    expect(got).toHaveLength(ks.length);
+    expect(got[0]!.inf).toBe(true);
+    for (const i of [1, 2, 3, 4, 100, 511, 512, 513, 599]) expect(G2.eq(got[i]!, G2.mul(base, ks[i]!))).toBe(true);
+    expect(got.every((pt) => G2.isValid(pt))).toBe(true);
+  });
 });

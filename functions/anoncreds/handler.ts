@@ -1,16 +1,29 @@
 import { anoncredsContracts } from '../../lib/anoncreds/contract';
+import { AnonCredsIssuance } from '../../lib/anoncreds/issuance';
+import { anoncredsIssuanceContracts } from '../../lib/anoncreds/issuance-contract';
+import { anoncredsIssuanceOperations } from '../../lib/anoncreds/issuance-operations';
 import { anoncredsOperations } from '../../lib/anoncreds/operations';
 import { AnonCredsRegistry } from '../../lib/anoncreds/registry';
+import { InvitationService } from '../../lib/didcomm/protocols/out-of-band/invitations';
 import { createGroupHandler } from '../../lib/http/router';
+import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
+import { buildDidcommKeyVault } from '../shared/didcomm-keys';
 import { walletSessions } from '../shared/sessions';
 
 const deps = buildDeps('anoncreds', { sessions: walletSessions });
+// AnonCreds offers (POST /api/v1/credentials): checked and sent here; the issuing worker signs once the holder asks.
+const issuance = new AnonCredsIssuance({
+  store: deps.store,
+  events: deps.events,
+  // An offer with neither contact_id nor invitation_id travels in a new invitation, with its own DIDComm key.
+  invitations: new InvitationService({ store: deps.store, events: deps.events, refs: new PublicRefs(deps.store), keys: buildDidcommKeyVault(deps) }),
+});
 
 export const handler = createGroupHandler({
   group: 'anoncreds',
-  contracts: anoncredsContracts,
-  impls: anoncredsOperations(new AnonCredsRegistry({ store: deps.store, events: deps.events })),
+  contracts: { ...anoncredsContracts, ...anoncredsIssuanceContracts },
+  impls: { ...anoncredsOperations(new AnonCredsRegistry({ store: deps.store, events: deps.events })), ...anoncredsIssuanceOperations(issuance) },
   logger: createLogger(deps.config.serviceName),
   publicBaseUrl: deps.config.publicBaseUrl,
 });

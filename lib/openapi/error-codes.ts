@@ -154,6 +154,14 @@ export const ERROR_CODES = {
   cred_def_quota_exceeded: 'The wallet keeps as many credential definitions as it may (100)',
   cred_def_not_found: 'No such credential definition in this wallet',
   anoncreds_object_not_found: 'No such object published under this DID (or the DID is not published, or deactivated)',
+  // AnonCreds issuance (POST /api/v1/credentials)
+  schema_id_required: 'schema_id is missing: the AnonCreds schema of the credential',
+  attributes_required: "attributes is missing: one {name, value} for each of the schema's attribute names",
+  attributes_mismatch: "The attribute names are not exactly the schema's (the message names the missing, extra or repeated ones)",
+  attribute_value_too_long: 'An attribute value is longer than 4,096 characters',
+  cred_def_schema_mismatch: 'cred_def_id names a credential definition of another schema than schema_id',
+  cred_def_not_finished: 'The credential definition is still being made (state wait) or failed',
+  revocation_registry_full: 'Every revocation index of the definition\'s registry is allocated: create a new revocable definition',
   // /docs
   asset_not_found: 'Not a file of the API reference page',
 } as const;
@@ -240,6 +248,11 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   getCredentialExchange: { 404: ['credential_exchange_not_found'] },
   getJsonLdCredential: { 404: ['credential_exchange_not_found'], 409: ['credential_not_issued'] },
   getCredentialRecord: { 404: ['credential_exchange_not_found'] },
+  issueAnonCredsCredential: {
+    400: ['rule_not_supported', 'schema_id_required', 'attributes_required', 'attributes_mismatch', 'attribute_value_too_long', 'cred_def_schema_mismatch', 'target_ambiguous', 'credential_too_large'],
+    404: ['schema_not_found', 'cred_def_not_found', 'contact_not_found', 'invitation_not_found'],
+    409: ['cred_def_not_finished', 'revocation_registry_full', 'connection_not_active', 'invitation_ambiguous'],
+  },
   getContextFile: { 404: ['context_file_not_found'] },
   createSchema: { 400: ['invalid_schema_name', 'invalid_schema_version', 'invalid_attributes', 'duplicate_attribute', 'reserved_attribute', 'public_did_required', 'public_did_not_web'], 409: ['schema_exists', 'schema_quota_exceeded'] },
   listSchemas: { 400: ['invalid_cursor'] },

@@ -127,6 +127,18 @@ test('to a contact: offer, request, credential, ack — the holder verifies what
   }, 30_000, 'every state change as an event');
 }, 300_000);
 
+test('to an invitation (invitation_id) not yet accepted: the offer waits for its connection and goes out on it', async () => {
+  const schema = await ok(api.call('POST', '/api/v1/schemas', { key: acme.key, body: { ...SCHEMA, schema_name: 'pending degree' } }), 'schema');
+  await definition(acme.key, { schema_id: schema.schema_id, tag: 'default' });
+  const inv = await ok(api.call('POST', '/api/v1/invitations', { key: acme.key, body: {} }), 'invitation');
+  const [made] = await ok(api.call('POST', '/api/v1/credentials', { key: acme.key, body: { schema_id: schema.schema_id, attributes: ATTRS, invitation_id: inv.invitation_id } }), 'issue');
+  expect(made).toMatchObject({ state: 'offer-sent', connection_id: null, invitation_id: inv.invitation_id, format: 'anoncreds' });
+  await credo.receiveInvitationUrl(inv.invitation_url);
+  const done = await doneExchange(made.credential_exchange_id);
+  expect(done.connection_id).toEqual(expect.any(String));
+  expect(holder.held.find((h) => h.threadId === made.thread_id)?.credential.schema_id).toBe(schema.schema_id);
+}, 300_000);
+
 test('revocable: the credential carries its revocation index and a witness the holder checks against the published status list', async () => {
   const schema = await ok(api.call('POST', '/api/v1/schemas', { key: acme.key, body: { ...SCHEMA, schema_name: 'revocable degree' } }), 'schema');
   const def = await definition(acme.key, { schema_id: schema.schema_id, tag: 'rev', support_revocation: true, revocation_registry_size: 4 });

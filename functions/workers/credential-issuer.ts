@@ -1,4 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { AnonCredsIssuer } from '../../lib/anoncreds/issuer';
+import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
 import { CredentialIssuing } from '../../lib/didcomm/protocols/issue-credential-v2/issuing';
 import { parseIssueJob, type IssueJob } from '../../lib/didcomm/protocols/issue-credential-v2/handlers';
 import { runBatchFairly, tenantMessageGroup } from '../../lib/fairness/share';
@@ -8,6 +10,7 @@ import { LdProofIssuer } from '../../lib/jsonld/issuance';
 import { tenantScope } from '../../lib/store/keys';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
+import { buildWalletDataKeys } from '../shared/didcomm-keys';
 import { workerFairShare } from '../shared/fair-share';
 import { buildKeyManager } from '../shared/issuer-keys';
 import { buildJobQueue } from '../shared/job-queue';
@@ -16,7 +19,8 @@ import { walletSessions } from '../shared/sessions';
 /**
  * The issuing worker: each message names a credential exchange whose holder's request the inbound
  * DIDComm worker checked (lib/didcomm/protocols/issue-credential-v2/). In the wallet's session it
- * signs the credential (ld_proof: the JSON-LD signing stack, through KMS) and commits the exchange as
+ * signs the credential (ld_proof: the JSON-LD signing stack, through KMS; anoncreds: CL signatures on
+ * BigInt with the definition's sealed key) and commits the exchange as
  * credential-issued with the issue-credential message as an outbox job. It carries the signing stack
  * so that the inbound worker does not. Fair between wallets (lib/fairness): a wallet at its cap has its
  * jobs put back, delayed. Our own faults fail the message; SQS redrives it (DLQ after 5 receives).
@@ -28,7 +32,11 @@ export function createHandler() {
   const issuing = new CredentialIssuing({
     store: deps.store,
     events: deps.events,
-    issuers: [new LdProofIssuer({ store: deps.store, keyManager: buildKeyManager(deps), contexts: (scope, baseUrl) => files.lookupFor(scope, baseUrl) })],
+    issuers: [
+      new LdProofIssuer({ store: deps.store, keyManager: buildKeyManager(deps), contexts: (scope, baseUrl) => files.lookupFor(scope, baseUrl) }),
+      // AnonCreds: the definition's private key opened with the wallet's data key (Decrypt only), in memory for the signature.
+      new AnonCredsIssuer({ store: deps.store, sealer: new CredDefKeySealer(buildWalletDataKeys(deps)) }),
+    ],
   });
   const queue = buildJobQueue(deps, 'credential-issue');
   const { share, deferred } = workerFairShare(deps, logger, 'credential-issue');

@@ -189,6 +189,37 @@ export class RevocationRegistryStore {
   }
 
   /**
+   * The revocation index held by `claim` (an item naming what it is for, e.g. one credential exchange),
+   * allocated on first call: the counter's step and the claim are one transaction, so a retried or
+   * concurrent call for the same claim gets the same index and never takes a second one.
+   */
+  async allocateIndexOnce(scope: TenantScope, rid: string, claim: ItemKey): Promise<number> {
+    for (let attempt = 0; attempt < REVOKE_ATTEMPTS; attempt++) {
+      const held = await this.store.get(claim, { consistent: true });
+      if (held) {
+        if (held.rev_reg_resource_id !== rid || typeof held.index !== 'number') throw new Error('the claim holds an index of another registry');
+        return held.index;
+      }
+      const reg = await this.registry(scope, rid, true);
+      if (!reg) throw new NotFoundError('No such revocation registry in this wallet', 'rev_reg_not_found');
+      const max = reg.max_cred_num as number;
+      const issued = (reg.issued as number | undefined) ?? 0;
+      if (issued >= max - 1) throw new RevocationRegistryFullError(max);
+      try {
+        await this.store.write([
+          { type: 'update', key: revRegKeys.registry(scope, rid), set: { issued: issued + 1 }, condition: { equals: { issued } } },
+          { type: 'put', condition: 'not_exists', item: { ...claim, type: 'anoncreds_rev_index_claim', rev_reg_resource_id: rid, index: issued + 1, created_at: this.now().toISOString() } },
+        ]);
+        return issued + 1;
+      } catch (err) {
+        // Another allocation moved the counter, or another run of the same claim won: read again.
+        if (!(err instanceof ConditionFailedError) && !(err instanceof WriteConflictError)) throw err;
+      }
+    }
+    throw new ConflictError('The registry was allocated concurrently too often: try again', 'rev_reg_busy');
+  }
+
+  /**
    * Revokes allocated indices: the accumulator and the status list move together, written conditional
    * on the list's version (a concurrent revocation makes this one read again and retry), and the new
    * list is kept as a version for timestamp queries. Indices already revoked are reported, not changed.

@@ -26,8 +26,8 @@ export const ExchangeView = z
     role: z.literal('issuer'),
     initiator: z.literal('self'),
     state: z.enum(EXCHANGE_STATES).meta({ description: 'offer-sent → request-received → credential-issued → done; abandoned on a refused request, a problem report or a refusal at signing; credential-revoked once revoked' }),
-    format: z.string().meta({ description: 'ld_proof (RFC 0593)' }),
-    revocation_def_id: z.string().nullable(),
+    format: z.string().meta({ description: 'ld_proof (RFC 0593) or anoncreds (RFC 0771)' }),
+    revocation_def_id: z.string().nullable().meta({ description: 'ld_proof: the status-list definition; anoncreds: the revocation registry id' }),
     error_msg: z.string().nullable().meta({ description: 'Why it was abandoned' }),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -80,8 +80,22 @@ export const jsonldIssuanceContracts = {
             updated_at: Timestamp,
           })
           .optional(),
+        anoncreds: z
+          .object({
+            cred_ex_id: z.string(),
+            schema_id: z.string().nullable(),
+            cred_def_id: z.string().nullable(),
+            rev_reg_id: z.string().nullable().meta({ description: 'The revocation registry (revocable definitions)' }),
+            cred_rev_id: z.string().nullable().meta({ description: 'The revocation index in the registry (decimal), once issued' }),
+            offer: JsonObject.nullable().meta({ description: 'The offered anoncreds/credential-offer@v1.0 {schema_id, cred_def_id, key_correctness_proof, nonce}' }),
+            request: JsonObject.nullable().meta({ description: "The holder's credential request, once received" }),
+            credential: JsonObject.nullable().meta({ description: 'The issued credential (values, signature, signature_correctness_proof; rev_reg and witness when revocable)' }),
+            created_at: Timestamp,
+            updated_at: Timestamp,
+          })
+          .optional(),
       })
-      .meta({ title: 'CredentialRecord', description: "The exchange and its format's record, as ACA-Py's {cred_ex_record, ld_proof}" }),
+      .meta({ title: 'CredentialRecord', description: "The exchange and its format's record, as ACA-Py's {cred_ex_record, ld_proof} and {cred_ex_record, anoncreds}" }),
     errors: [400, 401, 403, 404],
   },
 } satisfies OperationContracts;

@@ -1,3 +1,4 @@
+import { anoncredsRecordView } from '../didcomm/protocols/issue-credential-v2/anoncreds';
 import { exchangeView } from '../didcomm/protocols/issue-credential-v2/records';
 import { walletScope, type OperationImpls } from '../http/contract';
 import { Paged } from '../http/paging';
@@ -20,6 +21,6 @@ export function jsonldIssuanceOperations(issuance: JsonLdIssuance, store: ItemSt
     },
     getCredentialExchange: async ({ caller, params }) => exchangeView(await readExchange(store, walletScope(caller), params.id)),
     getJsonLdCredential: ({ caller, params }) => issuedCredential(store, walletScope(caller), params.id),
-    getCredentialRecord: ({ caller, params }) => credentialRecord(store, walletScope(caller), params.id, { ld_proof: ldProofRecordView }) as never,
+    getCredentialRecord: ({ caller, params }) => credentialRecord(store, walletScope(caller), params.id, { ld_proof: ldProofRecordView, anoncreds: anoncredsRecordView }) as never,
   };
 }

@@ -163,6 +163,14 @@ export const ERROR_CODES = {
   rev_reg_not_found: 'The revocation registry of the credential is not in this wallet',
   rev_index_not_found: 'The revocation index of the credential was never allocated in its registry',
   rev_reg_busy: 'The exchange or its revocation registry kept changing concurrently; send the request again',
+  // AnonCreds issuance (POST /api/v1/credentials)
+  schema_id_required: 'schema_id is missing: the AnonCreds schema of the credential',
+  attributes_required: "attributes is missing: one {name, value} for each of the schema's attribute names",
+  attributes_mismatch: "The attribute names are not exactly the schema's (the message names the missing, extra or repeated ones)",
+  attribute_value_too_long: 'An attribute value is longer than 4,096 characters',
+  cred_def_schema_mismatch: 'cred_def_id names a credential definition of another schema than schema_id',
+  cred_def_not_finished: 'The credential definition is still being made (state wait) or failed',
+  revocation_registry_full: 'Every revocation index of the definition\'s registry is allocated: create a new revocable definition',
   // /docs
   asset_not_found: 'Not a file of the API reference page',
 } as const;
@@ -249,6 +257,11 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   getCredentialExchange: { 404: ['credential_exchange_not_found'] },
   getJsonLdCredential: { 404: ['credential_exchange_not_found'], 409: ['credential_not_issued'] },
   getCredentialRecord: { 404: ['credential_exchange_not_found'] },
+  issueAnonCredsCredential: {
+    400: ['rule_not_supported', 'schema_id_required', 'attributes_required', 'attributes_mismatch', 'attribute_value_too_long', 'cred_def_schema_mismatch', 'target_ambiguous', 'credential_too_large'],
+    404: ['schema_not_found', 'cred_def_not_found', 'contact_not_found', 'invitation_not_found'],
+    409: ['cred_def_not_finished', 'revocation_registry_full', 'connection_not_active', 'invitation_ambiguous', 'invitation_connectionless'],
+  },
   getContextFile: { 404: ['context_file_not_found'] },
   createSchema: { 400: ['invalid_schema_name', 'invalid_schema_version', 'invalid_attributes', 'duplicate_attribute', 'reserved_attribute', 'public_did_required', 'public_did_not_web'], 409: ['schema_exists', 'schema_quota_exceeded'] },
   listSchemas: { 400: ['invalid_cursor'] },

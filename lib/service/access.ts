@@ -145,9 +145,10 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // Public context files: the id's (or query's) reference, then in that wallet's session one file or its list entries.
   'jsonld-public': { shared: { data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'Query'] } },
   // AnonCreds registry (admin): the public DID (pointer and record), schemas and definitions with their uniqueness items and quota counters, and the definition's job (an outbox item) in one transaction.
-  // Revoking a credential (contract 4.2): the exchange and its connection read, the registry's sealed γ opened (the wallet's data key: Decrypt only, it exists
-  // since the registry was sealed with it), then registry, status list version, exchange, event and the notification's outbox job in one transaction that checks the connection is still active.
-  anoncreds: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], dataKeys: ['Decrypt'] } },
+  // Offers (POST /api/v1/credentials), as JSON-LD offers: the exchange with its delivery in one transaction that checks the connection is still active
+  // (ConditionCheckItem); an offer in a new invitation makes that invitation's DIDComm key (GenerateDataKey). Revoking (contract 4.2): the registry's
+  // sealed γ opened (Decrypt), then registry, status list version, exchange, event and the notification's outbox job in one transaction.
+  anoncreds: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
   // Public AnonCreds objects: the path's did:web DID through the PublicDids index (as the resolver finds it), then one item (status lists and tails: a bounded query) in its wallet's session.
   'anoncreds-public': { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] }, tenant: { data: ['GetItem', 'Query'] } },
   meta: {},
@@ -166,7 +167,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items (queueing the rest of a large removal).
   // Issuing worker: the exchange, its connection, the issuer DID and the wallet's context files read; the credential signed with the
   // wallet's issuer key (Sign only); the exchange, its event and the issue-credential message's outbox job written together; deferrals re-queued.
-  'credential-issuer': { shared: { sendTo: ['credential-issue'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'] } },
+  // AnonCreds: the definition's sealed private key (and a revocable one's registry γ) opened with the wallet's data key, which the definition's
+  // creation made (Decrypt only); a revocation index allocated with its claim item in one transaction (the counter's step and the claim).
+  'credential-issuer': { shared: { sendTo: ['credential-issue'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'], dataKeys: ['Decrypt'] } },
   'status-worker': { shared: { sendTo: ['status'] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };
 

@@ -18,7 +18,7 @@ import bs58 from 'bs58';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { big, ctx } from './anoncreds-milagro';
+import { big, ctx, g1Coords } from './anoncreds-milagro';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
@@ -110,6 +110,22 @@ function pair2(p1: Any, q1: Any, p2: Any, q2: Any): Any {
 }
 
 const productIsOne = (p1: Any, q1: Any, p2: Any, q2: Any): boolean => pair2(p1, q1, p2, q2).isunity();
+
+/** A G1 point in AMCL's hex form ("<excess> <hex>" per coordinate, each v·2^280 mod p; z = 1), written here from the format's description. */
+function g1Hex(P: Any): string {
+  const { x, y } = g1Coords(P);
+  const mont = (v: bigint) => ((v * ((1n << 280n) % p)) % p).toString(16).toUpperCase().padStart(64, '0');
+  return `1 ${mont(x)} 1 ${mont(y)} 1 ${mont(1n)}`;
+}
+
+/**
+ * § "Requesting a credential" (revocable): the holder's blinding vr′ (a random scalar) and the blinded
+ * revocation secret Ur = h2^vr′ it sends as `blinded_ms.ur`.
+ */
+export function holderRevocationBlinding(revocationKey: Record<string, string>): { ur: string; vrPrime: string } {
+  const vr = BigInt(`0x${createHash('sha256').update(crypto.getRandomValues(new Uint8Array(32))).digest('hex')}`) % q;
+  return { ur: g1Hex(ctx.PAIR.G1mul(g1(revocationKey.h2!), big(vr))), vrPrime: vr.toString(16).toUpperCase().padStart(64, '0') };
+}
 
 /** tail[k] from the file: 2 version bytes, then 128-byte G2 points (x.a x.b y.a y.b, big-endian). */
 export function readTail(file: Uint8Array, k: number): Any {

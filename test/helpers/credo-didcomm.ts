@@ -46,6 +46,7 @@ import {
   DidCommCredentialV2Protocol,
   DidCommJsonLdCredentialFormatService,
   type DidCommCredentialExchangeRecord,
+  type DidCommCredentialFormatService,
   type DidCommCredentialStateChangedEvent,
   DidCommDidExchangeState,
   DidCommHttpOutboundTransport,
@@ -260,7 +261,8 @@ export function credoW3cModule(): W3cCredentialsModule {
 
 /** `resolvers`: for DIDs beyond did:peer and did:key (a public DID to connect to). */
 /** `jsonLdCredentials`: also a holder of Issue Credential 2.0 with the JSON-LD (ld_proof) format, accepting every offer and credential. */
-export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel; resolvers?: DidResolver[]; jsonLdCredentials?: boolean } = {}): Promise<CredoPeer> {
+/** `credentialFormats`: further Issue Credential 2.0 format services of the holder (e.g. test/helpers/credo-anoncreds-format.ts). */
+export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel; resolvers?: DidResolver[]; jsonLdCredentials?: boolean; credentialFormats?: DidCommCredentialFormatService[] } = {}): Promise<CredoPeer> {
   await sodium.ready;
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -281,9 +283,13 @@ export async function startCredoPeer(opts: { label?: string; logLevel?: LogLevel
         connections: { autoAcceptConnections: true },
         basicMessages: true,
         // What DID Exchange needs and nothing more (and, when asked for, JSON-LD credentials as a holder).
-        credentials: opts.jsonLdCredentials
-          ? { credentialProtocols: [new DidCommCredentialV2Protocol({ credentialFormats: [new DidCommJsonLdCredentialFormatService()] })], autoAcceptCredentials: DidCommAutoAcceptCredential.Always }
-          : false,
+        credentials:
+          opts.jsonLdCredentials || opts.credentialFormats
+            ? {
+                credentialProtocols: [new DidCommCredentialV2Protocol({ credentialFormats: [...(opts.jsonLdCredentials ? [new DidCommJsonLdCredentialFormatService()] : []), ...(opts.credentialFormats ?? [])] })],
+                autoAcceptCredentials: DidCommAutoAcceptCredential.Always,
+              }
+            : false,
         proofs: false,
         messagePickup: false,
         mediator: false,

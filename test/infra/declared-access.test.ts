@@ -407,14 +407,23 @@ describe('what the declaration does not say, pinned (issue 27)', () => {
     }
   });
 
-  test("AnonCreds: the worker unseals and makes credential-definition keys with its own wallet's data key only; the admin and public functions hold no key at all", async () => {
+  test("AnonCreds: the worker unseals and makes credential-definition keys with its own wallet's data key only; the admin group (an offer's new invitation: its DIDComm key) and the issuing worker (Decrypt only) too; the public function holds no key at all", async () => {
     const context = (wallet: string) => ({ 'kms:EncryptionContext:wallet_id': wallet, 'kms:EncryptionContextKeys': ['wallet_id'] });
-    const worker = roles('anoncreds-worker').tenant!;
-    for (const a of ['kms:GenerateDataKey', 'kms:Decrypt']) {
-      expect({ a, own: await allowsBoth(worker, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ a, own: true });
-      expect({ a, other: await allowsBoth(worker, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '43' } }) }).toEqual({ a, other: false });
+    for (const [fn, actions] of [['anoncreds-worker', ['kms:GenerateDataKey', 'kms:Decrypt']], ['anoncreds', ['kms:GenerateDataKey', 'kms:Decrypt']], ['credential-issuer', ['kms:Decrypt']]] as const) {
+      const tenant = roles(fn).tenant!;
+      for (const a of actions) {
+        expect({ fn, a, own: await allowsBoth(tenant, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, own: true });
+        expect({ fn, a, other: await allowsBoth(tenant, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '43' } }) }).toEqual({ fn, a, other: false });
+      }
+      // Neither signs with the DIDComm key, nor (the issuing worker) makes data keys.
+      expect({ fn, sign: await allowsBoth(tenant, { action: 'kms:Sign', resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, sign: false });
     }
-    for (const fn of ['anoncreds', 'anoncreds-public'] as const) {
+    expect(await allowsBoth(roles('credential-issuer').tenant!, { action: 'kms:GenerateDataKey', resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } })).toBe(false);
+    // Outside a wallet's session (the functions' own roles), no data key at all.
+    for (const fn of ['anoncreds', 'credential-issuer'] as const) {
+      expect({ fn, decrypt: await allowsBoth(roles(fn).execution, { action: 'kms:Decrypt', resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, decrypt: false });
+    }
+    for (const fn of ['anoncreds-public'] as const) {
       const { execution, tenant } = roles(fn);
       for (const role of [execution, tenant!]) {
         for (const a of ['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Sign']) {

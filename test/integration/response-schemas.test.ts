@@ -808,6 +808,21 @@ describe('AnonCreds registry', () => {
     await hit('revokeAnonCredsCredential', R, 200, { key, body: { credential_exchange_id: issuedId } });
     await hit('revokeAnonCredsCredential', R, 200, { key, body: { credential_exchange_id: issuedId } });
     ddbClient.destroy();
+
+    // AnonCreds issuance (contract 4.2): an offer in a new invitation, its record; bad input.
+    const I = '/api/v1/credentials';
+    const attributes = [{ name: 'name', value: 'Ada' }, { name: 'degree', value: 'Maths' }];
+    const offered = (await hit('issueAnonCredsCredential', I, 200, { key, body: { schema_id: schema.schema_id, cred_def_id: done.credential_definition_id, attributes } })).body[0];
+    expect(offered).toMatchObject({ format: 'anoncreds', state: 'offer-sent', invitation_url: expect.any(String) });
+    const rec = (await hit('getCredentialRecord', `/api/v1/credential-records/${offered.credential_exchange_id}`, 200, { key })).body;
+    expect(rec.anoncreds).toMatchObject({ schema_id: schema.schema_id, cred_def_id: done.credential_definition_id, cred_rev_id: null });
+    await hit('issueAnonCredsCredential', I, 400, { key, body: { schema_id: schema.schema_id, attributes, rule: 'x' } });
+    await hit('issueAnonCredsCredential', I, 400, { key, body: { schema_id: schema.schema_id, attributes: attributes.slice(1) } });
+    await hit('issueAnonCredsCredential', `${I}?timeout=99`, 400, { key, body: { schema_id: schema.schema_id, attributes } });
+    await hit('issueAnonCredsCredential', I, 404, { key, body: { schema_id: 'unknown', attributes } });
+    const pendingId = '01KAAAAAAAAAAAAAAAAAAAAAAQ';
+        await DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb })).send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${pendingId}`, type: 'didcomm_connection', connection_id: pendingId, state: 'request', rfc23_state: 'request-sent', their_label: 'Peer', their_did: null, my_did: 'did:peer:4zQn', their_role: 'inviter', invitation_key: null, invitation_msg_id: null, invitation_mode: 'once', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: null, error_msg: null, created_at: at, updated_at: new Date().toISOString() } }));
+    await hit('issueAnonCredsCredential', I, 409, { key, body: { schema_id: schema.schema_id, cred_def_id: done.credential_definition_id, attributes, contact_id: pendingId } });
   });
 });
 

@@ -9,6 +9,7 @@ import { didcommKeys, type StoredConnection } from '../../records';
 import { targetUrlProblem } from '../../../webhooks/target-url';
 import { threadOf } from '../common';
 import type { CredentialFormat } from './formats';
+import { ANONCREDS } from './anoncreds';
 import { LD_PROOF } from './ld-proof';
 import { attachmentFor, CREDENTIAL_ACK_TYPE, CREDENTIAL_PROBLEM_REPORT_TYPE, CredentialAck, CredentialProblemReport, problemReportMessage, REQUEST_CREDENTIAL_TYPE, RequestCredential } from './messages';
 import { EXCHANGE_EVENTS, exchangeItem, exchangeKeys, exchangeView, storedExchangeFromItem, type ConnectionlessDelivery, type ExchangeState, type StoredExchange } from './records';
@@ -21,7 +22,7 @@ import { EXCHANGE_EVENTS, exchangeItem, exchangeKeys, exchangeView, storedExchan
  */
 
 /** The formats the protocol knows, by the exchange's `format`. */
-export const CREDENTIAL_FORMATS: Readonly<Record<string, CredentialFormat>> = { ld_proof: LD_PROOF };
+export const CREDENTIAL_FORMATS: Readonly<Record<string, CredentialFormat>> = { ld_proof: LD_PROOF, anoncreds: ANONCREDS };
 
 /** The exchanges the agent reads by thread (a holder's message names only its thread). */
 export interface ExchangeReader {

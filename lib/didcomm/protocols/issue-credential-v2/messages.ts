@@ -64,12 +64,26 @@ export function attachmentFor(m: { formats: { attach_id: string; format: string 
 
 const attach = (id: string, data: unknown) => ({ '@id': id, 'mime-type': 'application/json', data: { base64: Buffer.from(JSON.stringify(data), 'utf8').toString('base64') } });
 
+export const CREDENTIAL_PREVIEW_TYPE = `${ISSUE_CREDENTIAL_V2}/credential-preview`;
+
+/** An RFC 0453 credential preview's attributes (AnonCreds offers carry one; ld_proof offers show the credential itself). */
+export type PreviewAttribute = { readonly name: string; readonly value: string };
+
 /** Our offer: one attachment of the exchange's format; its `@id` is the exchange's thread id. */
-export function offerMessage(o: { id: string; format: string; attachId: string; data: unknown; comment?: string | null | undefined; parentThreadId?: string | null | undefined }): Record<string, unknown> {
+export function offerMessage(o: {
+  id: string;
+  format: string;
+  attachId: string;
+  data: unknown;
+  comment?: string | null | undefined;
+  parentThreadId?: string | null | undefined;
+  preview?: readonly PreviewAttribute[] | undefined;
+}): Record<string, unknown> {
   return {
     '@type': OFFER_CREDENTIAL_TYPE,
     '@id': o.id,
     ...(o.comment ? { comment: o.comment } : {}),
+    ...(o.preview ? { credential_preview: { '@type': CREDENTIAL_PREVIEW_TYPE, attributes: o.preview.map((a) => ({ name: a.name, 'mime-type': 'text/plain', value: a.value })) } } : {}),
     formats: [{ attach_id: o.attachId, format: o.format }],
     'offers~attach': [attach(o.attachId, o.data)],
     ...(o.parentThreadId ? { '~thread': { pthid: o.parentThreadId } } : {}),

@@ -9,7 +9,7 @@ import { didcommKeys, storedConnectionFromItem, type StoredConnection } from '..
 import type { InvitationService } from '../out-of-band/invitations';
 import type { CredentialFormat } from './formats';
 import { toHolder } from './handlers';
-import { offerMessage } from './messages';
+import { offerMessage, type PreviewAttribute } from './messages';
 import { EXCHANGE_EVENTS, exchangeItem, exchangeKeys, exchangeView, MAX_TIMEOUT_SECONDS, storedExchangeFromItem, type ExchangeRecord, type StoredExchange } from './records';
 
 /**
@@ -38,6 +38,8 @@ export interface PreparedOffer {
   /** The format's own writes, committed with the offer (or not at all). */
   readonly ops?: readonly WriteOp[];
   readonly comment?: string | null | undefined;
+  /** The RFC 0453 credential preview sent with the offer (AnonCreds: the attribute values). */
+  readonly preview?: readonly PreviewAttribute[] | undefined;
 }
 
 export interface CredentialOfferingDeps {
@@ -91,7 +93,7 @@ export class CredentialOffering {
   /** Records the exchange (`offer-sent`) with its delivery, then waits up to `timeoutSeconds` for it to be issued or end. */
   async offer(scope: TenantScope, target: OfferTarget, p: PreparedOffer, timeoutSeconds: number, baseUrl: string): Promise<ExchangeRecord> {
     const threadId = randomUUID();
-    const message = offerMessage({ id: threadId, format: p.format.offerFormat, attachId: p.format.name, data: p.detail, comment: p.comment });
+    const message = offerMessage({ id: threadId, format: p.format.offerFormat, attachId: p.format.name, data: p.detail, comment: p.comment, preview: p.preview });
     const at = this.now().toISOString();
     const base: StoredExchange = {
       credential_exchange_id: p.exchangeId,

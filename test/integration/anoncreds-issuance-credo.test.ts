@@ -9,7 +9,8 @@
  * signs; the holder verifies the credential (and, revocable, its witness against the published status
  * list), stores it and acks. Bad inputs are refused with nothing stored or sent.
  */
-import { DidCommCredentialState } from '@credo-ts/didcomm';
+import { DidCommCredentialState, DidCommEventTypes, type DidCommMessageProcessedEvent } from '@credo-ts/didcomm';
+import { REVOCATION_NOTIFICATION_TYPE } from '../../lib/anoncreds/credential-revocation';
 import { holderCheckBatch } from '../helpers/anoncreds-revocation-holder';
 import { precomputedPrimesGenerator } from '../helpers/anoncreds-registry';
 import { SpecAnonCredsHolderFormatService } from '../helpers/credo-anoncreds-format';
@@ -139,7 +140,7 @@ test('to an invitation (invitation_id) not yet accepted: the offer waits for its
   expect(holder.held.find((h) => h.threadId === made.thread_id)?.credential.schema_id).toBe(schema.schema_id);
 }, 300_000);
 
-test('revocable: the credential carries its revocation index and a witness the holder checks against the published status list', async () => {
+test('revocable: the credential carries its revocation index and a witness the holder checks against the published status list; revoked through the API, the holder is notified and its check refuses the witness', async () => {
   const schema = await ok(api.call('POST', '/api/v1/schemas', { key: acme.key, body: { ...SCHEMA, schema_name: 'revocable degree' } }), 'schema');
   const def = await definition(acme.key, { schema_id: schema.schema_id, tag: 'rev', support_revocation: true, revocation_registry_size: 4 });
   const contact = await connect();
@@ -156,6 +157,26 @@ test('revocable: the credential carries its revocation index and a witness the h
   const tails = new Uint8Array(await (await fetch(def.revocation_registry.tails_location)).arrayBuffer());
   const r = got.credential.signature.r_credential;
   expect(r.i).toBe(1);
-  const [check] = holderCheckBatch([{ revocationKey: def.credential_definition.value.revocation, revRegDef, statusList: statusList.resource as never, tailsFile: tails, rCredential: r, primaryM2: got.credential.signature.p_credential.m_2, vrPrime: got.vrPrime!, issuedWitness: got.credential.witness.omega }]);
-  expect(check).toBeNull();
+  const checkAgainst = (list: unknown) => holderCheckBatch([{ revocationKey: def.credential_definition.value.revocation, revRegDef, statusList: list as never, tailsFile: tails, rCredential: r, primaryM2: got.credential.signature.p_credential.m_2, vrPrime: got.vrPrime!, issuedWitness: got.credential.witness.omega }])[0];
+  expect(checkAgainst(statusList.resource)).toBeNull();
+
+  // Revoked through the API with the holder notified: the exchange is credential-revoked, Credo gets
+  // RFC 0721 on its connection, and the holder's own check refuses the witness against the new list.
+  const notes: { credential_id?: string }[] = [];
+  const listener = (e: DidCommMessageProcessedEvent) => {
+    const m = e.payload.message as unknown as { type: string; toJSON(): { credential_id?: string } };
+    if (m.type === REVOCATION_NOTIFICATION_TYPE) notes.push(m.toJSON());
+  };
+  credo.agent.events.on(DidCommEventTypes.DidCommMessageProcessed, listener);
+  try {
+    const revoked = await ok(api.call('POST', '/api/v1/credentials/anoncreds/revoke', { key: acme.key, body: { credential_exchange_id: made.credential_exchange_id, connection_id: contact } }), 'revoke');
+    expect(revoked.message).toContain('revoked');
+    expect(await exchange(made.credential_exchange_id)).toMatchObject({ state: 'credential-revoked' });
+    const note = await eventually(async () => notes[0], 30_000, 'Credo received the revocation notification');
+    expect(note.credential_id).toBe(`${def.revocation_registry.revocation_registry_id}::1`);
+    const after = (await (await fetch(`${def.revocation_registry.status_list_url}/${Math.floor(Date.now() / 1000) + 5}`)).json()) as { resource: unknown };
+    expect(checkAgainst(after.resource)).toBe('accumulator');
+  } finally {
+    credo.agent.events.off(DidCommEventTypes.DidCommMessageProcessed, listener);
+  }
 }, 300_000);

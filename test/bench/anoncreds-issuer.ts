@@ -13,20 +13,12 @@
  */
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { clKeyGenerator, CredDefWorker, type KeyGenerator } from '../../lib/anoncreds/cred-def-worker';
+import { clKeyGenerator, type KeyGenerator } from '../../lib/anoncreds/cred-def-worker';
 import { parseObjectId } from '../../lib/anoncreds/identifiers';
-import { AnonCredsRegistry, REGISTRY_LIMITS, registryKeys } from '../../lib/anoncreds/registry';
+import { REGISTRY_LIMITS, registryKeys } from '../../lib/anoncreds/registry';
 import { RevocationRegistryStore } from '../../lib/anoncreds/revocation-registry';
-import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
-import { LocalDataKeys, WalletDataKeys } from '../../lib/didcomm/key-vault';
-import { DidService } from '../../lib/dids/service';
-import { OutboxPublisher } from '../../lib/events/publisher';
-import { LocalKeyManager } from '../../lib/keys/local-key-manager';
-import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { tenantScope, type TenantScope } from '../../lib/store/keys';
-import { TaaService } from '../../lib/taa/service';
-import { memoryPublicDidDidcomm, MemoryVault } from '../helpers/didcomm-memory-vault';
-import { MemoryStore } from '../helpers/memory-store';
+import { anoncredsTestbed } from '../helpers/anoncreds-registry';
 import { median, percentile } from './stats';
 
 const RUNS = Number(process.env.BENCH_ANONCREDS_RUNS ?? '20');
@@ -40,19 +32,6 @@ const row = (name: string, xs: number[], extra = '') =>
 
 async function main() {
   // One store per run of the bench; each definition in a wallet of its own (a DID, a schema).
-  const store = new MemoryStore();
-  const secrets = new LocalSecretDeriver('ab'.repeat(32));
-  const dids = new DidService({
-    store,
-    keyManager: new LocalKeyManager(store, secrets),
-    taa: new TaaService(store, undefined),
-    indyNamespace: 'bench',
-    limits: { maxDids: 100, maxCreationsPerMinute: 100 },
-    didcomm: memoryPublicDidDidcomm(store, new MemoryVault()),
-  });
-  const events = new OutboxPublisher(store);
-  const registry = new AnonCredsRegistry({ store, events });
-  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(secrets)));
   // The worker's own generator (fresh safe primes), timed on its own to split the figure.
   let keyMs = 0;
   const fresh = clKeyGenerator();
@@ -62,7 +41,7 @@ async function main() {
     keyMs = performance.now() - t0;
     return keys;
   };
-  const worker = new CredDefWorker({ store, events, sealer, generate, maxReceives: 3 });
+  const { store, dids, registry, sealer, worker } = anoncredsTestbed({ generate, indyNamespace: 'bench' });
   let wallets = 0;
   const wallet = async (): Promise<{ scope: TenantScope; schemaId: string }> => {
     const scope = tenantScope(String(++wallets));

@@ -1,32 +1,22 @@
 import { G1, R, scalarToString } from '../../lib/anoncreds/bn254';
 import { randomBelow } from '../../lib/anoncreds/bignum';
 import { AnonCredsCredentialRevocation, REVOCATION_NOTIFICATION_TYPE } from '../../lib/anoncreds/credential-revocation';
-import { CredDefWorker } from '../../lib/anoncreds/cred-def-worker';
 import { parseObjectId } from '../../lib/anoncreds/identifiers';
 import { anoncredsPublicOperations } from '../../lib/anoncreds/operations';
 import { PublicObjects } from '../../lib/anoncreds/public-objects';
-import { AnonCredsRegistry, credDefJobFromOutboxItem, registryKeys } from '../../lib/anoncreds/registry';
+import { credDefJobFromOutboxItem, registryKeys } from '../../lib/anoncreds/registry';
 import { parseRevocationPublicKey, parseRevocationStatusList, signNonRevocation } from '../../lib/anoncreds/revocation';
 import { RevocationRegistryStore, revRegKeys } from '../../lib/anoncreds/revocation-registry';
-import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
-import { LocalDataKeys, WalletDataKeys } from '../../lib/didcomm/key-vault';
 import { outboundJobFromOutboxItem } from '../../lib/didcomm/outbound';
 import { exchangeItem, exchangeKeys, storedExchangeFromItem, type ExchangeState, type StoredExchange } from '../../lib/didcomm/protocols/issue-credential-v2/records';
 import { connectionItem, type StoredConnection } from '../../lib/didcomm/records';
-import { DidService } from '../../lib/dids/service';
 import type { EventEnvelope } from '../../lib/events/envelope';
-import { OutboxPublisher } from '../../lib/events/publisher';
 import type { RawRepresentation } from '../../lib/http/contract';
 import { AppError } from '../../lib/http/errors';
-import { LocalKeyManager } from '../../lib/keys/local-key-manager';
-import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
 import type { WriteOp } from '../../lib/store/port';
-import { TaaService } from '../../lib/taa/service';
-import { precomputedPrimesGenerator } from '../helpers/anoncreds-registry';
+import { anoncredsTestbed } from '../helpers/anoncreds-registry';
 import { holderCheckBatch } from '../helpers/anoncreds-revocation-holder';
-import { memoryPublicDidDidcomm, MemoryVault } from '../helpers/didcomm-memory-vault';
-import { MemoryStore } from '../helpers/memory-store';
 
 /**
  * POST /api/v1/credentials/anoncreds/revoke (lib/anoncreds/credential-revocation.ts) on the in-memory
@@ -41,22 +31,9 @@ const SCHEMA = { schema_name: 'degree', schema_version: '1.0', attributes: ['nam
 const HOLDER_TIMEOUT_MS = 240_000;
 
 async function setup() {
-  const store = new MemoryStore();
-  const secrets = new LocalSecretDeriver('ab'.repeat(32));
-  const dids = new DidService({
-    store,
-    keyManager: new LocalKeyManager(store, secrets),
-    taa: new TaaService(store, undefined),
-    indyNamespace: 'test',
-    limits: { maxDids: 100, maxCreationsPerMinute: 100 },
-    didcomm: memoryPublicDidDidcomm(store, new MemoryVault()),
-  });
   let clock = Date.parse('2026-11-26T09:00:00Z');
   const now = () => new Date(clock);
-  const events = new OutboxPublisher(store, now);
-  const registry = new AnonCredsRegistry({ store, events });
-  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(secrets)));
-  const worker = new CredDefWorker({ store, events, sealer, generate: precomputedPrimesGenerator(), maxReceives: 3, now });
+  const { store, dids, events, registry, sealer, worker } = anoncredsTestbed({ now });
   const regs = new RevocationRegistryStore(store, now);
   const revocation = new AnonCredsCredentialRevocation({ store, events, sealer, now });
   const tick = (seconds: number) => (clock += seconds * 1000);

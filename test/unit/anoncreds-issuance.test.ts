@@ -1,9 +1,8 @@
-import { CredDefWorker } from '../../lib/anoncreds/cred-def-worker';
 import { parseObjectId } from '../../lib/anoncreds/identifiers';
 import { AnonCredsIssuance, checkAttributes } from '../../lib/anoncreds/issuance';
 import { AnonCredsIssuer, revIndexClaimKey } from '../../lib/anoncreds/issuer';
 import { parseKeyCorrectnessProof, parsePrimaryPublicKey, type CredentialOfferJson } from '../../lib/anoncreds/objects';
-import { AnonCredsRegistry, credDefJobFromOutboxItem } from '../../lib/anoncreds/registry';
+import { credDefJobFromOutboxItem } from '../../lib/anoncreds/registry';
 import { RevocationRegistryStore, revRegKeys } from '../../lib/anoncreds/revocation-registry';
 import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
 import { PEER_DIDS, type AgentContext, type AgentKeys } from '../../lib/didcomm/agent';
@@ -16,20 +15,14 @@ import { CredentialIssuing } from '../../lib/didcomm/protocols/issue-credential-
 import { CREDENTIAL_PREVIEW_TYPE, ISSUE_CREDENTIAL_TYPE, OFFER_CREDENTIAL_TYPE, REQUEST_CREDENTIAL_TYPE } from '../../lib/didcomm/protocols/issue-credential-v2/messages';
 import { exchangeKeys, storedExchangeFromItem, type StoredExchange } from '../../lib/didcomm/protocols/issue-credential-v2/records';
 import { connectionItem, type StoredConnection } from '../../lib/didcomm/records';
-import { DidService } from '../../lib/dids/service';
-import { OutboxPublisher } from '../../lib/events/publisher';
 import { AppError } from '../../lib/http/errors';
-import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
 import type { Item } from '../../lib/store/port';
-import { TaaService } from '../../lib/taa/service';
 import { holderCheckCredential, holderCredentialRequest, holderEncode, holderVerifyKeyCorrectness } from '../helpers/anoncreds-cl-holder';
 import { loadVector } from '../helpers/anoncreds-fixtures';
-import { precomputedPrimesGenerator } from '../helpers/anoncreds-registry';
+import { anoncredsTestbed } from '../helpers/anoncreds-registry';
 import { holderCheckBatch, holderRevocationBlinding } from '../helpers/anoncreds-revocation-holder';
-import { memoryPublicDidDidcomm, MemoryVault } from '../helpers/didcomm-memory-vault';
-import { MemoryStore } from '../helpers/memory-store';
 
 /**
  * AnonCreds issuance over Issue Credential 2.0 (RFC 0771 formats): the offer (every bad input a 4xx
@@ -55,20 +48,7 @@ const connection = (id: string): StoredConnection => ({
 });
 
 function setup() {
-  const store = new MemoryStore();
-  const secrets = new LocalSecretDeriver('ab'.repeat(32));
-  const dids = new DidService({
-    store,
-    keyManager: new LocalKeyManager(store, secrets),
-    taa: new TaaService(store, undefined),
-    indyNamespace: 'test',
-    limits: { maxDids: 100, maxCreationsPerMinute: 100 },
-    didcomm: memoryPublicDidDidcomm(store, new MemoryVault()),
-  });
-  const events = new OutboxPublisher(store);
-  const registry = new AnonCredsRegistry({ store, events });
-  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(secrets)));
-  const worker = new CredDefWorker({ store, events, sealer, generate: precomputedPrimesGenerator(), maxReceives: 3 });
+  const { store, dids, events, registry, sealer, worker } = anoncredsTestbed();
   const issuance = new AnonCredsIssuance({ store, events, invitations: { create: () => Promise.reject(new Error('no invitation in these tests')) } });
   const issuer = new AnonCredsIssuer({ store, sealer });
   const issuing = new CredentialIssuing({ store, events, issuers: [issuer] });

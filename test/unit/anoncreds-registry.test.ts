@@ -2,26 +2,17 @@ import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import canonicalize from 'canonicalize';
 import { canonicalJson, objectId, parseObjectId, resourceIdOf } from '../../lib/anoncreds/identifiers';
-import { CredDefWorker, type KeyGenerator } from '../../lib/anoncreds/cred-def-worker';
+import { type KeyGenerator } from '../../lib/anoncreds/cred-def-worker';
 import { parseKeyCorrectnessProof, parsePrimaryPublicKey } from '../../lib/anoncreds/objects';
 import { PublicObjects } from '../../lib/anoncreds/public-objects';
 import { anoncredsPublicOperations, OBJECT_CACHE_CONTROL } from '../../lib/anoncreds/operations';
 import { JsonReply, RawRepresentation } from '../../lib/http/contract';
-import { AnonCredsRegistry, credDefJobFromOutboxItem, registryKeys, REGISTRY_LIMITS } from '../../lib/anoncreds/registry';
-import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
-import { LocalDataKeys, WalletDataKeys } from '../../lib/didcomm/key-vault';
-import { DidService } from '../../lib/dids/service';
-import { OutboxPublisher } from '../../lib/events/publisher';
+import { credDefJobFromOutboxItem, registryKeys, REGISTRY_LIMITS } from '../../lib/anoncreds/registry';
 import { AppError } from '../../lib/http/errors';
-import { LocalKeyManager } from '../../lib/keys/local-key-manager';
 import { DidResolver } from '../../lib/resolver/resolver';
-import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
-import { TaaService } from '../../lib/taa/service';
-import { memoryPublicDidDidcomm, MemoryVault } from '../helpers/didcomm-memory-vault';
 import { holderVerifyKeyCorrectness } from '../helpers/anoncreds-cl-holder';
-import { precomputedPrimesGenerator, VECTOR_SAFE_PRIMES } from '../helpers/anoncreds-registry';
-import { MemoryStore } from '../helpers/memory-store';
+import { anoncredsTestbed, precomputedPrimesGenerator, VECTOR_SAFE_PRIMES } from '../helpers/anoncreds-registry';
 
 /**
  * The AnonCreds registry: did:web AnonCreds method identifiers, schema and credential-definition
@@ -34,20 +25,7 @@ const A = tenantScope('1');
 const B = tenantScope('2');
 
 function setup(generate: KeyGenerator = precomputedPrimesGenerator()) {
-  const store = new MemoryStore();
-  const secrets = new LocalSecretDeriver('ab'.repeat(32));
-  const dids = new DidService({
-    store,
-    keyManager: new LocalKeyManager(store, secrets),
-    taa: new TaaService(store, undefined),
-    indyNamespace: 'test',
-    limits: { maxDids: 100, maxCreationsPerMinute: 100 },
-    didcomm: memoryPublicDidDidcomm(store, new MemoryVault()),
-  });
-  const events = new OutboxPublisher(store);
-  const registry = new AnonCredsRegistry({ store, events });
-  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(secrets)));
-  const worker = new CredDefWorker({ store, events, sealer, generate, maxReceives: 3 });
+  const { store, dids, registry, sealer, worker } = anoncredsTestbed({ generate });
   const publicWeb = async (s: TenantScope) => {
     const d = await dids.create(s, { method: 'web', baseUrl: BASE });
     await dids.setPublic(s, d.did);

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import { G1, G2, R, g2FromString, g2ToString, scalarToString } from '../../lib/anoncreds/bn254';
-import { CredDefWorker } from '../../lib/anoncreds/cred-def-worker';
 import { parseObjectId, resourceIdOf } from '../../lib/anoncreds/identifiers';
 import { anoncredsPublicOperations, OBJECT_CACHE_CONTROL } from '../../lib/anoncreds/operations';
 import { PublicObjects } from '../../lib/anoncreds/public-objects';
-import { AnonCredsRegistry, credDefJobFromOutboxItem, registryKeys } from '../../lib/anoncreds/registry';
+import { credDefJobFromOutboxItem, registryKeys } from '../../lib/anoncreds/registry';
 import { randomBelow } from '../../lib/anoncreds/bignum';
 import {
   parseRevocationPublicKey,
@@ -14,21 +13,12 @@ import {
   signNonRevocation,
 } from '../../lib/anoncreds/revocation';
 import { RevocationRegistryStore, revRegKeys, TAILS_PER_CHUNK } from '../../lib/anoncreds/revocation-registry';
-import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
 import { generateTailsFile } from '../../lib/anoncreds/tails';
-import { LocalDataKeys, WalletDataKeys } from '../../lib/didcomm/key-vault';
-import { DidService } from '../../lib/dids/service';
-import { OutboxPublisher } from '../../lib/events/publisher';
 import { BinaryRepresentation, JsonReply, RawRepresentation } from '../../lib/http/contract';
 import { AppError } from '../../lib/http/errors';
-import { LocalKeyManager } from '../../lib/keys/local-key-manager';
-import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
-import { TaaService } from '../../lib/taa/service';
-import { memoryPublicDidDidcomm, MemoryVault } from '../helpers/didcomm-memory-vault';
-import { precomputedPrimesGenerator } from '../helpers/anoncreds-registry';
+import { anoncredsTestbed } from '../helpers/anoncreds-registry';
 import { holderCheckBatch } from '../helpers/anoncreds-revocation-holder';
-import { MemoryStore } from '../helpers/memory-store';
 
 /**
  * Revocable credential definitions: the worker's registry (keys, definition, tails, status list, γ
@@ -42,22 +32,9 @@ const SCHEMA = { schema_name: 'degree', schema_version: '1.0', attributes: ['nam
 const HOLDER_TIMEOUT_MS = 240_000;
 
 function setup() {
-  const store = new MemoryStore();
-  const secrets = new LocalSecretDeriver('ab'.repeat(32));
-  const dids = new DidService({
-    store,
-    keyManager: new LocalKeyManager(store, secrets),
-    taa: new TaaService(store, undefined),
-    indyNamespace: 'test',
-    limits: { maxDids: 100, maxCreationsPerMinute: 100 },
-    didcomm: memoryPublicDidDidcomm(store, new MemoryVault()),
-  });
-  const events = new OutboxPublisher(store);
-  const registry = new AnonCredsRegistry({ store, events });
-  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(secrets)));
   let clock = Date.parse('2026-11-26T09:00:00Z');
   const now = () => new Date(clock);
-  const worker = new CredDefWorker({ store, events, sealer, generate: precomputedPrimesGenerator(), maxReceives: 3, now });
+  const { store, dids, registry, sealer, worker } = anoncredsTestbed({ now });
   const regs = new RevocationRegistryStore(store, now);
   const tick = (seconds: number) => (clock += seconds * 1000);
   const publicWeb = async (s: TenantScope) => {

@@ -30,8 +30,8 @@ export default {
   jsonReporter: { fileName: `${out}/mutation.json` },
   htmlReporter: { fileName: `${out}/mutation.html` },
   clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
-  // The machine is shared: two worker processes at most (MUTATION_CONCURRENCY=1 for one).
-  concurrency: Number(process.env.MUTATION_CONCURRENCY ?? 2),
+  // The machine is shared: two test processes at most.
+  concurrency: 2,
   timeoutMS: 5000,
   tempDirName: '.stryker-tmp',
   ignorePatterns: ['reports', '.local-data', 'cdk.out', 'coverage', 'test/integration', 'test/infra', 'test/bench'],

@@ -388,6 +388,20 @@ describe('what a verifier is told, and what it keeps, for each failure and malfo
     expect(await unresolvable(r({ iss: undefined, header: { kid: issuer.did } }))).toBe(`kid ${issuer.did} is not a DID URL of a DID`);
     expect(await unresolvable(r({ iss: 'did:web:issuer.example/path', header: {} }))).toBe('kid undefined is not a DID URL of did:web:issuer.example/path');
     expect(await unresolvable(r({ iss: 'did:example:123', header: {} }))).toBe('did:example:123 cannot be resolved');
+    // Without iss, only a DID URL kid names an issuer; with an https iss, a DID URL kid is refused as such.
+    expect(await unresolvable(r({ iss: undefined, header: { kid: 'k1' } }))).toBe('neither a DID nor an https issuer: iss undefined, kid k1');
+    expect(await unresolvable(r({ iss: 'https://issuer.example', header: { kid: `${issuer.did}#0` } }))).toBe(`kid ${issuer.did}#0 is a DID URL but iss https://issuer.example is not a DID`);
+  });
+
+  test('a JWK without kty, or a symmetric one even without its k, is not a public key; without kid, the refusal names no kid', async () => {
+    const iss = 'https://issuer.example/t';
+    const meta = 'https://issuer.example/.well-known/jwt-vc-issuer/t';
+    const { kty: _kty, ...noKty } = issuer.publicJwk as Record<string, unknown>;
+    for (const key of [{ ...noKty, kid: 'k1' }, { kty: 'oct', kid: 'k1' }]) {
+      const r = resolver({ fetch: scripted({ [meta]: json({ issuer: iss, jwks: { keys: [key] } }) }).fetch });
+      expect(await unresolvable(r({ iss, header: { kid: 'k1' } }))).toBe(`${iss} key k1: not a public key`);
+      expect(await unresolvable(r({ iss, header: {} }))).toBe(`${iss} key : not a public key`);
+    }
   });
 
   describe('a DID document that is malformed or sloppy', () => {
@@ -437,6 +451,13 @@ describe('what a verifier is told, and what it keeps, for each failure and malfo
     test('a private key in a document is refused with where it was found', async () => {
       const r = withDocument({ verificationMethod: [{ id: '#k', ...key, publicKeyJwk: { ...issuer.publicJwk, d: 'c2VjcmV0' } }], assertionMethod: ['#k'] });
       expect(await unresolvable(r({ iss: d, header: { kid: '#k' } }))).toBe(`${d}#k: not a public key`);
+    });
+
+    test('a refusal names the kid as the credential wrote it, or the one assertion method when there is no kid', async () => {
+      const encoded = 'did:web:issuer.example%3A8443:x';
+      const r = resolver({ fetch: noNetwork, didResolver: { resolve: async (x: string) => (x === encoded ? { document: { id: encoded, verificationMethod: [{ id: '#k', ...key }], assertionMethod: ['#k'] } as never } : null) } });
+      expect(await unresolvable(r({ iss: encoded, header: { kid: `${encoded}#nope` } }))).toBe(`${encoded}#nope is not an assertionMethod of ${encoded}`);
+      expect(await unresolvable(withDocument({ verificationMethod: [], assertionMethod: ['#k'] })({ iss: d, header: {} }))).toBe(`${d}#k is not a verification method of ${d}`);
     });
 
     test('a document without an id, or naming another DID', async () => {

@@ -201,7 +201,7 @@ describe('claiming a recipient, and what is recorded', () => {
     expect(rejected.f.events('email.failed').map((e) => e.data)).toEqual([failedRecord]);
   });
 
-  test('an offer the service refuses (the configuration deleted meanwhile) is final: no mail, offer_refused; a 5xx is retried', async () => {
+  test('an offer the service refuses (the configuration deleted meanwhile) is final: no mail, offer_refused; a 5xx (500 too) is retried', async () => {
     const sent: Buffer[] = [];
     const { f, sender, job } = await setup(accepting(sent));
     await f.store.write([{ type: 'delete', key: oid4vciKeys.supported(scope, job.supported_cred_id) }]);
@@ -215,7 +215,7 @@ describe('claiming a recipient, and what is recorded', () => {
     const other = await setup(accepting(sent));
     const issue = other.f.exchanges.issue.bind(other.f.exchanges);
     let calls = 0;
-    other.f.exchanges.issue = async (...args) => (++calls === 1 ? Promise.reject(new AppError(503, 'unavailable', 'The store is unavailable')) : issue(...args));
+    other.f.exchanges.issue = async (...args) => (++calls === 1 ? Promise.reject(new AppError(500, 'internal', 'The store is unavailable')) : issue(...args));
     await expect(other.sender.run(other.job, 1)).rejects.toThrow('The store is unavailable');
     expect((await other.f.store.get(recordKey))!.state).toBe('sending');
     expect(await other.sender.run(other.job, 2)).toBe('sent');

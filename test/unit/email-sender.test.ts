@@ -183,6 +183,17 @@ describe('claiming a recipient, and what is recorded', () => {
     expect((await rejected.f.store.get(recordKey))!.lease_until).toBe(FINAL);
   });
 
+  test('a record finished without a lease (written before leases existed) is skipped too: nobody is mailed twice', async () => {
+    for (const state of ['sent', 'failed']) {
+      const sent: Buffer[] = [];
+      const { f, sender, job } = await setup(accepting(sent));
+      await f.store.write([{ type: 'put', item: { ...recordKey, type: 'email', request_id: 'req-1', index: 0, email: job.email, state, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' } }]);
+      expect(await sender.run(job, 1)).toBe('skipped');
+      expect(sent).toHaveLength(0);
+      expect((await f.store.get(recordKey))!.state).toBe(state);
+    }
+  });
+
   test('the events carry the record as the API lists it', async () => {
     const { f, sender, job } = await setup(accepting());
     expect(await sender.run(job, 1)).toBe('sent');

@@ -416,7 +416,7 @@ describe('what a verifier is told, and what it keeps, for each failure and malfo
     });
 
     test('entries that are not objects, or whose id is not a string, are skipped', async () => {
-      const r = withDocument({ verificationMethod: [null, 'x', { id: 5, ...key }, { id: '#k', ...key }], assertionMethod: ['#k'] });
+      const r = withDocument({ verificationMethod: [null, 'x', { id: 5, ...key }, { id: '#k', ...key }], assertionMethod: [null, '#k'] });
       expect(await verifiesIssuerJwt(await r({ iss: d, header: { kid: '#k' } }))).toBe(true);
       // A malformed id matches nothing, not even another malformed id.
       for (const id of [5, '']) {

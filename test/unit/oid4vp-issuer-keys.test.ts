@@ -1,8 +1,9 @@
 import { jwtVerify, SignJWT, type JWK } from 'jose';
-import { guardedFetcher, type GuardedFetch } from '../../lib/adapters/guarded-http';
+import { guardedFetcher, GuardedFetchError, type GuardedFetch } from '../../lib/adapters/guarded-http';
 import { didDocument } from '../../lib/dids/document';
 import { multibaseKey } from '../../lib/dids/methods';
 import type { PublicJwk } from '../../lib/keys/port';
+import { FetchCache } from '../../lib/oid4vp/verification/fetch-cache';
 import { createIssuerKeyResolver, didWebUrl, type IssuerKeyResolverDeps } from '../../lib/oid4vp/verification/issuer-keys';
 import { PresentationInvalidError, type IssuerKeyResolver } from '../../lib/oid4vp/verification/types';
 import type { Resolved } from '../../lib/resolver/resolver';
@@ -260,7 +261,7 @@ describe('what an issuer URL and a did:web may be, and where plain http goes', (
     }
   });
 
-  test.each(['did:web:h::a', 'did:web:h:a%2Fb', 'did:web:h:a%3Fb', 'did:web:h:a%23b', 'did:web:h:a%5Cb', 'did:web:h:.', 'did:web:h:..', 'did:web:a%2Fb', 'did:web:a%40b', 'did:web:a%ZZ'])(
+  test.each(['did:web:h::a', 'did:web:h:a%2Fb', 'did:web:h:a%3Fb', 'did:web:h:a%23b', 'did:web:h:a%5Cb', 'did:web:h:.', 'did:web:h:..', 'did:web:a%2Fb', 'did:web:a%40b', 'did:web:a%ZZ', 'did:web:a%25b', 'did:web:exa%3Cmple'])(
     'did:web path or host %s is refused',
     (did) => {
       expect(() => didWebUrl(did)).toThrow(expect.objectContaining({ reason: 'issuer_unresolvable', detail: `${did} is not a valid did:web` }));
@@ -290,5 +291,177 @@ describe('what an issuer URL and a did:web may be, and where plain http goes', (
     const meta = recording();
     await unresolvable(resolver({ fetch: meta.fetch })({ iss: 'http://localhost:8080/tenants/a//', header: { kid: 'k1' } }));
     expect(meta.urls).toEqual(['http://localhost:8080/.well-known/jwt-vc-issuer/tenants/a']);
+  });
+});
+
+describe('what a verifier is told, and what it keeps, for each failure and malformed document', () => {
+  const json = (value: unknown, headers: Record<string, string> = {}) => ({ status: 200, headers, body: Buffer.from(JSON.stringify(value)) });
+  /** Answers from a table by URL (404 otherwise, or throws what the table holds), and records each request. */
+  function scripted(routes: Record<string, { status: number; headers: Record<string, string>; body: Buffer } | Error>) {
+    const calls: { url: string; accept: string; maxBytes: number | undefined }[] = [];
+    const fetch: GuardedFetch = async (url, opts) => {
+      calls.push({ url, accept: opts.accept, maxBytes: opts.maxBytes });
+      const route = routes[url];
+      if (route instanceof Error) throw route;
+      return route ?? { status: 404, headers: {}, body: Buffer.from('') };
+    };
+    return { calls, fetch };
+  }
+  const did = 'did:web:issuer.example';
+  const url = 'https://issuer.example/.well-known/did.json';
+
+  test('a failed fetch: the guard reason, no internal error text, the status, not JSON, not an object', async () => {
+    const cases: [unknown, string][] = [
+      [new GuardedFetchError('timeout', url), `GET ${url}: timeout`],
+      [new Error('socket hang up at 10.0.0.1'), `GET ${url} failed`],
+      [{ status: 500, headers: {}, body: Buffer.from('{}') }, `GET ${url} answered 500`],
+      [{ status: 200, headers: {}, body: Buffer.from('<html>') }, `GET ${url}: not JSON`],
+      [json([didDocument(did, 'web', pub)]), `GET ${url}: not a JSON object`],
+      [json(null), `GET ${url}: not a JSON object`],
+    ];
+    for (const [answer, detail] of cases) {
+      const { fetch } = scripted({ [url]: answer as Error });
+      expect(await unresolvable(resolver({ fetch })({ iss: did, header: { kid: `${did}#key-1` } }))).toBe(detail);
+    }
+  });
+
+  test('what each document is asked for: the Accept header and the size bound', async () => {
+    const iss = 'https://issuer.example/tenants/a';
+    const { calls, fetch } = scripted({
+      [url]: json(didDocument(did, 'web', pub)),
+      'https://issuer.example/.well-known/jwt-vc-issuer/tenants/a': json({ issuer: iss, jwks_uri: 'https://issuer.example/jwks' }),
+      'https://issuer.example/jwks': json({ keys: [{ ...issuer.publicJwk, kid: 'k1' }] }),
+    });
+    const r = resolver({ fetch });
+    expect(await verifiesIssuerJwt(await r({ iss: did, header: { kid: `${did}#key-1` } }))).toBe(true);
+    expect(await verifiesIssuerJwt(await r({ iss, header: { kid: 'k1' } }))).toBe(true);
+    expect(calls).toEqual([
+      { url, accept: 'application/did+json, application/json', maxBytes: 256 * 1024 },
+      { url: 'https://issuer.example/.well-known/jwt-vc-issuer/tenants/a', accept: 'application/json', maxBytes: 256 * 1024 },
+      { url: 'https://issuer.example/jwks', accept: 'application/jwk-set+json, application/json', maxBytes: 256 * 1024 },
+    ]);
+  });
+
+  test('a document is kept for its max-age, at most cacheSeconds (300 s unless set), and not at all with no-store', async () => {
+    let now = 1_000_000;
+    const kept = async (headers: Record<string, string>, cacheSeconds: number | undefined, afterMs: number) => {
+      const { calls, fetch } = scripted({ [url]: json(didDocument(did, 'web', pub), headers) });
+      const cache = new FetchCache({ maxEntries: 10, now: () => now });
+      const r = resolver({ fetch, cache, ...(cacheSeconds === undefined ? {} : { cacheSeconds }) });
+      await r({ iss: did, header: { kid: `${did}#key-1` } });
+      now += afterMs;
+      await r({ iss: did, header: { kid: `${did}#key-1` } });
+      return calls.length === 1;
+    };
+    expect(await kept({}, undefined, 299_999)).toBe(true);
+    expect(await kept({}, undefined, 300_000)).toBe(false);
+    expect(await kept({ 'cache-control': 'max-age=60' }, undefined, 59_999)).toBe(true);
+    expect(await kept({ 'cache-control': 'max-age=60' }, undefined, 60_000)).toBe(false);
+    expect(await kept({ 'cache-control': 'max-age=3600' }, undefined, 300_000)).toBe(false);
+    expect(await kept({ 'cache-control': 'max-age=3600' }, 10, 9_999)).toBe(true);
+    expect(await kept({ 'cache-control': 'max-age=3600' }, 10, 10_000)).toBe(false);
+    expect(await kept({ 'cache-control': 'no-store' }, undefined, 0)).toBe(false);
+  });
+
+  test('JWT VC issuer metadata: entries of a JWK set that are not objects are skipped; no JWK set; a private key named with its kid', async () => {
+    const iss = 'https://issuer.example/t';
+    const meta = 'https://issuer.example/.well-known/jwt-vc-issuer/t';
+    const withKeys = (keys: unknown) => resolver({ fetch: scripted({ [meta]: json({ issuer: iss, jwks: { keys } }) }).fetch });
+    const sloppy = [null, 'k1', 7, [issuer.publicJwk], { ...issuer.publicJwk, kid: 'k1' }];
+    expect(await verifiesIssuerJwt(await withKeys(sloppy)({ iss, header: { kid: 'k1' } }))).toBe(true);
+    expect(await verifiesIssuerJwt(await withKeys(sloppy)({ iss, header: {} }))).toBe(true);
+    expect(await unresolvable(withKeys([{ ...issuer.publicJwk, d: 'c2VjcmV0', kid: 'k1' }])({ iss, header: { kid: 'k1' } }))).toBe(`${iss} key k1: not a public key`);
+    for (const metadata of [{ issuer: iss }, { issuer: iss, jwks: [] }, { issuer: iss, jwks: { keys: {} } }]) {
+      const r = resolver({ fetch: scripted({ [meta]: json(metadata) }).fetch });
+      expect(await unresolvable(r({ iss, header: { kid: 'k1' } }))).toBe(`the JWT VC issuer metadata of ${iss} has no JWK set`);
+    }
+  });
+
+  test('the iss and kid of a request: what is read as none, and each refusal named', async () => {
+    const r = resolver({ fetch: noNetwork });
+    // An empty or non-string kid is no kid: the DID's one assertion method.
+    expect(await verifiesIssuerJwt(await r({ iss: issuer.did, header: { kid: '' } }))).toBe(true);
+    expect(await verifiesIssuerJwt(await r({ iss: issuer.did, header: { kid: 7 } }))).toBe(true);
+    expect(await unresolvable(r({ iss: 7 as unknown as string, header: { kid: 'k1' } }))).toBe('iss is not a string');
+    expect(await unresolvable(r({ iss: 'urn:example:https://issuer.example', header: { kid: 'k1' } }))).toBe('neither a DID nor an https issuer: iss urn:example:https://issuer.example, kid k1');
+    expect(await unresolvable(r({ iss: undefined, header: {} }))).toBe('neither a DID nor an https issuer: iss undefined, kid undefined');
+    expect(await unresolvable(r({ iss: undefined, header: { kid: issuer.did } }))).toBe(`kid ${issuer.did} is not a DID URL of a DID`);
+    expect(await unresolvable(r({ iss: 'did:web:issuer.example/path', header: {} }))).toBe('kid undefined is not a DID URL of did:web:issuer.example/path');
+    expect(await unresolvable(r({ iss: 'did:example:123', header: {} }))).toBe('did:example:123 cannot be resolved');
+    // Without iss, only a DID URL kid names an issuer; with an https iss, a DID URL kid is refused as such.
+    expect(await unresolvable(r({ iss: undefined, header: { kid: 'k1' } }))).toBe('neither a DID nor an https issuer: iss undefined, kid k1');
+    expect(await unresolvable(r({ iss: 'https://issuer.example', header: { kid: `${issuer.did}#0` } }))).toBe(`kid ${issuer.did}#0 is a DID URL but iss https://issuer.example is not a DID`);
+  });
+
+  test('a JWK without kty, or a symmetric one even without its k, is not a public key; without kid, the refusal names no kid', async () => {
+    const iss = 'https://issuer.example/t';
+    const meta = 'https://issuer.example/.well-known/jwt-vc-issuer/t';
+    const { kty: _kty, ...noKty } = issuer.publicJwk as Record<string, unknown>;
+    for (const key of [{ ...noKty, kid: 'k1' }, { kty: 'oct', kid: 'k1' }]) {
+      const r = resolver({ fetch: scripted({ [meta]: json({ issuer: iss, jwks: { keys: [key] } }) }).fetch });
+      expect(await unresolvable(r({ iss, header: { kid: 'k1' } }))).toBe(`${iss} key k1: not a public key`);
+      expect(await unresolvable(r({ iss, header: {} }))).toBe(`${iss} key : not a public key`);
+    }
+  });
+
+  describe('a DID document that is malformed or sloppy', () => {
+    const d = 'did:web:issuer.example.test:dids:x';
+    const key = { type: 'JsonWebKey2020', controller: d, publicKeyJwk: issuer.publicJwk };
+    const withDocument = (document: Record<string, unknown>) =>
+      resolver({ fetch: noNetwork, didResolver: { resolve: async (x: string) => (x === d ? { document: { id: d, ...document } as never } : null) } });
+
+    test('an assertion method embedded in assertionMethod, with no verificationMethod array', async () => {
+      expect(await verifiesIssuerJwt(await withDocument({ assertionMethod: [{ id: '#k', ...key }] })({ iss: d, header: { kid: '#k' } }))).toBe(true);
+      expect(await verifiesIssuerJwt(await withDocument({ verificationMethod: { id: '#k', ...key }, assertionMethod: [{ id: `${d}#k`, ...key }] })({ iss: d, header: {} }))).toBe(true);
+    });
+
+    test('entries that are not objects, or whose id is not a string, are skipped', async () => {
+      const r = withDocument({ verificationMethod: [null, 'x', { id: 5, ...key }, { id: '#k', ...key }], assertionMethod: [null, '#k'] });
+      expect(await verifiesIssuerJwt(await r({ iss: d, header: { kid: '#k' } }))).toBe(true);
+      // A malformed id matches nothing, not even another malformed id.
+      for (const id of [5, '']) {
+        const malformed = withDocument({ verificationMethod: [{ id, ...key }], assertionMethod: [id] });
+        expect(await unresolvable(malformed({ iss: d, header: {} }))).toBe(`no kid, and ${d} has 0 assertion methods`);
+      }
+    });
+
+    test('without kid, exactly one assertion method', async () => {
+      const two = withDocument({ verificationMethod: [{ id: '#a', ...key }, { id: '#b', ...key }], assertionMethod: ['#a', '#b'] });
+      expect(await unresolvable(two({ iss: d, header: {} }))).toBe(`no kid, and ${d} has 2 assertion methods`);
+      expect(await unresolvable(withDocument({ verificationMethod: [{ id: '#a', ...key }] })({ iss: d, header: {} }))).toBe(`no kid, and ${d} has 0 assertion methods`);
+      expect(await unresolvable(withDocument({ verificationMethod: [{ id: '#a', ...key }], assertionMethod: '#a' })({ iss: d, header: {} }))).toBe(`no kid, and ${d} has 0 assertion methods`);
+    });
+
+    test('a kid is taken as written: only a leading # makes it relative', async () => {
+      const r = withDocument({ verificationMethod: [{ id: '#k1', ...key }], assertionMethod: ['#k1'] });
+      expect(await unresolvable(r({ iss: d, header: { kid: 'k#1' } }))).toBe(`${d}#k#1 is not an assertionMethod of ${d}`);
+      expect(await verifiesIssuerJwt(await r({ iss: d, header: { kid: 'k1' } }))).toBe(true);
+    });
+
+    test('an assertion method without a method, or without a usable key', async () => {
+      expect(await unresolvable(withDocument({ verificationMethod: [], assertionMethod: ['#k'] })({ iss: d, header: { kid: '#k' } }))).toBe(`${d}#k is not a verification method of ${d}`);
+      for (const method of [{}, { publicKeyJwk: 'x' }, { publicKeyMultibase: 'z-not-a-key' }, { publicKeyMultibase: 7 }]) {
+        const r = withDocument({ verificationMethod: [{ id: '#k', type: 'JsonWebKey2020', controller: d, ...method }], assertionMethod: ['#k'] });
+        expect(await unresolvable(r({ iss: d, header: { kid: '#k' } }))).toBe(`${d}#k has no usable public key`);
+      }
+      const multibase = withDocument({ verificationMethod: [{ id: '#k', type: 'Ed25519VerificationKey2020', controller: d, publicKeyMultibase: multibaseKey(pub) }], assertionMethod: ['#k'] });
+      expect(await verifiesIssuerJwt(await multibase({ iss: d, header: { kid: '#k' } }))).toBe(true);
+    });
+
+    test('a private key in a document is refused with where it was found', async () => {
+      const r = withDocument({ verificationMethod: [{ id: '#k', ...key, publicKeyJwk: { ...issuer.publicJwk, d: 'c2VjcmV0' } }], assertionMethod: ['#k'] });
+      expect(await unresolvable(r({ iss: d, header: { kid: '#k' } }))).toBe(`${d}#k: not a public key`);
+    });
+
+    test('a refusal names the kid as the credential wrote it, or the one assertion method when there is no kid', async () => {
+      const encoded = 'did:web:issuer.example%3A8443:x';
+      const r = resolver({ fetch: noNetwork, didResolver: { resolve: async (x: string) => (x === encoded ? { document: { id: encoded, verificationMethod: [{ id: '#k', ...key }], assertionMethod: ['#k'] } as never } : null) } });
+      expect(await unresolvable(r({ iss: encoded, header: { kid: `${encoded}#nope` } }))).toBe(`${encoded}#nope is not an assertionMethod of ${encoded}`);
+      expect(await unresolvable(withDocument({ verificationMethod: [], assertionMethod: ['#k'] })({ iss: d, header: {} }))).toBe(`${d}#k is not a verification method of ${d}`);
+    });
+
+    test('a document without an id, or naming another DID', async () => {
+      expect(await unresolvable(withDocument({ id: undefined, assertionMethod: [{ id: '#k', ...key }] })({ iss: d, header: {} }))).toBe(`the document of ${d} names another DID`);
+    });
   });
 });

@@ -1,10 +1,14 @@
 import { jest } from '@jest/globals';
+import { createHash } from 'node:crypto';
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
 import { slotOf, StatusAllocator } from '../../lib/status-lists/allocation';
 import { cleanupDefinition, jobKey, jobsForEvent, republish, republishCoalesced } from '../../lib/status-lists/jobs';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
 import { statusKeys } from '../../lib/status-lists/records';
-import { issuableConfiguration } from '../../lib/oid4vci/supported';
+import { keys } from '../../lib/store/keys';
+import { configurationFromItem, draftFromJwt, issuableConfiguration } from '../../lib/oid4vci/supported';
+import { oid4vciKeys } from '../../lib/oid4vci/records';
+import { StatusDefinitionGoneError } from '../../lib/oid4vci/protocol/formats';
 import { StatusListService } from '../../lib/status-lists/service';
 import type { WriteOp } from '../../lib/store/port';
 import { BASE, ISSUER, oid4vciFixture, REF, scope } from '../helpers/oid4vci-fixture';
@@ -342,5 +346,149 @@ describe('background jobs', () => {
     await cleanupDefinition(store, scope, job);
     expect(await store.get(shard(0))).toBeDefined(); // before from_list: left to the run that got that far
     expect(await store.get(shard(1))).toBeUndefined();
+  });
+});
+
+describe('allocation and publication, at their edges', () => {
+  const payload = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+
+  test('a jwt_vc_json configuration gets one W3C entry per bound purpose (a single one as an object), with its status message', async () => {
+    const { f, store, service } = await setup();
+    const config = await f.supported.create(scope, draftFromJwt({ id: 'Member', type: ['VerifiableCredential', 'Member'], '@context': ['https://www.w3.org/ns/credentials/v2'], credentialSubject: { name: { value_type: 'string' } } }));
+    const revocation = await service.create(scope, { supported_cred_id: config.supported_cred_id, issuer_did: f.did.did }, BASE);
+    const allocator = new StatusAllocator({ store, events: f.publisher, refs: f.refs });
+    const configOf = async () => configurationFromItem((await store.get(oid4vciKeys.supported(scope, config.supported_cred_id)))!);
+    const one = await allocator.allocate(scope, await configOf(), 'cx-1', 1, f.did.qualified);
+    const single = one.claims[0]!.w3c as Record<string, unknown>;
+    expect(single).toMatchObject({ type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListCredential: `${BASE}/status-lists/${REF}/${revocation.id}/0/w3c` });
+    const messages = [
+      { status: '0x0', message: 'valid' },
+      { status: '0x1', message: 'on hold' },
+    ];
+    const suspension = await service.create(scope, { supported_cred_id: config.supported_cred_id, issuer_did: f.did.did, status_purpose: 'suspension', status_message: messages }, BASE);
+    const two = await allocator.allocate(scope, await configOf(), 'cx-2', 2, f.did.qualified);
+    for (const claim of two.claims) {
+      const entries = claim!.w3c as Record<string, unknown>[];
+      expect(entries.map((e) => [e.statusPurpose, String(e.statusListCredential).split('/').at(-3)]).sort()).toEqual([
+        ['revocation', revocation.id],
+        ['suspension', suspension.id],
+      ].sort());
+      expect(entries.find((e) => e.statusPurpose === 'suspension')!.statusMessage).toEqual(messages);
+      expect(entries.find((e) => e.statusPurpose === 'revocation')!.statusMessage).toBeUndefined();
+    }
+    // Two credentials of one request: two indexes in each list.
+    const indexes = (purpose: string) => two.claims.map((c) => (c!.w3c as Record<string, unknown>[]).find((e) => e.statusPurpose === purpose)!.statusListIndex);
+    expect(new Set(indexes('revocation')).size).toBe(2);
+    expect(new Set(indexes('suspension')).size).toBe(2);
+    // The entries staged: one per definition, with every index and list of the batch, status 0.
+    const entries = two.ops.filter((op: WriteOp) => op.type === 'put' && String(op.item.SK).startsWith('SLE#')).map((op) => (op as { item: Record<string, unknown> }).item);
+    expect(entries.map((e) => e.definition_id).sort()).toEqual([revocation.id, suspension.id].sort());
+    for (const e of entries) {
+      const def = e.definition_id === revocation.id ? revocation : suspension;
+      expect(e).toMatchObject({ exchange_id: 'cx-2', list: 0, lists: [0, 0], status: 0, status_purpose: def.status_purpose, status_size: 1 });
+      expect((e.indexes as number[]).map(String)).toEqual(indexes(def.status_purpose).map(String));
+    }
+  });
+
+  test('a definition whose counter is gone when allocating (deleted meanwhile) is named, and nothing is allocated', async () => {
+    const { f, store, def } = await setup();
+    await store.write([{ type: 'delete', key: statusKeys.counter(scope, def.id) }]);
+    const allocator = new StatusAllocator({ store, events: f.publisher, refs: f.refs });
+    await expect(allocator.allocate(scope, issuableConfiguration(f.config as never), 'cx-1', 1, f.did.qualified)).rejects.toEqual(new StatusDefinitionGoneError(def.id));
+    expect(await store.get(statusKeys.counter(scope, def.id))).toBeUndefined();
+  });
+
+  test('a configuration bound to a definition of another DID: allocation refuses and names both', async () => {
+    const { f, store, def } = await setup();
+    const other = await f.dids.create(scope, { method: 'key', baseUrl: BASE });
+    const allocator = new StatusAllocator({ store, events: f.publisher, refs: f.refs });
+    const config = issuableConfiguration(f.config as never);
+    await expect(allocator.allocate(scope, config, 'cx-1', 1, other.qualified)).rejects.toThrow(`status list definition ${def.id}, signed by ${f.did.qualified}`);
+    expect(await allocator.issuerConflict(scope, config, f.did.qualified)).toBeNull();
+    expect((await store.get(statusKeys.counter(scope, def.id)))!.next).toBe(0);
+  });
+
+  test('every shard of a list is read, past the first hundred, each status at its own index', async () => {
+    const { publisher, def, store } = await setup();
+    const set = [
+      [0, 0, 1],
+      [0, 1023, 1],
+      [99, 7, 1],
+      [100, 0, 1],
+      [127, 1023, 1],
+    ] as const;
+    for (const [shard, at] of set) await store.write([{ type: 'update', key: statusKeys.shard(scope, def.id, 0, shard), set: { [`s${at}`]: 1, s9: 0 }, add: { version: 1 } }]);
+    const full = (await publisher.definition(scope, def.id))!;
+    const read = await publisher.read(scope, full, 0);
+    expect(read.version).toBe(5);
+    expect(read.entries.sort((a, b) => a[0] - b[0])).toEqual(set.map(([shard, at, v]) => [shard * 1024 + at, v]));
+    const list = getListFromStatusListJWT((await publisher.publish(scope, full, 0, 'ietf')).publication.token);
+    for (const [shard, at] of set) expect(list.getStatus(shard * 1024 + at)).toBe(1);
+    expect(list.getStatus(9)).toBe(0);
+  });
+
+  test('a publication: valid 24 h, cached 60 s, its etag the token hash; signed again from half its validity on', async () => {
+    let clock = Date.parse('2026-11-23T12:00:00Z');
+    const { store, f, def } = await setup();
+    const publisher = new StatusListPublisher({ store, keyManager: f.keyManager, events: f.publisher, refs: f.refs, now: () => new Date(clock) });
+    const full = (await publisher.definition(scope, def.id))!;
+    const first = await publisher.serve(scope, def.id, 0, 'ietf');
+    expect(first.expires_at - first.issued_at).toBe(24 * 3600);
+    expect(first.issued_at).toBe(clock / 1000);
+    expect(payload(first.token)).toMatchObject({ iat: clock / 1000, exp: clock / 1000 + 24 * 3600, ttl: 60 });
+    expect(first.etag).toBe(`"${createHash('sha256').update(first.token).digest('base64url').slice(0, 32)}"`);
+    expect(f.events('status_list.published').at(-1)!.data).toEqual({
+      definition_id: def.id,
+      list: 0,
+      format: 'ietf',
+      url: first.url,
+      published_at: new Date(clock).toISOString(),
+      expires_at: new Date(clock + 24 * 3600_000).toISOString(),
+    });
+    clock += 12 * 3600_000;
+    expect((await publisher.serve(scope, def.id, 0, 'ietf')).token).toBe(first.token);
+    expect((await publisher.publish(scope, full, 0, 'ietf')).signed).toBe(false);
+    clock += 1000;
+    const second = await publisher.serve(scope, def.id, 0, 'ietf');
+    expect(second.issued_at).toBe(clock / 1000);
+    expect((await publisher.stored(scope, def.id, 0, 'ietf'))!.token).toBe(second.token);
+  });
+
+  test('which lists are served: those in use and the spare after them', async () => {
+    const { publisher, def, store } = await setup();
+    await expect(publisher.serve(scope, def.id, 1, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found' }));
+    expect((await publisher.serve(scope, def.id, 0, 'ietf')).url).toContain(`/${def.id}/0/ietf`);
+    await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 1 } }]);
+    expect((await publisher.serve(scope, def.id, 1, 'ietf')).url).toContain(`/${def.id}/1/ietf`);
+    await expect(publisher.serve(scope, def.id, 2, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404 }));
+    await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 131072 } }]);
+    expect(await publisher.listsInUse(scope, (await publisher.definition(scope, def.id))!)).toBe(1);
+    await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 131073 } }]);
+    expect((await publisher.serve(scope, def.id, 2, 'ietf')).url).toContain(`/${def.id}/2/ietf`);
+    await expect(publisher.serve(scope, 'no-such-definition', 0, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found' }));
+  });
+
+  test('publishing for a definition deleted meanwhile stores nothing; a store failure is not taken for a lost race', async () => {
+    const { publisher, def, store } = await setup();
+    const full = (await publisher.definition(scope, def.id))!;
+    await store.write([{ type: 'delete', key: statusKeys.definition(scope, def.id) }]);
+    await expect(publisher.publish(scope, full, 0, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found' }));
+    expect(await publisher.stored(scope, def.id, 0, 'ietf')).toBeNull();
+
+    const other = await setup();
+    const otherDef = (await other.publisher.definition(scope, other.def.id))!;
+    const write = other.store.write.bind(other.store);
+    other.store.write = async (ops) => (ops.some((op) => op.type === 'put' && op.item.type === 'status_publication') ? Promise.reject(new Error('DynamoDB unavailable')) : write(ops));
+    await expect(other.publisher.publish(scope, otherDef, 0, 'ietf')).rejects.toThrow('DynamoDB unavailable');
+  });
+
+  test('a signer deleted from the wallet: publish says which, and a fetch answers 503 while nothing valid is stored', async () => {
+    const { publisher, def, store, f } = await setup();
+    await store.write([{ type: 'delete', key: keys.did(scope, f.did.did) }]);
+    const full = (await publisher.definition(scope, def.id))!;
+    await expect(publisher.publish(scope, full, 0, 'ietf')).rejects.toEqual(
+      expect.objectContaining({ status: 503, code: 'status_list_signer_unavailable', message: `The signer ${def.issuer_did} of status list definition ${def.id} is no longer a DID of this wallet: publish with another did` }),
+    );
+    await expect(publisher.serve(scope, def.id, 0, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 503, code: 'status_list_unavailable' }));
   });
 });

@@ -125,10 +125,11 @@ const isDid = (s: string) => /^did:[a-z0-9]+:[^#?/\s]+$/.test(s);
 
 /** The verification method `kid` names (or the only assertionMethod, without kid); it must be an assertionMethod. */
 function assertionKey(did: string, document: Record<string, unknown>, kid: string | undefined): JWK {
-  const abs = (id: unknown) => (typeof id === 'string' ? comparableDid(id.startsWith('#') ? `${did}${id}` : id) : '');
+  // An id that is not a non-empty string names nothing: it is neither an assertion method nor matches one.
+  const abs = (id: unknown) => (typeof id === 'string' && id ? comparableDid(id.startsWith('#') ? `${did}${id}` : id) : undefined);
   const methods = (Array.isArray(document.verificationMethod) ? document.verificationMethod : []).filter(isObject);
   const assertion = Array.isArray(document.assertionMethod) ? document.assertionMethod : [];
-  const assertionIds = assertion.map((a) => abs(isObject(a) ? a.id : a));
+  const assertionIds = assertion.map((a) => abs(isObject(a) ? a.id : a)).filter((id) => id !== undefined);
   const embedded = assertion.filter(isObject);
   let target = kid === undefined ? undefined : comparableDid(kid);
   if (target === undefined) {

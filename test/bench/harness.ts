@@ -4,7 +4,7 @@
  * limits), an admin-API caller, and the setup of a tenant. Each bench runs as its own process
  * (run.ts), so `runBench` owns the exit code.
  */
-import { LOCAL_TAA, startLocalRuntime, type LocalRuntime } from '../../infra/local/runtime';
+import { LOCAL_TAA, startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime';
 
 const UNTHROTTLED = { rateLimit: 1e9, burstLimit: 1e9 };
 
@@ -20,8 +20,9 @@ export interface BenchRuntime {
   walletWithPublicDid(name: string, didBody: Record<string, unknown>): Promise<{ key: string; walletId: string; did: string }>;
 }
 
-export async function startBenchRuntime(): Promise<BenchRuntime> {
+export async function startBenchRuntime(extra: Pick<LocalRuntimeOptions, 'anoncredsKeyGenerator'> = {}): Promise<BenchRuntime> {
   const rt = await startLocalRuntime({
+    ...extra,
     port: 0,
     dataDir: null,
     logLevel: 'SILENT',

@@ -16,6 +16,7 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/jsonld-issuance-credo.ts' }, // POST /api/v1/credentials/json-ld to a Credo holder, end to end
   { script: 'test/bench/anoncreds-cl.ts' }, // AnonCreds issuer primitives (BN254, CL signature, tails)
   { script: 'test/bench/anoncreds-issuer.ts' }, // credential definitions through the worker, revocations
+  { script: 'test/bench/anoncreds-issuance-credo.ts' }, // POST /api/v1/credentials (AnonCreds) to a Credo holder, end to end
   { script: 'test/bench/didcomm-envelope.ts' },
   { script: 'test/bench/didcomm-endpoint.ts' }, // the public endpoint, and a round trip with Credo
   { script: 'test/bench/status-list-encoding.ts' },

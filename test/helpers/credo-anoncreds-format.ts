@@ -117,3 +117,22 @@ export class SpecAnonCredsHolderFormatService implements DidCommCredentialFormat
     return [OFFER, REQUEST, CREDENTIAL].includes(format);
   }
 }
+
+/**
+ * The did:web AnonCreds method, as a holder resolves an object id against the runtime at `apiUrl`:
+ * the DID document's `#anoncreds` service, then its endpoint + relativeRef.
+ */
+export function didWebAnonCredsResolver(apiUrl: string): (id: string) => Promise<any> {
+  return async (id) => {
+    const did = id.slice(0, id.indexOf('?'));
+    const relativeRef = new URLSearchParams(id.slice(id.indexOf('?'))).get('relativeRef')!;
+    const docRes = await fetch(`${apiUrl}/dids/${did.split(':').pop()}/did.json`);
+    if (docRes.status !== 200) throw new Error(`did document of ${did}: ${docRes.status}`);
+    const doc = (await docRes.json()) as { service: { id: string; serviceEndpoint: string }[] };
+    const service = doc.service.find((s) => s.id === `${did}#anoncreds`);
+    if (!service) throw new Error(`${did} has no #anoncreds service`);
+    const res = await fetch(`${service.serviceEndpoint}${relativeRef}`);
+    if (res.status !== 200) throw new Error(`${id}: ${res.status}`);
+    return ((await res.json()) as { resource: unknown }).resource;
+  };
+}

@@ -13,7 +13,7 @@ import { DidCommCredentialState, DidCommEventTypes, type DidCommMessageProcessed
 import { REVOCATION_NOTIFICATION_TYPE } from '../../lib/anoncreds/credential-revocation';
 import { holderCheckBatch } from '../helpers/anoncreds-revocation-holder';
 import { precomputedPrimesGenerator } from '../helpers/anoncreds-registry';
-import { SpecAnonCredsHolderFormatService } from '../helpers/credo-anoncreds-format';
+import { didWebAnonCredsResolver, SpecAnonCredsHolderFormatService } from '../helpers/credo-anoncreds-format';
 import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
 import { fenceTestNetwork } from '../helpers/loopback-only';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
@@ -25,6 +25,7 @@ let api: TestApi;
 let credo: CredoPeer;
 let hooks: Receiver;
 let holder: SpecAnonCredsHolderFormatService;
+let resolveObject: (id: string) => Promise<any>;
 let acme: Awaited<ReturnType<typeof walletWithPublicDid>>;
 let other: Awaited<ReturnType<typeof walletWithPublicDid>>;
 const SCHEMA = { schema_name: 'degree', schema_version: '1.0', attributes: ['name', 'degree', 'age'] };
@@ -33,17 +34,6 @@ const ATTRS = [
   { name: 'degree', value: 'Mathematics' },
   { name: 'age', value: '36' },
 ];
-
-/** The did:web AnonCreds method, as a holder resolves an id: the DID document's #anoncreds service, then its endpoint + relativeRef. */
-async function resolveObject(id: string): Promise<any> {
-  const did = id.slice(0, id.indexOf('?'));
-  const relativeRef = new URLSearchParams(id.slice(id.indexOf('?'))).get('relativeRef')!;
-  const doc = await ok(api.call('GET', `/dids/${did.split(':').pop()}/did.json`), 'did document');
-  const service = doc.service.find((s: { id: string }) => s.id === `${did}#anoncreds`);
-  const res = await fetch(`${service.serviceEndpoint}${relativeRef}`);
-  if (res.status !== 200) throw new Error(`${id}: ${res.status}`);
-  return ((await res.json()) as { resource: unknown }).resource;
-}
 
 /** A definition requested (202, state wait) and made by the worker. */
 async function definition(key: string, body: Record<string, unknown>): Promise<any> {
@@ -60,8 +50,9 @@ async function finished(key: string, id: string): Promise<any> {
 }
 
 beforeAll(async () => {
-  holder = new SpecAnonCredsHolderFormatService({ credentialDefinition: resolveObject, linkSecret: 0x5eed5eed5eed5eed5eed5eed5eed5eedn << 100n });
+  holder = new SpecAnonCredsHolderFormatService({ credentialDefinition: (id) => resolveObject(id), linkSecret: 0x5eed5eed5eed5eed5eed5eed5eed5eedn << 100n });
   [api, credo, hooks] = await Promise.all([startTestApi({ anoncredsKeyGenerator: precomputedPrimesGenerator() }), startCredoPeer({ label: 'Ada (Credo)', credentialFormats: [holder] }), startReceiver()]);
+  resolveObject = didWebAnonCredsResolver(api.rt.url);
   [acme, other] = await Promise.all([walletWithPublicDid(api, { method: 'web' }), walletWithPublicDid(api, { method: 'web' })]);
   await ok(api.call('PUT', '/api/v1/settings/webhook-target-urls', { key: acme.key, body: { urls: [`${hooks.url}/acme`] } }), 'webhook target');
 }, 240_000);

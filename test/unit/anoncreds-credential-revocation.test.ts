@@ -12,11 +12,11 @@ import { exchangeItem, exchangeKeys, storedExchangeFromItem, type ExchangeState,
 import { connectionItem, type StoredConnection } from '../../lib/didcomm/records';
 import type { EventEnvelope } from '../../lib/events/envelope';
 import type { RawRepresentation } from '../../lib/http/contract';
-import { AppError } from '../../lib/http/errors';
 import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
 import type { WriteOp } from '../../lib/store/port';
 import { anoncredsTestbed } from '../helpers/anoncreds-registry';
 import { holderCheckBatch } from '../helpers/anoncreds-revocation-holder';
+import { refusal } from '../helpers/refusal';
 
 /**
  * POST /api/v1/credentials/anoncreds/revoke (lib/anoncreds/credential-revocation.ts) on the in-memory
@@ -122,15 +122,6 @@ async function setup() {
   return { store, sealer, regs, revocation, tick, now, definition, connection, exchange, stateOf, eventsOf, jobs, snapshot, listOf };
 }
 
-async function refusal(p: Promise<unknown>): Promise<{ status: number; code: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return { status: err.status, code: err.code };
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('revoking an issued AnonCreds credential', () => {
   test('the index revoked in the published list and the exchange credential-revoked with its event, in one transaction; the holder accepts the witness before and refuses it after', async () => {

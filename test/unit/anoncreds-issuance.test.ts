@@ -15,7 +15,6 @@ import { CredentialIssuing } from '../../lib/didcomm/protocols/issue-credential-
 import { CREDENTIAL_PREVIEW_TYPE, ISSUE_CREDENTIAL_TYPE, OFFER_CREDENTIAL_TYPE, REQUEST_CREDENTIAL_TYPE } from '../../lib/didcomm/protocols/issue-credential-v2/messages';
 import { exchangeKeys, storedExchangeFromItem, type StoredExchange } from '../../lib/didcomm/protocols/issue-credential-v2/records';
 import { connectionItem, type StoredConnection } from '../../lib/didcomm/records';
-import { AppError } from '../../lib/http/errors';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
 import type { Item } from '../../lib/store/port';
@@ -23,6 +22,7 @@ import { holderCheckCredential, holderCredentialRequest, holderEncode, holderVer
 import { loadVector } from '../helpers/anoncreds-fixtures';
 import { anoncredsTestbed } from '../helpers/anoncreds-registry';
 import { holderCheckBatch, holderRevocationBlinding } from '../helpers/anoncreds-revocation-holder';
+import { refusalDetail as refusal } from '../helpers/refusal';
 
 /**
  * AnonCreds issuance over Issue Credential 2.0 (RFC 0771 formats): the offer (every bad input a 4xx
@@ -82,15 +82,6 @@ function setup() {
   return { store, registry, issuance, issuer, issuing, wallet, snapshot, sent, exchangeOf, holderAsks, jobOf, worker };
 }
 
-async function refusal(p: Promise<unknown>): Promise<{ status: number; code: string; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return { status: err.status, code: err.code, message: err.message };
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 const holderKey = (cd: { credential_definition?: { value: { primary: unknown } } }) => parsePrimaryPublicKey(cd.credential_definition!.value.primary);
 const offerIn = (message: Record<string, unknown>) => JSON.parse(Buffer.from((message['offers~attach'] as { data: { base64: string } }[])[0]!.data.base64, 'base64').toString('utf8')) as CredentialOfferJson;

@@ -8,11 +8,11 @@ import { PublicObjects } from '../../lib/anoncreds/public-objects';
 import { anoncredsPublicOperations, OBJECT_CACHE_CONTROL } from '../../lib/anoncreds/operations';
 import { JsonReply, RawRepresentation } from '../../lib/http/contract';
 import { credDefJobFromOutboxItem, registryKeys, REGISTRY_LIMITS } from '../../lib/anoncreds/registry';
-import { AppError } from '../../lib/http/errors';
 import { DidResolver } from '../../lib/resolver/resolver';
 import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
 import { holderVerifyKeyCorrectness } from '../helpers/anoncreds-cl-holder';
 import { anoncredsTestbed, precomputedPrimesGenerator, VECTOR_SAFE_PRIMES } from '../helpers/anoncreds-registry';
+import { refusal } from '../helpers/refusal';
 
 /**
  * The AnonCreds registry: did:web AnonCreds method identifiers, schema and credential-definition
@@ -39,15 +39,6 @@ function setup(generate: KeyGenerator = precomputedPrimesGenerator()) {
 
 const SCHEMA = { schema_name: 'degree schema', schema_version: '1.0', attributes: ['name', 'date', 'degree', 'birthdate_dateint', 'First Name'] };
 
-async function refusal(p: Promise<unknown>): Promise<{ status: number; code: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return { status: err.status, code: err.code };
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('identifiers (did:web AnonCreds method)', () => {
   test("the method's example: its canonical form, and the resource id as Credo's registry checks it (canonicalize, SHA-256, base58)", () => {

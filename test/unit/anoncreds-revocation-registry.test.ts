@@ -15,10 +15,10 @@ import {
 import { RevocationRegistryStore, revRegKeys, TAILS_PER_CHUNK } from '../../lib/anoncreds/revocation-registry';
 import { generateTailsFile } from '../../lib/anoncreds/tails';
 import { BinaryRepresentation, JsonReply, RawRepresentation } from '../../lib/http/contract';
-import { AppError } from '../../lib/http/errors';
 import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
 import { anoncredsTestbed } from '../helpers/anoncreds-registry';
 import { holderCheckBatch } from '../helpers/anoncreds-revocation-holder';
+import { refusal } from '../helpers/refusal';
 
 /**
  * Revocable credential definitions: the worker's registry (keys, definition, tails, status list, γ
@@ -57,15 +57,6 @@ function setup() {
   return { store, registry, sealer, worker, regs, tick, now, publicWeb, snapshot, revocable };
 }
 
-async function refusal(p: Promise<unknown>): Promise<{ status: number; code: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return { status: err.status, code: err.code };
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('the worker, revocable definitions', () => {
   test('publishes the revocation key, one registry with its tails and status list; the secrets only sealed', async () => {

@@ -16,7 +16,6 @@
  * Our runtime runs in its own child process (peer/ours.ts, definitions from precomputed primes: they
  * are not what is timed here), Credo in this one.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { AgentContext } from '@credo-ts/core';
@@ -25,6 +24,7 @@ import { LOCAL_TAA } from '../../infra/local/runtime';
 import { didWebAnonCredsResolver, SpecAnonCredsHolderFormatService, type SpecAnonCredsFormat } from '../helpers/credo-anoncreds-format';
 import { startCredoPeer } from '../helpers/credo-didcomm';
 import { median, percentile } from './stats';
+import { startOurs, stopOurs, until } from './peer/process';
 
 const env = process.env;
 const ISSUANCES = Number(env.BENCH_ANONCREDS_ISSUANCES ?? 20);
@@ -33,29 +33,8 @@ const REGISTRY_SIZE = 64;
 const WAIT_SECONDS = 15;
 const SCHEMA = { schema_name: 'bench degree', schema_version: '1.0', attributes: ['name', 'degree', 'age'] };
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function startOurs(): Promise<{ child: ChildProcess; url: string; baseApiKey: string }> {
-  const child = fork(new URL('./peer/ours.ts', import.meta.url).pathname, ['--precomputed-primes'], {
-    execArgv: ['--import', 'tsx', '--no-deprecation'],
-    env: { ...env, POWERTOOLS_LOG_LEVEL: 'SILENT' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', (msg: any) => resolve({ child, url: msg.url, baseApiKey: msg.baseApiKey }));
-    child.once('exit', (code) => reject(new Error(`peer/ours.ts exited (${code}) before it was ready`)));
-  });
-}
 
-async function until<T>(what: string, read: () => Promise<T | undefined>, intervalMs: number, timeoutMs = 180_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
 
 /** The holder, its two steps timed per thread (they run on this process's event loop). */
 class TimedHolder extends SpecAnonCredsHolderFormatService {
@@ -82,7 +61,7 @@ class TimedHolder extends SpecAnonCredsHolderFormatService {
 async function main() {
   console.log('\n### AnonCreds issuance to Credo 0.6.3 over DIDComm, end to end through the local runtime\n');
   console.log(`Load average at start: ${load()}.\n`);
-  const ours = await startOurs();
+  const ours = await startOurs({ args: ['--precomputed-primes'] });
   const holder = new TimedHolder({ credentialDefinition: didWebAnonCredsResolver(ours.url), linkSecret: 0x5eed5eed5eed5eed5eed5eed5eed5eedn << 100n });
   const credo = await startCredoPeer({ label: 'bench-anoncreds-holder', credentialFormats: [holder] });
   const credoDone = new Map<string, number>();
@@ -105,7 +84,7 @@ async function main() {
     const definition = async (schemaName: string, revocable: boolean) => {
       const schema = await call('POST', '/api/v1/schemas', key, { ...SCHEMA, schema_name: schemaName });
       const req = await call('POST', '/api/v1/credential-definitions', key, { schema_id: schema.schema_id, tag: 'bench', ...(revocable ? { support_revocation: true, revocation_registry_size: REGISTRY_SIZE } : {}) });
-      await until('definition finished', async () => ((await call('GET', `/api/v1/credential-definitions/${req.id}`, key)).state === 'finished' ? true : undefined), 250);
+      await until('definition finished', async () => ((await call('GET', `/api/v1/credential-definitions/${req.id}`, key)).state === 'finished' ? true : undefined), 250, 180_000);
       return schema.schema_id as string;
     };
     const schemas = { plain: await definition('bench degree', false), revocable: await definition('bench revocable degree', true) };
@@ -114,7 +93,7 @@ async function main() {
     const { connectionId } = await credo.receiveInvitationUrl(inv.invitation_url);
     await credo.waitForConnection((c) => c.id === connectionId, 60_000);
     const contactId = (
-      await until('our connection active', async () => ((await call('GET', '/api/v1/connections', key)) as any[]).find((c) => c.invitation_id === inv.invitation_id && c.state === 'active'), 100)
+      await until('our connection active', async () => ((await call('GET', '/api/v1/connections', key)) as any[]).find((c) => c.invitation_id === inv.invitation_id && c.state === 'active'), 100, 180_000)
     ).connection_id as string;
 
     let n = 0;
@@ -128,8 +107,8 @@ async function main() {
       const [made] = await call('POST', `/api/v1/credentials${wait ? `?timeout=${WAIT_SECONDS}` : ''}`, key, { schema_id: revocable ? schemas.revocable : schemas.plain, attributes, contact_id: contactId });
       const answered = performance.now() - t0;
       const thread = made.thread_id as string;
-      await until('Credo done', async () => (credoDone.has(thread) ? true : undefined), POLL_MS);
-      await until('our exchange done', async () => ((await call('GET', `/api/v1/credentials/${made.credential_exchange_id}`, key)).state === 'done' ? true : undefined), POLL_MS);
+      await until('Credo done', async () => (credoDone.has(thread) ? true : undefined), POLL_MS, 180_000);
+      await until('our exchange done', async () => ((await call('GET', `/api/v1/credentials/${made.credential_exchange_id}`, key)).state === 'done' ? true : undefined), POLL_MS, 180_000);
       const oursDone = performance.now() - t0;
       if (revocable !== (made.revocation_def_id !== null)) throw new Error(`revocation_def_id ${made.revocation_def_id} on a ${revocable ? 'revocable' : 'non-revocable'} issuance`);
       const work = holder.work.get(thread) ?? { request: NaN, check: NaN };
@@ -165,8 +144,7 @@ async function main() {
     console.log(`\nLoad average at end: ${load()}.`);
   } finally {
     await credo.stop().catch(() => undefined);
-    ours.child.disconnect();
-    await new Promise((r) => (ours.child.exitCode !== null ? r(null) : ours.child.once('exit', r)));
+    await stopOurs(ours);
   }
 }
 
@@ -177,3 +155,4 @@ main().then(
     process.exit(1);
   },
 );
+

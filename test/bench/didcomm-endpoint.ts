@@ -16,14 +16,14 @@
  * Our runtime runs in its own child process (peer/ours.ts, as issuance-peer.ts starts it), so that the
  * senders and the Credo agents here do not share its event loop; its CPU is read from /proc.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { generateKeyPair, packMessage, verkeyFromPublicKey } from '../../lib/didcomm/envelope';
-import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
+import { startCredoPeer } from '../helpers/credo-didcomm';
 import { processCpuMs } from '../helpers/processes';
 import { childPids } from './peer/shared';
+import { startOurs, stopOurs, until } from './peer/process';
 
 const env = process.env;
 const ENVELOPES: Record<number, number> = { 1: Number(env.BENCH_DIDCOMM_ENVELOPES_1 ?? 200), 10: Number(env.BENCH_DIDCOMM_ENVELOPES_10 ?? 500) };
@@ -37,18 +37,6 @@ const sortNum = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const load = () => loadavg().map((x) => x.toFixed(2)).join(', ');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function startOurs(): Promise<{ child: ChildProcess; url: string; baseApiKey: string }> {
-  const prof = env.BENCH_PEER_CPU_PROF;
-  const child = fork(new URL('./peer/ours.ts', import.meta.url).pathname, [], {
-    execArgv: ['--import', 'tsx', '--no-deprecation', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
-    env: { ...env, POWERTOOLS_LOG_LEVEL: 'SILENT' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', (msg: any) => resolve({ child, url: msg.url, baseApiKey: msg.baseApiKey }));
-    child.once('exit', (code) => reject(new Error(`peer/ours.ts exited (${code}) before it was ready`)));
-  });
-}
 
 /** `n` calls of `fn`, `concurrency` at a time; what each returns (its duration in ms). */
 async function pool(n: number, concurrency: number, fn: (i: number) => Promise<number>): Promise<number[]> {
@@ -62,15 +50,6 @@ async function pool(n: number, concurrency: number, fn: (i: number) => Promise<n
   return times;
 }
 
-async function until<T>(what: string, read: () => Promise<T | undefined>, intervalMs: number, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
 
 /** Waits until the processes use under 10 % of a core over a second (the worker's backlog is done). */
 async function quiet(pids: number[], timeoutMs = 120_000): Promise<void> {
@@ -86,7 +65,7 @@ async function quiet(pids: number[], timeoutMs = 120_000): Promise<void> {
 async function main() {
   console.log('\n### DIDComm v1 through the local runtime: the public endpoint, and a round trip with Credo 0.6.3\n');
   console.log(`Load average at start: ${load()}.\n`);
-  const ours = await startOurs();
+  const ours = await startOurs({ execArgv: env.BENCH_PEER_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PEER_CPU_PROF}`] : [] });
   const [credoA, credoB] = await Promise.all([startCredoPeer({ label: 'bench-credo-a' }), startCredoPeer({ label: 'bench-credo-b' })]);
   const pids = [ours.child.pid!, ...childPids(ours.child.pid!, 'java')];
   try {
@@ -211,8 +190,7 @@ async function main() {
     console.log(`\nLoad average at end: ${load()}.`);
   } finally {
     await Promise.allSettled([credoA.stop(), credoB.stop()]);
-    ours.child.disconnect();
-    await new Promise((r) => (ours.child.exitCode !== null ? r(null) : ours.child.once('exit', r)));
+    await stopOurs(ours);
   }
 }
 

@@ -14,42 +14,21 @@
  *
  * Our runtime runs in its own child process (peer/ours.ts), Credo in this one.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { DidCommCredentialEventTypes, DidCommCredentialState, type DidCommCredentialStateChangedEvent } from '@credo-ts/didcomm';
 import { CONTEXT_URLS } from '../../lib/jsonld/contexts';
 import { startCredoPeer } from '../helpers/credo-didcomm';
 import { median, percentile } from './stats';
+import { startOurs, stopOurs, until } from './peer/process';
 
 const env = process.env;
 const ISSUANCES = Number(env.BENCH_JSONLD_ISSUANCES ?? 20);
 const POLL_MS = Number(env.BENCH_JSONLD_POLL_MS ?? 25);
 const WAIT_SECONDS = 15;
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function startOurs(): Promise<{ child: ChildProcess; url: string; baseApiKey: string }> {
-  const child = fork(new URL('./peer/ours.ts', import.meta.url).pathname, [], {
-    execArgv: ['--import', 'tsx', '--no-deprecation'],
-    env: { ...env, POWERTOOLS_LOG_LEVEL: 'SILENT' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', (msg: any) => resolve({ child, url: msg.url, baseApiKey: msg.baseApiKey }));
-    child.once('exit', (code) => reject(new Error(`peer/ours.ts exited (${code}) before it was ready`)));
-  });
-}
 
-async function until<T>(what: string, read: () => Promise<T | undefined>, intervalMs: number, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
 
 async function main() {
   console.log('\n### JSON-LD issuance to Credo 0.6.3 over DIDComm, end to end through the local runtime\n');
@@ -117,8 +96,7 @@ async function main() {
     console.log(`\nLoad average at end: ${load()}.`);
   } finally {
     await credo.stop().catch(() => undefined);
-    ours.child.disconnect();
-    await new Promise((r) => (ours.child.exitCode !== null ? r(null) : ours.child.once('exit', r)));
+    await stopOurs(ours);
   }
 }
 

@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { encodeAttribute, randomBits } from './bignum';
 import { CurveError, g1FromString, type G1Point } from './bn254';
+import { attrName, credentialRequestSchema, decimalString, NONCE_BITS, nonceString } from './request-shape';
 import {
   signCredential,
   systemRandomness,
@@ -31,23 +32,10 @@ export class AnonCredsFormatError extends Error {
   }
 }
 
-/** clsignatures LARGE_NONCE: nonces are 80 random bits. */
-export const NONCE_BITS = 80;
+export { NONCE_BITS } from './request-shape';
 
-// Bounds on decimal strings, so a caller cannot make us parse or exponentiate huge numbers. The
-// largest honest values are the proofs' responses (v_dash_cap ≈ 3,200 bits ≈ 970 digits).
-const MAX_DIGITS = 1200;
-const decimal = z
-  .string()
-  .regex(new RegExp(`^(0|[1-9][0-9]{0,${MAX_DIGITS - 1}})$`), 'a non-negative decimal integer')
-  .transform((s) => BigInt(s));
-const nonce = z
-  .string()
-  .regex(/^(0|[1-9][0-9]{0,29})$/, 'a decimal nonce')
-  .transform((s) => BigInt(s))
-  .refine((v) => v < 1n << BigInt(NONCE_BITS), 'a nonce of at most 80 bits');
-// zod drops a '__proto__' key from records, so parsed maps never carry one.
-const attrName = z.string().min(1).max(256);
+const decimal = decimalString.transform((s) => BigInt(s));
+const nonce = nonceString.transform((s) => BigInt(s));
 const decimalMap = z.record(attrName, decimal);
 
 /** anoncreds-rs `attr_common_view`: attribute names match with spaces removed, in lower case. */
@@ -133,27 +121,7 @@ export function createCredentialOffer(input: {
   };
 }
 
-const requestSchema = z
-  .object({
-    entropy: z.string().min(1).max(1024).optional(),
-    prover_did: z.string().min(1).max(1024).optional(),
-    cred_def_id: z.string().min(1).max(2048),
-    blinded_ms: z.object({
-      u: decimal,
-      // The revocation part (ur): parsed as a G1 point only when the credential is revocable.
-      ur: z.unknown().optional(),
-      hidden_attributes: z.array(attrName).max(16),
-      committed_attributes: decimalMap.optional(),
-    }),
-    blinded_ms_correctness_proof: z.object({
-      c: decimal,
-      v_dash_cap: decimal,
-      m_caps: decimalMap,
-      r_caps: decimalMap.optional(),
-    }),
-    nonce,
-  })
-  .refine((r) => (r.entropy === undefined) !== (r.prover_did === undefined), 'exactly one of entropy and prover_did');
+const requestSchema = credentialRequestSchema(decimal, nonce);
 
 export type CredentialRequest = z.output<typeof requestSchema>;
 

@@ -1,7 +1,6 @@
 import { ulid } from 'ulid';
 import { signingIdentity } from '../dids/signing';
 import { readDid } from '../dids/records';
-import type { EventPublisher } from '../events/publisher';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { IssueRefused, type ExchangeToIssue, type Issued } from '../didcomm/protocols/issue-credential-v2/formats';
 import type { FormatIssuer } from '../didcomm/protocols/issue-credential-v2/issuing';
@@ -11,8 +10,7 @@ import type { ExchangeRecord, StoredExchange } from '../didcomm/protocols/issue-
 import type { KeyManager } from '../keys/port';
 import type { TenantScope } from '../store/keys';
 import type { ItemStore } from '../store/port';
-import { CONTEXT_URLS } from './contexts';
-import type { ContextLookup, JsonObject } from './loader';
+import type { ContextLookup } from './loader';
 import { offlineDocumentLoader } from './loader';
 import { checkCredential, signCredential, signingKeyOf, type Cryptosuite, type ProofType } from './signing';
 import { withCredentialStatus, type CredentialStatusSource, type JsonLdCredentialStatus } from './status';

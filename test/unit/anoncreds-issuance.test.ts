@@ -174,6 +174,8 @@ describe("the holder's request (inbound worker: structural only)", () => {
     ['an oversized U', { ...request, blinded_ms: { ...request.blinded_ms, u: '9'.repeat(1201) } }, 'blinded_ms.u'],
     ['both entropy and prover_did', { ...request, prover_did: 'did:sov:x' }, 'exactly one'],
     ['a huge nonce', { ...request, nonce: '9'.repeat(31) }, 'nonce'],
+    ['a nonce of 81 bits', { ...request, nonce: (1n << 80n).toString() }, 'at most 80 bits'],
+    ['a revocation secret that is not a string', { ...request, blinded_ms: { ...request.blinded_ms, ur: { x: 1 } } }, 'blinded_ms.ur'],
     ['not an object', 'x', 'not an AnonCreds credential request'],
   ])('%s: refused', (_what, r, text) => {
     const out = checkAnonCredsRequest(offer, r);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import { credentialRequestSchema, decimalString, nonceString } from '../../../anoncreds/request-shape';
 import type { CredentialFormat, RequestCheck } from './formats';
 import type { StoredExchange } from './records';
 
@@ -13,24 +13,8 @@ export const ANONCREDS_OFFER_FORMAT = 'anoncreds/credential-offer@v1.0';
 export const ANONCREDS_REQUEST_FORMAT = 'anoncreds/credential-request@v1.0';
 export const ANONCREDS_CREDENTIAL_FORMAT = 'anoncreds/credential@v1.0';
 
-// Bounds as in lib/anoncreds/objects.ts (the issuing half parses the request again, with the arithmetic).
-const decimal = z.string().regex(/^(0|[1-9][0-9]{0,1199})$/);
-const attrName = z.string().min(1).max(256);
-const AnonCredsRequest = z
-  .object({
-    entropy: z.string().min(1).max(1024).optional(),
-    prover_did: z.string().min(1).max(1024).optional(),
-    cred_def_id: z.string().min(1).max(2048),
-    blinded_ms: z.object({
-      u: decimal,
-      ur: z.string().max(1024).nullish(),
-      hidden_attributes: z.array(attrName).max(16),
-      committed_attributes: z.record(attrName, decimal).optional(),
-    }),
-    blinded_ms_correctness_proof: z.object({ c: decimal, v_dash_cap: decimal, m_caps: z.record(attrName, decimal), r_caps: z.record(attrName, decimal).optional() }),
-    nonce: z.string().regex(/^(0|[1-9][0-9]{0,29})$/),
-  })
-  .refine((r) => (r.entropy === undefined) !== (r.prover_did === undefined), 'exactly one of entropy and prover_did');
+// The shape module alone (zod): the arithmetic stays out of this worker's bundle.
+const AnonCredsRequest = credentialRequestSchema(decimalString, nonceString);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

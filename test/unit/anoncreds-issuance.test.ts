@@ -10,7 +10,7 @@ import { decide } from '../../lib/didcomm/dispatch';
 import { LocalDataKeys, WalletDataKeys } from '../../lib/didcomm/key-vault';
 import { ANONCREDS_CREDENTIAL_FORMAT, ANONCREDS_OFFER_FORMAT, ANONCREDS_REQUEST_FORMAT, anoncredsRecordView, checkAnonCredsRequest } from '../../lib/didcomm/protocols/issue-credential-v2/anoncreds';
 import { IssueRefused } from '../../lib/didcomm/protocols/issue-credential-v2/formats';
-import { exchangeReader } from '../../lib/didcomm/protocols/issue-credential-v2/handlers';
+import { exchangeReader, ISSUE_JOB_TYPE } from '../../lib/didcomm/protocols/issue-credential-v2/handlers';
 import { CredentialIssuing } from '../../lib/didcomm/protocols/issue-credential-v2/issuing';
 import { CREDENTIAL_PREVIEW_TYPE, ISSUE_CREDENTIAL_TYPE, OFFER_CREDENTIAL_TYPE, REQUEST_CREDENTIAL_TYPE } from '../../lib/didcomm/protocols/issue-credential-v2/messages';
 import { exchangeKeys, storedExchangeFromItem, type StoredExchange } from '../../lib/didcomm/protocols/issue-credential-v2/records';
@@ -69,10 +69,10 @@ function setup() {
   const exchangeOf = async (s: TenantScope, id: string) => storedExchangeFromItem((await store.get(exchangeKeys.exchange(s, id)))!);
   const ctx = (s: TenantScope): AgentContext => ({ scope: s, now: new Date(), endpoint: 'https://issuer.example/didcomm/ref', keys: {} as AgentKeys, dids: PEER_DIDS, events, exchanges: exchangeReader(store) });
   /** The holder's request-credential on the exchange's thread, through the inbound worker's decision. */
-  const holderAsks = async (s: TenantScope, x: StoredExchange, request: unknown) => {
+  const holderAsks = async (s: TenantScope, x: StoredExchange, request: unknown, format = ANONCREDS_REQUEST_FORMAT) => {
     const message = {
       '@type': REQUEST_CREDENTIAL_TYPE, '@id': 'r1', '~thread': { thid: x.thread_id },
-      formats: [{ attach_id: 'a', format: ANONCREDS_REQUEST_FORMAT }],
+      formats: [{ attach_id: 'a', format }],
       'requests~attach': [{ '@id': 'a', 'mime-type': 'application/json', data: { base64: Buffer.from(JSON.stringify(request)).toString('base64') } }],
     };
     const d = await decide(ctx(s), { message, senderVerkey: 'PeerVerkey11111111111111111111111111111111', recipientVerkey: 'OurVerkey111111111111111111111111111111111' }, { kind: 'connection', connection: connection('C1') });
@@ -231,6 +231,19 @@ describe('issuing (issuing worker)', () => {
     const request = holderCredentialRequest(pk, { ...(x.offer as CredentialOfferJson), cred_def_id: 'did:web:other?service=anoncreds&relativeRef=/credDef/x' }, 7n).request;
     await expect(t.issuer.issue(A, { credential_exchange_id: x.credential_exchange_id, offer: x.offer, request, format_options: x.format_options })).rejects.toThrow(IssueRefused);
     expect((await t.holderAsks(A, x, request)).outbound[0]!.message).toMatchObject({ description: { code: 'issuance-abandoned' } });
+  });
+
+  test('a holder that answers in the legacy hlindy/cred-req@v2.0 format (RFC 0592) is told the format it must use: abandoned, nothing signed', async () => {
+    const t = setup();
+    const { schema, cd } = await t.wallet(A);
+    const [made] = await t.issuance.issue(A, { schema_id: schema.schema_id, attributes: ATTRS, contact_id: 'C1' }, 0, BASE);
+    const { request } = holderCredentialRequest(holderKey(cd), offerIn(t.sent()[0]!), 7n);
+    // The same JSON (RFC 0592's request is anoncreds-rs' request), under the Indy format's identifier.
+    const d = await t.holderAsks(A, await t.exchangeOf(A, made!.credential_exchange_id), request, 'hlindy/cred-req@v2.0');
+    expect(d.outbound[0]!.message).toMatchObject({ description: { code: 'issuance-abandoned', en: expect.stringContaining(`no ${ANONCREDS_REQUEST_FORMAT} attachment`) } });
+    const x = await t.exchangeOf(A, made!.credential_exchange_id);
+    expect([x.state, x.credential]).toEqual(['abandoned', null]);
+    expect([...t.store.items.values()].some((i: Item) => i.type === ISSUE_JOB_TYPE)).toBe(false);
   });
 
   test('revocable: one index per exchange whatever the retries, the witness the holder checks against the status list; a full registry refuses offers up front', async () => {

@@ -20,7 +20,14 @@ const common = {
 export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // One DynamoDB Local for the run, started only when an integration suite runs (test/helpers/shared-dynamodb.ts).
+      globalSetup: '<rootDir>/test/helpers/shared-dynamodb-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/shared-dynamodb-teardown.ts',
+    },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
   ],
   testTimeout: 60000,

@@ -299,6 +299,12 @@ async function repairImages(records: DynamoDBRecord[], table: { client: DynamoDB
   );
 }
 
+/** Whether a GetRecords error means the iterator can no longer be used, and why. */
+function iteratorGone(err: unknown): 'expired' | 'trimmed' | null {
+  const name = (err as { name?: string } | null)?.name;
+  return name === 'ExpiredIteratorException' ? 'expired' : name === 'TrimmedDataAccessException' ? 'trimmed' : null;
+}
+
 /**
  * Lambda's DynamoDB-stream event source on one machine (TRIM_HORIZON, as deployed): reads each open
  * shard from its start, applies the deployed filter, and on a reported failure re-reads from
@@ -318,6 +324,7 @@ export function pollStream(opts: {
   const activity = opts.activity ?? new Wakeup();
   const state = { pause: STREAM_IDLE_MS.first, lastActive: Date.now() };
   const iterators = new Map<string, string | null>(); // shard -> next iterator (null: shard closed)
+  const lastRead = new Map<string, string>(); // shard -> sequence number of the last record read
   let initialized = false;
 
   const refreshShards = async () => {
@@ -347,7 +354,27 @@ export function pollStream(opts: {
     let any = false;
     for (const [shardId, iterator] of iterators) {
       if (!iterator || isStopped()) continue;
-      const out = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+      let out;
+      try {
+        out = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+      } catch (err) {
+        const gone = iteratorGone(err);
+        if (!gone) throw err;
+        // As Lambda's event source does: an expired iterator resumes after the last record read; records
+        // trimmed from under it (DynamoDB Local trims when several tables share it) from the oldest left.
+        // The relay is idempotent, so what is read again is not relayed twice.
+        const after = lastRead.get(shardId);
+        const fresh = await opts.streams.send(
+          new GetShardIteratorCommand(
+            gone === 'expired' && after
+              ? { StreamArn: opts.streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
+              : { StreamArn: opts.streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' },
+          ),
+        );
+        iterators.set(shardId, fresh.ShardIterator ?? null);
+        continue;
+      }
+      const lastSeq = out.Records?.at(-1)?.dynamodb?.SequenceNumber;
       const records = await repairImages((out.Records ?? []).map((r) => toLambdaRecord(r, opts.streamArn)).filter(matchesOutboxFilter), opts.table);
       if (records.length) {
         any = true;
@@ -361,6 +388,7 @@ export function pollStream(opts: {
           throw new Error(`relay failed at sequence ${failedSeq}; retrying`);
         }
       }
+      if (lastSeq) lastRead.set(shardId, lastSeq);
       iterators.set(shardId, out.NextShardIterator ?? null);
       if (!out.NextShardIterator) lastRefresh = 0; // closed: look for its child
     }

@@ -43,6 +43,13 @@ export interface LocalRuntimeOptions {
   readonly port?: number;
   /** Folder for persistent data (DynamoDB files, the local master key, the mail viewer's mail); null keeps everything in memory. */
   readonly dataDir?: string | null;
+  /**
+   * An already running DynamoDB Local (its endpoint) to use instead of starting one: the test suites
+   * share one per run (test/helpers/shared-dynamodb.ts), which spares each runtime a JVM's start and
+   * warm-up. The runtime makes its own table there under a fresh name (`tableName`), left there when
+   * it stops. Only with in-memory data (`dataDir` null).
+   */
+  readonly sharedDynamoDb?: string;
   /** Port of the SES emulator and its mail viewer (0 or absent: any free port; `npm start` fixes it: MAIL_VIEWER_PORT). */
   readonly mailViewerPort?: number;
   /** Use this value as the base (super-admin) key instead of generating one. */
@@ -94,6 +101,8 @@ export interface LocalRuntime {
   readonly url: string;
   readonly mailViewerUrl: string;
   readonly endpoints: { readonly dynamodb: string; readonly sqs: string; readonly ses: string };
+  /** The table this runtime uses: `LOCAL_TABLE_NAME`, or a fresh name in a shared DynamoDB Local. */
+  readonly tableName: string;
   readonly queueUrls: Readonly<Record<string, string>>;
   /** The base key when this start chose or generated it; null when an earlier start did (it is kept only as an HMAC). */
   readonly baseApiKey: string | null;
@@ -254,12 +263,12 @@ async function indexPublishedDids(client: DynamoDBClient, tableName = LOCAL_TABL
  * before usage plans; an operator's backfill in AWS) and their public reference (from before public
  * URLs named wallets by it; nothing was deployed then, so only data folders need it).
  */
-export async function upgradeExistingWallets(client: DynamoDBClient): Promise<void> {
+export async function upgradeExistingWallets(client: DynamoDBClient, tableName = LOCAL_TABLE_NAME): Promise<void> {
   let start: Record<string, AttributeValue> | undefined;
   do {
     const out = await client.send(
       new QueryCommand({
-        TableName: LOCAL_TABLE_NAME,
+        TableName: tableName,
         IndexName: TABLE.gsi1.name,
         KeyConditionExpression: '#pk = :pk',
         ExpressionAttributeNames: { '#pk': TABLE.gsi1.partitionKey },
@@ -268,7 +277,7 @@ export async function upgradeExistingWallets(client: DynamoDBClient): Promise<vo
       }),
     );
     for (const item of out.Items ?? []) if (item.wallet_id?.S) localUsageKeys.add(walletUsageKey(LOCAL_STACK_NAME, item.wallet_id.S), 'tenants');
-    await assignPublicRefs(client, out.Items ?? []);
+    await assignPublicRefs(client, out.Items ?? [], tableName);
     start = out.LastEvaluatedKey;
   } while (start);
 }
@@ -320,8 +329,19 @@ export async function assignPublicRefs(client: DynamoDBClient, walletItems: read
  * emulators through AWS_ENDPOINT_URL_*, so the code path is the deployed one. One per process: the
  * handlers read their configuration from the environment once.
  */
+/**
+ * A table of a shared DynamoDB Local, as an emulator. Stopping leaves the table (in memory, gone with
+ * the JVM): DynamoDB Local's DeleteTable trims the stream records of the *other* tables too (their
+ * pollers then fail with TrimmedDataAccessException), so a shared JVM must not delete while others run.
+ */
+function sharedTable(endpoint: string): Emulator {
+  return { endpoint, stop: async () => undefined };
+}
+
 export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const dataDir = opts.dataDir === undefined || opts.dataDir === null ? null : resolve(opts.dataDir);
+  if (dataDir && opts.sharedDynamoDb) throw new Error('a shared DynamoDB Local holds in-memory data only: no dataDir with sharedDynamoDb');
+  const tableName = opts.sharedDynamoDb ? `${LOCAL_TABLE_NAME}-${randomBytes(6).toString('hex')}` : LOCAL_TABLE_NAME;
   if (dataDir) await mkdir(join(dataDir, 'dynamodb'), { recursive: true, mode: 0o700 });
 
   const started: Emulator[] = [];
@@ -332,7 +352,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const arrivals = new Map(QUEUES.map((q) => [localQueueName(q), new Wakeup({ sticky: true })]));
   try {
     const emulators = await Promise.allSettled([
-      startDynamoDbLocal(dataDir ? join(dataDir, 'dynamodb') : null),
+      opts.sharedDynamoDb ? Promise.resolve(sharedTable(opts.sharedDynamoDb)) : startDynamoDbLocal(dataDir ? join(dataDir, 'dynamodb') : null),
       startSqs((queueName) => arrivals.get(queueName)?.wake()),
       startSes({ port: opts.mailViewerPort ?? 0, mailFile: dataDir ? join(dataDir, 'mail.json') : null }),
     ]);
@@ -356,7 +376,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_SES: ses.endpoint,
       AWS_ENDPOINT_URL_SESV2: ses.endpoint,
-      [ENV.tableName]: LOCAL_TABLE_NAME,
+      [ENV.tableName]: tableName,
       [ENV.keyBackend]: 'local',
       [ENV.localMasterKey]: await masterKey(dataDir),
       [ENV.serviceName]: 'credential-service',
@@ -381,10 +401,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 
     const ddbClient = new DynamoDBClient({ endpoint: ddb.endpoint });
     const sqsClient = new SQSClient({ endpoint: sqs.endpoint });
-    const streamArn = await ensureTable(ddbClient, LOCAL_TABLE_NAME);
+    const streamArn = await ensureTable(ddbClient, tableName);
     const queueUrls = await ensureQueues(sqsClient);
     for (const q of QUEUES) process.env[queueUrlEnvName(q.id)] = queueUrls[q.id];
-    await upgradeExistingWallets(ddbClient);
+    await upgradeExistingWallets(ddbClient, tableName);
     ddbClient.destroy();
 
     // Handlers are imported only now: they build their adapters from the environment at load time.
@@ -434,7 +454,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     // API responses and worker invocations wake the stream poller from its idle backoff (pollers.ts).
     const activity = new Wakeup();
     const pollers: Poller[] = [
-      pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay'), table: { client: repairClient, name: LOCAL_TABLE_NAME }, activity }),
+      pollStream({ streams: streamsClient, streamArn, functionName: 'webhook-relay', worker: relay, onError: report('webhook relay'), table: { client: repairClient, name: tableName }, activity }),
       ...QUEUES.map((q) =>
         pollQueue({
           sqs: sqsClient,
@@ -495,6 +515,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       url: `http://${LOOPBACK}:${port}`,
       mailViewerUrl: ses.endpoint,
       endpoints: { dynamodb: ddb.endpoint, sqs: sqs.endpoint, ses: ses.endpoint },
+      tableName,
       queueUrls,
       baseApiKey,
       baseApiKeyGenerated,

@@ -1,12 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
+import type { LocalRuntime } from '../../infra/local/runtime';
 
 /** The envelopes for `recipient` the DIDComm endpoint stored in a wallet's partition and the worker has not handled yet. */
-export async function storedEnvelopes(dynamodbEndpoint: string, walletId: number, recipient: string): Promise<number> {
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynamodbEndpoint }));
+export async function storedEnvelopes(rt: Pick<LocalRuntime, 'endpoints' | 'tableName'>, walletId: number, recipient: string): Promise<number> {
+  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: rt.endpoints.dynamodb }));
   try {
-    const out = await ddb.send(new QueryCommand({ TableName: LOCAL_TABLE_NAME, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':sk': 'DCIN#' }, ConsistentRead: true }));
+    const out = await ddb.send(new QueryCommand({ TableName: rt.tableName, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':sk': 'DCIN#' }, ConsistentRead: true }));
     return (out.Items ?? []).filter((i) => i.recipient === recipient).length;
   } finally {
     ddb.destroy();

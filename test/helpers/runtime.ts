@@ -1,5 +1,6 @@
 import { observeGuardDecisions, type GuardDecision } from '../../lib/adapters/access-guard';
 import { LOCAL_TAA, startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime';
+import { SHARED_DYNAMODB_ENV } from './shared-dynamodb';
 
 export interface ApiResponse<T = any> {
   readonly status: number;
@@ -37,6 +38,8 @@ export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dat
     ...opts,
     port: 0,
     dataDir: null,
+    // The run's shared DynamoDB Local when Jest's global setup started one (test/helpers/shared-dynamodb.ts).
+    ...(process.env[SHARED_DYNAMODB_ENV] ? { sharedDynamoDb: process.env[SHARED_DYNAMODB_ENV] } : {}),
   });
   if (!rt.baseApiKey) throw new Error('an in-memory runtime always generates a base key');
   const baseKey = rt.baseApiKey;

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { RevocationRegistryStore } from '../../lib/anoncreds/revocation-registry';
 import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
@@ -145,7 +144,7 @@ test('a revocable definition (L = 10): registry definition, status list and tail
   // Issuance (not built yet) will allocate indices and revoke through the registry: done here on the
   // runtime's DynamoDB with the runtime's own data keys, then seen through the public status list.
   const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
-  const store = new DynamoDbStore(() => client, LOCAL_TABLE_NAME);
+  const store = new DynamoDbStore(() => client, api.rt.tableName);
   const scope = tenantScope(String(a.walletId));
   const rid = relativeRef.split('/').pop()!;
   const regs = new RevocationRegistryStore(store);

@@ -7,7 +7,6 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DidCommEventTypes, type DidCommMessageProcessedEvent } from '@credo-ts/didcomm';
-import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { REVOCATION_NOTIFICATION_TYPE } from '../../lib/anoncreds/credential-revocation';
 import { parseObjectId } from '../../lib/anoncreds/identifiers';
@@ -59,7 +58,7 @@ async function revocableDefinition(key: string) {
 let n = 0;
 /** An issued exchange as AnonCreds issuance leaves it, its index allocated in the registry (in the runtime's table). */
 async function issuedExchange(walletId: number, def: Awaited<ReturnType<typeof revocableDefinition>>, connectionId: string) {
-  const store = new DynamoDbStore(() => client, LOCAL_TABLE_NAME);
+  const store = new DynamoDbStore(() => client, api.rt.tableName);
   const scope = tenantScope(String(walletId));
   const index = await new RevocationRegistryStore(store).allocateIndex(scope, def.rid);
   const at = new Date().toISOString();

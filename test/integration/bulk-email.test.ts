@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SESClient } from '@aws-sdk/client-ses';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
+import { LOCAL_TAA } from '../../infra/local/runtime';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { SesMailer } from '../../lib/adapters/ses-mailer';
 import { emailKeys, type EmailJob } from '../../lib/email/bulk';
@@ -143,7 +143,7 @@ test('an offer whose time has passed is refused at the token endpoint', async ()
   const [mail] = await eventually(() => mailsTo(api, address), (m) => m.length === 1);
   const [record] = await ok(api.call('GET', '/api/v1/emails?state=sent', { key: w.key }), 'list');
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
-  await ddb.send(new UpdateCommand({ TableName: LOCAL_TABLE_NAME, Key: { PK: `W#${w.walletId}`, SK: `VCX#${record.exchange_id}` }, UpdateExpression: 'SET code_expires_at = :t', ExpressionAttributeValues: { ':t': Date.now() - 1 } }));
+  await ddb.send(new UpdateCommand({ TableName: api.rt.tableName, Key: { PK: `W#${w.walletId}`, SK: `VCX#${record.exchange_id}` }, UpdateExpression: 'SET code_expires_at = :t', ExpressionAttributeValues: { ':t': Date.now() - 1 } }));
   ddb.destroy();
   await expect(new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' }).receive(offerUriIn(mail!.body.text!)!)).rejects.toThrow();
   expect((await ok(api.call('GET', `/api/v1/oid4vci/exchanges/${record.exchange_id}`, { key: w.key }), 'exchange')).state).toBe('expired');
@@ -181,7 +181,7 @@ test('one job delivered twice at once (both deliveries read the recipient before
   }
   const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
   const ses = new SESClient({ endpoint: api.rt.endpoints.ses });
-  const store = new BarrierStore(() => client, LOCAL_TABLE_NAME);
+  const store = new BarrierStore(() => client, api.rt.tableName);
   const events = new OutboxPublisher(store);
   const sender = new OfferMailer({ store, events, exchanges: new ExchangeService({ store, events, refs: new PublicRefs(store) }), mailer: new SesMailer(ses), from: 'credentials@example.invalid', maxReceives: 5 });
   const outcomes = await Promise.all([sender.run(job, 1), sender.run(job, 1)]);

@@ -74,9 +74,9 @@ describe('what the public endpoint refuses, and what it takes without telling', 
     const nobody = verkeyFromPublicKey(generateKeyPair().publicKey);
     const none = await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: envelopeTo(nobody), headers: { 'content-type': 'application/didcomm-envelope-enc' } });
     expect(none.status).toBe(202);
-    expect(await storedEnvelopes(api.rt.endpoints.dynamodb, bob.walletId, aliceKey)).toBe(0);
-    expect(await storedEnvelopes(api.rt.endpoints.dynamodb, alice.walletId, aliceKey)).toBe(0);
-    expect(await storedEnvelopes(api.rt.endpoints.dynamodb, alice.walletId, nobody)).toBe(0);
+    expect(await storedEnvelopes(api.rt, bob.walletId, aliceKey)).toBe(0);
+    expect(await storedEnvelopes(api.rt, alice.walletId, aliceKey)).toBe(0);
+    expect(await storedEnvelopes(api.rt, alice.walletId, nobody)).toBe(0);
     // Envelopes to Alice's own invitation key are stored and queued: an anoncrypted trust ping (only a
     // DID Exchange request may use an invitation key) and a copy tampered in transit (it does not decrypt).
     // The worker takes both and drops them: the stored envelopes go, and nothing else changes.
@@ -87,7 +87,7 @@ describe('what the public endpoint refuses, and what it takes without telling', 
     for (const body of [envelopeTo(aliceKey), JSON.stringify(tampered)]) {
       expect((await api.call('POST', `/didcomm/${alice.publicRef}`, { rawBody: body, headers: { 'content-type': 'application/didcomm-envelope-enc' } })).status).toBe(202);
     }
-    await eventually(async () => ((await storedEnvelopes(api.rt.endpoints.dynamodb, alice.walletId, aliceKey)) === 0 ? true : undefined), 20000, 'the worker to take both envelopes');
+    await eventually(async () => ((await storedEnvelopes(api.rt, alice.walletId, aliceKey)) === 0 ? true : undefined), 20000, 'the worker to take both envelopes');
     expect((await connections(alice.apiKey)).length).toBe(before);
     expect(await connections(bob.apiKey)).toEqual([]);
     expect((await ok(api.call('GET', `/api/v1/invitations/${inv.invitation_id}`, { key: alice.apiKey }), 'invitation')).state).toBe('await-response');

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import { resolveDidPeer } from '../../lib/didcomm/did-peer';
 import { didKeyFromVerkey } from '../../lib/didcomm/envelope';
 import { fenceTestNetwork } from '../helpers/loopback-only';
@@ -55,7 +54,7 @@ function opened(body: string) {
 }
 
 async function items(walletId: number, prefix: string) {
-  const out = await ddb.send(new QueryCommand({ TableName: LOCAL_TABLE_NAME, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':p': prefix } }));
+  const out = await ddb.send(new QueryCommand({ TableName: api.rt.tableName, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':p': prefix } }));
   return out.Items ?? [];
 }
 
@@ -63,7 +62,7 @@ async function items(walletId: number, prefix: string) {
 async function completeConnection(walletId: number, connectionId: string, endpointPath: string) {
   await ddb.send(
     new UpdateCommand({
-      TableName: LOCAL_TABLE_NAME,
+      TableName: api.rt.tableName,
       Key: { PK: `W#${walletId}`, SK: `DCCONN#${connectionId}` },
       UpdateExpression: 'SET #s = :s, rfc23_state = :r, peer = :p, updated_at = :u',
       ExpressionAttributeNames: { '#s': 'state' },

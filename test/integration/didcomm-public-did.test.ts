@@ -98,7 +98,7 @@ test('a request naming another pthid, sent to the public DID key, is dropped: no
     const res = await api.call('POST', `/didcomm/${acme.publicRef}`, { rawBody: Buffer.from(packMessage(message, [verkey], key)), headers: { 'content-type': 'application/didcomm-envelope-enc' } });
     expect(res.status).toBe(202);
   }
-  await eventually(async () => ((await storedEnvelopes(api.rt.endpoints.dynamodb, acme.walletId, verkey)) === 0 ? true : undefined), 20_000, 'the worker to take both envelopes');
+  await eventually(async () => ((await storedEnvelopes(api.rt, acme.walletId, verkey)) === 0 ? true : undefined), 20_000, 'the worker to take both envelopes');
   expect((await connections(acme.apiKey)).length).toBe(before);
   expect((await messages(acme.apiKey)).find((m: any) => m.message === 'no connection')).toBeUndefined();
 }, 60_000);

@@ -19,7 +19,6 @@ import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SDJwtInstance } from '@sd-jwt/core';
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
-import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
 import { expectError, ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
 import { generateHolderKey, jwkOfDidKey, SpecWallet, type HolderKey, type HttpResult } from '../helpers/spec-wallet';
@@ -144,7 +143,7 @@ async function expireInStore(presentationId: string): Promise<void> {
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
   await ddb.send(
     new UpdateCommand({
-      TableName: process.env.TABLE_NAME ?? LOCAL_TABLE_NAME,
+      TableName: api.rt.tableName,
       Key: { PK: `W#${verifier.walletId}`, SK: `VPX#${presentationId}` },
       UpdateExpression: 'SET expires_at = :t',
       ExpressionAttributeValues: { ':t': Date.now() - 1000 },

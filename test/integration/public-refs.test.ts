@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_TABLE_NAME, upgradeExistingWallets } from '../../infra/local/runtime';
+import { upgradeExistingWallets } from '../../infra/local/runtime';
 import type { GuardDecision } from '../../lib/adapters/access-guard';
 import type { FunctionName } from '../../lib/service/access';
 import { routesOf, type Route, type RouteGroup } from '../../lib/service/routes';
@@ -314,22 +314,22 @@ test('a wallet of an older data folder (no reference) gets one when the runtime 
   try {
     // As a data folder from before references: the wallet item without one, no lookup item.
     const key = { PK: `W#${c.walletId}`, SK: 'WALLET' };
-    await doc.send(new UpdateCommand({ TableName: LOCAL_TABLE_NAME, Key: key, UpdateExpression: 'REMOVE public_ref' }));
-    await doc.send(new DeleteCommand({ TableName: LOCAL_TABLE_NAME, Key: { PK: `SYS#PUBREF#${c.publicRef}`, SK: 'PUBREF' } }));
-    await upgradeExistingWallets(client);
+    await doc.send(new UpdateCommand({ TableName: api.rt.tableName, Key: key, UpdateExpression: 'REMOVE public_ref' }));
+    await doc.send(new DeleteCommand({ TableName: api.rt.tableName, Key: { PK: `SYS#PUBREF#${c.publicRef}`, SK: 'PUBREF' } }));
+    await upgradeExistingWallets(client, api.rt.tableName);
     const me = await ok(api.call('GET', '/api/v1/wallet', { key: c.apiKey }), 'wallet');
     expect(me.public_ref).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(me.public_ref).not.toBe(c.publicRef);
-    const lookup = await doc.send(new GetCommand({ TableName: LOCAL_TABLE_NAME, Key: { PK: `SYS#PUBREF#${me.public_ref}`, SK: 'PUBREF' }, ConsistentRead: true }));
+    const lookup = await doc.send(new GetCommand({ TableName: api.rt.tableName, Key: { PK: `SYS#PUBREF#${me.public_ref}`, SK: 'PUBREF' }, ConsistentRead: true }));
     expect(lookup.Item).toEqual({ PK: `SYS#PUBREF#${me.public_ref}`, SK: 'PUBREF', wallet_id: String(c.walletId) });
     const metadata = await send('oid4vci-issuer', 'getCredentialIssuerMetadata', { method: 'GET', path: `/.well-known/openid-credential-issuer/oid4vci/${me.public_ref}` });
     expect(metadata.status).toBe(200);
     expectActsFor(metadata, c.walletId, me.public_ref);
     // Run again (every start does): nothing changes, for this wallet or any other.
-    const before = await doc.send(new GetCommand({ TableName: LOCAL_TABLE_NAME, Key: { PK: `W#${a.walletId}`, SK: 'WALLET' } }));
-    await upgradeExistingWallets(client);
+    const before = await doc.send(new GetCommand({ TableName: api.rt.tableName, Key: { PK: `W#${a.walletId}`, SK: 'WALLET' } }));
+    await upgradeExistingWallets(client, api.rt.tableName);
     expect((await ok(api.call('GET', '/api/v1/wallet', { key: c.apiKey }), 'wallet')).public_ref).toBe(me.public_ref);
-    expect((await doc.send(new GetCommand({ TableName: LOCAL_TABLE_NAME, Key: { PK: `W#${a.walletId}`, SK: 'WALLET' } }))).Item).toEqual(before.Item);
+    expect((await doc.send(new GetCommand({ TableName: api.rt.tableName, Key: { PK: `W#${a.walletId}`, SK: 'WALLET' } }))).Item).toEqual(before.Item);
     expect(before.Item!.public_ref).toBe(a.publicRef);
   } finally {
     client.destroy();

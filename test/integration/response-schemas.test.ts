@@ -2,7 +2,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
+import { LOCAL_TAA } from '../../infra/local/runtime';
 import { ALL_CONTRACTS } from '../../lib/openapi/all-contracts';
 import { ROUTES, type Route } from '../../lib/service/routes';
 import { packMessage, verkeyFromDidKey } from '../../lib/didcomm/envelope';
@@ -645,8 +645,8 @@ describe('DIDComm', () => {
     const messageId = '01KAAAAAAAAAAAAAAAAAAAAAAM';
     const at = new Date().toISOString();
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
-    await ddb.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${connectionId}`, type: 'didcomm_connection', connection_id: connectionId, state: 'active', rfc23_state: 'completed', their_label: 'Peer', their_did: 'did:peer:4zQm', my_did: 'did:peer:4zQn', their_role: 'invitee', invitation_key: created.invitation.services[0].recipientKeys[0], invitation_msg_id: created.invitation['@id'], invitation_mode: 'multi', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: 1, error_msg: null, created_at: at, updated_at: at } }));
-    await ddb.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `DCMSG#${messageId}`, type: 'didcomm_message', message_id: messageId, invitation_id: 1, contact_id: connectionId, message: 'hello', direction: 'received', sent_time: at, state: 'received', created_at: at, updated_at: at } }));
+    await ddb.send(new PutCommand({ TableName: api.rt.tableName, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${connectionId}`, type: 'didcomm_connection', connection_id: connectionId, state: 'active', rfc23_state: 'completed', their_label: 'Peer', their_did: 'did:peer:4zQm', my_did: 'did:peer:4zQn', their_role: 'invitee', invitation_key: created.invitation.services[0].recipientKeys[0], invitation_msg_id: created.invitation['@id'], invitation_mode: 'multi', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: 1, error_msg: null, created_at: at, updated_at: at } }));
+    await ddb.send(new PutCommand({ TableName: api.rt.tableName, Item: { PK: `W#${w.walletId}`, SK: `DCMSG#${messageId}`, type: 'didcomm_message', message_id: messageId, invitation_id: 1, contact_id: connectionId, message: 'hello', direction: 'received', sent_time: at, state: 'received', created_at: at, updated_at: at } }));
     ddb.destroy();
 
     const C = '/api/v1/connections';
@@ -786,7 +786,7 @@ describe('AnonCreds registry', () => {
     await hit('getTailsFile', path(reg.tails_location).replace(/[^/]+$/, 'x'), 404);
     // Revocation (contract 4.2): exchanges as AnonCreds issuance leaves them, an index allocated (seeded: this test drives no holder).
     const ddbClient = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
-    const store = new DynamoDbStore(() => ddbClient, LOCAL_TABLE_NAME);
+    const store = new DynamoDbStore(() => ddbClient, api.rt.tableName);
     const scope = tenantScope(String(w.walletId));
     const index = await new RevocationRegistryStore(store).allocateIndex(scope, parseObjectId(reg.revocation_registry_id, 'revRegDef')!.resourceId);
     const at = new Date().toISOString();
@@ -821,7 +821,7 @@ describe('AnonCreds registry', () => {
     await hit('issueAnonCredsCredential', `${I}?timeout=99`, 400, { key, body: { schema_id: schema.schema_id, attributes } });
     await hit('issueAnonCredsCredential', I, 404, { key, body: { schema_id: 'unknown', attributes } });
     const pendingId = '01KAAAAAAAAAAAAAAAAAAAAAAQ';
-        await DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb })).send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${pendingId}`, type: 'didcomm_connection', connection_id: pendingId, state: 'request', rfc23_state: 'request-sent', their_label: 'Peer', their_did: null, my_did: 'did:peer:4zQn', their_role: 'inviter', invitation_key: null, invitation_msg_id: null, invitation_mode: 'once', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: null, error_msg: null, created_at: at, updated_at: new Date().toISOString() } }));
+        await DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb })).send(new PutCommand({ TableName: api.rt.tableName, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${pendingId}`, type: 'didcomm_connection', connection_id: pendingId, state: 'request', rfc23_state: 'request-sent', their_label: 'Peer', their_did: null, my_did: 'did:peer:4zQn', their_role: 'inviter', invitation_key: null, invitation_msg_id: null, invitation_mode: 'once', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: null, error_msg: null, created_at: at, updated_at: new Date().toISOString() } }));
     await hit('issueAnonCredsCredential', I, 409, { key, body: { schema_id: schema.schema_id, cred_def_id: done.credential_definition_id, attributes, contact_id: pendingId } });
   });
 });
@@ -843,7 +843,7 @@ describe('JSON-LD credentials over DIDComm', () => {
     const pendingId = '01KAAAAAAAAAAAAAAAAAAAAAAP';
     const at = new Date().toISOString();
     const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb }));
-    await ddb.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${pendingId}`, type: 'didcomm_connection', connection_id: pendingId, state: 'request', rfc23_state: 'request-sent', their_label: 'Peer', their_did: null, my_did: 'did:peer:4zQn', their_role: 'inviter', invitation_key: null, invitation_msg_id: null, invitation_mode: 'once', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: null, error_msg: null, created_at: at, updated_at: at } }));
+    await ddb.send(new PutCommand({ TableName: api.rt.tableName, Item: { PK: `W#${w.walletId}`, SK: `DCCONN#${pendingId}`, type: 'didcomm_connection', connection_id: pendingId, state: 'request', rfc23_state: 'request-sent', their_label: 'Peer', their_did: null, my_did: 'did:peer:4zQn', their_role: 'inviter', invitation_key: null, invitation_msg_id: null, invitation_mode: 'once', connection_protocol: 'didexchange/1.1', alias: null, invitation_id: null, error_msg: null, created_at: at, updated_at: at } }));
     await hit('issueJsonLdCredential', J, 409, { key, body: { credential, contact_id: pendingId } });
     // The connectionless invitation the first offer made: it makes no connection to offer on.
     expect((await hit('issueJsonLdCredential', J, 409, { key, body: { credential, invitation_id: made.invitation_id } })).body.code).toBe('invitation_connectionless');
@@ -851,7 +851,7 @@ describe('JSON-LD credentials over DIDComm', () => {
     const doneId = '01KAAAAAAAAAAAAAAAAAAAAAAD';
     const signed = { ...credential, proof: { type: 'Ed25519Signature2018', created: at, verificationMethod: `${did}#${did.slice(8)}`, proofPurpose: 'assertionMethod', jws: 'eyJhbGciOiJFZERTQSIsImI2NCI6ZmFsc2UsImNyaXQiOlsiYjY0Il19..c2ln' } };
     const options = { proofType: 'Ed25519Signature2018', proofPurpose: 'assertionMethod' };
-    await ddb.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { PK: `W#${w.walletId}`, SK: `CREX#${doneId}`, type: 'credential_exchange', credential_exchange_id: doneId, connection_id: pendingId, invitation_id: null, invitation_url: null, thread_id: 't-done', parent_thread_id: null, role: 'issuer', initiator: 'self', state: 'done', format: 'ld_proof', revocation_def_id: null, error_msg: null, created_at: at, updated_at: at, offer: { credential, options }, request: { credential, options }, credential: signed, offer_message: null, format_options: { issuer_did: did, proof_type: 'Ed25519Signature2018', verification_method: signed.proof.verificationMethod }, format_record: { proof_type: 'Ed25519Signature2018' } } }));
+    await ddb.send(new PutCommand({ TableName: api.rt.tableName, Item: { PK: `W#${w.walletId}`, SK: `CREX#${doneId}`, type: 'credential_exchange', credential_exchange_id: doneId, connection_id: pendingId, invitation_id: null, invitation_url: null, thread_id: 't-done', parent_thread_id: null, role: 'issuer', initiator: 'self', state: 'done', format: 'ld_proof', revocation_def_id: null, error_msg: null, created_at: at, updated_at: at, offer: { credential, options }, request: { credential, options }, credential: signed, offer_message: null, format_options: { issuer_did: did, proof_type: 'Ed25519Signature2018', verification_method: signed.proof.verificationMethod }, format_record: { proof_type: 'Ed25519Signature2018' } } }));
     ddb.destroy();
     const C = '/api/v1/credentials';
     expect((await hit('listCredentialExchanges', C, 200, { key })).body.map((x: any) => x.credential_exchange_id)).toEqual([doneId, made.credential_exchange_id].sort());

@@ -9,7 +9,7 @@ import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK } from 'jose';
-import { LOCAL_TABLE_NAME, LOCAL_TAA } from '../../infra/local/runtime';
+import { LOCAL_TAA } from '../../infra/local/runtime';
 import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { OutboxPublisher } from '../../lib/events/publisher';
 import { StatusAllocator } from '../../lib/status-lists/allocation';
@@ -119,7 +119,7 @@ async function tableItemsOf(defId: string): Promise<string[]> {
   const found: string[] = [];
   let start: Record<string, any> | undefined;
   do {
-    const out = await client.send(new ScanCommand({ TableName: LOCAL_TABLE_NAME, ExclusiveStartKey: start }));
+    const out = await client.send(new ScanCommand({ TableName: api.rt.tableName, ExclusiveStartKey: start }));
     for (const i of out.Items ?? []) {
       const pk = i.PK?.S ?? '';
       const sk = i.SK?.S ?? '';
@@ -137,7 +137,7 @@ async function eventsOf(walletId: number, type: string): Promise<{ type: string;
   const out: { type: string; data: any }[] = [];
   let start: Record<string, any> | undefined;
   do {
-    const page = await doc.send(new QueryCommand({ TableName: LOCAL_TABLE_NAME, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :evt)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':evt': 'EVT#' }, ExclusiveStartKey: start }));
+    const page = await doc.send(new QueryCommand({ TableName: api.rt.tableName, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :evt)', ExpressionAttributeValues: { ':pk': `W#${walletId}`, ':evt': 'EVT#' }, ExclusiveStartKey: start }));
     for (const i of page.Items ?? []) if (i.event?.type === type) out.push(i.event);
     start = page.LastEvaluatedKey;
   } while (start);
@@ -361,7 +361,7 @@ describe('publication on DynamoDB', () => {
     await until(() => ietfStatus(ref.uri, ref.idx), 1);
 
     const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
-    const store = new DynamoDbStore(() => client, LOCAL_TABLE_NAME);
+    const store = new DynamoDbStore(() => client, api.rt.tableName);
     const scope = tenantScope(String(issuer.walletId));
     const [defId, list] = ref.uri.split('/').slice(-3, -1) as [string, string];
     // The slow publisher: it read the list before the revocation (content version 0). Its signature is
@@ -383,7 +383,7 @@ describe('allocation', () => {
     const issuer = await newIssuer();
     const def = await ok(api.call('POST', '/api/v1/status-list/defs', { key: issuer.key, body: { supported_cred_id: issuer.jwt } }), 'def');
     const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb, maxAttempts: 10 });
-    const store = new DynamoDbStore(() => client, LOCAL_TABLE_NAME);
+    const store = new DynamoDbStore(() => client, api.rt.tableName);
     const scope = tenantScope(String(issuer.walletId));
     const config = issuableConfiguration(supportedFromItem((await store.get(oid4vciKeys.supported(scope, issuer.jwt)))!));
     const allocator = new StatusAllocator({ store, events: new OutboxPublisher(store), refs: new PublicRefs(store) });
@@ -412,7 +412,7 @@ describe('allocation', () => {
     const issuer = await newIssuer();
     const def = await ok(api.call('POST', '/api/v1/status-list/defs', { key: issuer.key, body: { supported_cred_id: issuer.sd } }), 'def');
     // The list is nearly full: its counter stands one entry before the end.
-    await ddb.send(new UpdateCommand({ TableName: LOCAL_TABLE_NAME, Key: { PK: `W#${issuer.walletId}#SLA#${def.id}`, SK: 'N' }, UpdateExpression: 'SET #n = :n', ExpressionAttributeNames: { '#n': 'next' }, ExpressionAttributeValues: { ':n': 131071 } }));
+    await ddb.send(new UpdateCommand({ TableName: api.rt.tableName, Key: { PK: `W#${issuer.walletId}#SLA#${def.id}`, SK: 'N' }, UpdateExpression: 'SET #n = :n', ExpressionAttributeNames: { '#n': 'next' }, ExpressionAttributeValues: { ':n': 131071 } }));
     const { exchangeId, credentials } = await issue(issuer, 'sd', 2);
     const lists = credentials.map((c) => getStatusListFromJWT(c.split('~')[0]!).uri.split('/').at(-2));
     expect(lists).toEqual(['0', '1']);

@@ -1,7 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import { outboundJobWrites } from '../../lib/didcomm/outbound';
 import { CRED_DEF_JOB_TYPE, registryKeys } from '../../lib/anoncreds/registry';
 import { OutboxPublisher } from '../../lib/events/publisher';
@@ -111,8 +110,8 @@ test("the webhook relay acts for the wallet whose partition holds the outbox ite
   const genuine = stage();
   if (forged.type !== 'put' || genuine.type !== 'put') throw new Error('an outbox event is a put');
   decisions.length = 0;
-  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { ...forged.item, event: { ...(forged.item.event as object), wallet_id: walletB } } }));
-  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: genuine.item }));
+  await doc.send(new PutCommand({ TableName: api.rt.tableName, Item: { ...forged.item, event: { ...(forged.item.event as object), wallet_id: walletB } } }));
+  await doc.send(new PutCommand({ TableName: api.rt.tableName, Item: genuine.item }));
   await quiet('webhook-relay', 1); // the stream is in order: the genuine item is relayed after the forged one
   const relay = decisions.filter((d) => d.principal.fn === 'webhook-relay');
   const inSessions = relay.filter((d) => d.principal.wallet !== null);
@@ -135,8 +134,8 @@ test('the relay queues a DIDComm outbound job only for the wallet whose partitio
   };
   const forged = job();
   decisions.length = 0;
-  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { ...forged, job: { ...(forged.job as object), wallet_id: walletB } } }));
-  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: job() }));
+  await doc.send(new PutCommand({ TableName: api.rt.tableName, Item: { ...forged, job: { ...(forged.job as object), wallet_id: walletB } } }));
+  await doc.send(new PutCommand({ TableName: api.rt.tableName, Item: job() }));
   await quiet('didcomm-outbound', 1);
   doc.destroy();
   const worker = decisions.filter((d) => d.principal.fn === 'didcomm-outbound' && d.principal.wallet !== null);
@@ -154,8 +153,8 @@ test('the relay queues an AnonCreds job only for the wallet whose partition hold
   const job = (id: string) => ({ ...registryKeys.credDefJob(tenantScope(walletA), id), type: CRED_DEF_JOB_TYPE, job: { v: 1, wallet_id: walletA, definition_id: id } });
   const forged = job('01ARZ3NDEKTSV4RRFFQ69G5FAA');
   decisions.length = 0;
-  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: { ...forged, job: { ...forged.job, wallet_id: walletB } } }));
-  await doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item: job('01ARZ3NDEKTSV4RRFFQ69G5FAB') }));
+  await doc.send(new PutCommand({ TableName: api.rt.tableName, Item: { ...forged, job: { ...forged.job, wallet_id: walletB } } }));
+  await doc.send(new PutCommand({ TableName: api.rt.tableName, Item: job('01ARZ3NDEKTSV4RRFFQ69G5FAB') }));
   await quiet('anoncreds-worker', 1);
   doc.destroy();
   const worker = decisions.filter((d) => d.principal.fn === 'anoncreds-worker' && d.principal.wallet !== null);

@@ -132,9 +132,9 @@ describe('revoking an issued AnonCreds credential', () => {
 
     // The credential's non-revocation part, as issuance makes it at the allocated index.
     const pub = parseRevocationPublicKey(def.cd.credential_definition.value.revocation);
-    const privateKey = (await t.sealer.openRevocationKey('1', def.record.id, (await t.store.get(registryKeys.credDefKey(A, def.record.id)))!.sealed as string))!;
+    const privateKey = (await t.sealer.openRevocationKey('1', def.record.id, (await t.store.get(registryKeys.credDefKey(A, def.record.id)))!))!;
     const gammaItem = (await t.store.get(revRegKeys.gamma(A, rid)))!;
-    const gamma = BigInt(`0x${((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem.sealed as string)) as { value: { gamma: string } }).value.gamma}`);
+    const gamma = BigInt(`0x${((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem)) as { value: { gamma: string } }).value.gamma}`);
     const reg = (await t.store.get(revRegKeys.registry(A, rid)))!;
     const vrPrime = randomBelow(R - 1n) + 1n;
     const m2 = randomBelow(R);

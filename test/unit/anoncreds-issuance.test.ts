@@ -267,7 +267,7 @@ describe('issuing (issuing worker)', () => {
       vrPrime,
       issuedWitness: credential.witness.omega,
     };
-    const revoked = await regs.revoke(A, new CredDefKeySealer(new WalletDataKeys(t.store, new LocalDataKeys(new LocalSecretDeriver('ab'.repeat(32))))), rid, [1]);
+    const revoked = await regs.revoke(A, new CredDefKeySealer(new WalletDataKeys(t.store, new LocalDataKeys(new LocalSecretDeriver('ab'.repeat(32))), 'anoncreds')), rid, [1]);
     expect(holderCheckBatch([input, { ...input, statusList: revoked.statusList, issuedWitness: undefined }])).toEqual([null, 'accumulator']);
     // Indices 2 and 3 are the last (L − 1 = 3): then offers are refused before anything is stored.
     for (let n = 0; n < 2; n++) await regs.allocateIndexOnce(A, rid, revIndexClaimKey(A, `other-${n}`));

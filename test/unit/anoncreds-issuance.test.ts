@@ -2,7 +2,7 @@ import { parseObjectId } from '../../lib/anoncreds/identifiers';
 import { AnonCredsIssuance, checkAttributes } from '../../lib/anoncreds/issuance';
 import { AnonCredsIssuer, revIndexClaimKey } from '../../lib/anoncreds/issuer';
 import { parseKeyCorrectnessProof, parsePrimaryPublicKey, type CredentialOfferJson } from '../../lib/anoncreds/objects';
-import { credDefJobFromOutboxItem } from '../../lib/anoncreds/registry';
+import { credDefJobFromOutboxItem, registryKeys } from '../../lib/anoncreds/registry';
 import { RevocationRegistryStore, revRegKeys } from '../../lib/anoncreds/revocation-registry';
 import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
 import { PEER_DIDS, type AgentContext, type AgentKeys } from '../../lib/didcomm/agent';
@@ -229,6 +229,21 @@ describe('issuing (issuing worker)', () => {
     const request = holderCredentialRequest(pk, { ...(x.offer as CredentialOfferJson), cred_def_id: 'did:web:other?service=anoncreds&relativeRef=/credDef/x' }, 7n).request;
     await expect(t.issuer.issue(A, { credential_exchange_id: x.credential_exchange_id, offer: x.offer, request, format_options: x.format_options })).rejects.toThrow(IssueRefused);
     expect((await t.holderAsks(A, x, request)).outbound[0]!.message).toMatchObject({ description: { code: 'issuance-abandoned' } });
+  });
+
+  test("a definition key sealed by seal version 1 (under the wallet's DIDComm data key): abandoned with that reason, the holder told, nothing signed", async () => {
+    const t = setup();
+    const { schema, cd, def } = await t.wallet(A);
+    const keyItem = (await t.store.get(registryKeys.credDefKey(A, def.id)))!;
+    await t.store.write([{ type: 'put', item: { ...keyItem, v: 1 } }]);
+    const [made] = await t.issuance.issue(A, { schema_id: schema.schema_id, attributes: ATTRS, contact_id: 'C1' }, 0, BASE);
+    const offer = offerIn(t.sent().at(-1)!);
+    await t.holderAsks(A, await t.exchangeOf(A, made!.credential_exchange_id), holderCredentialRequest(holderKey(cd), offer, 7n).request);
+    expect(await t.issuing.run(A, made!.credential_exchange_id)).toMatchObject({ outcome: 'refused' });
+    const x = await t.exchangeOf(A, made!.credential_exchange_id);
+    expect([x.state, x.credential]).toEqual(['abandoned', null]);
+    expect(x.error_msg).toContain('was sealed by an earlier version of the service (seal v1');
+    expect(t.sent().at(-1)).toMatchObject({ description: { code: 'issuance-abandoned' } });
   });
 
   test('revocable: one index per exchange whatever the retries, the witness the holder checks against the status list; a full registry refuses offers up front', async () => {

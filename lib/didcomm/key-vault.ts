@@ -47,7 +47,7 @@ const DATA_KEY_ITEMS: Readonly<Record<DataKeyPurpose, { sk: string; type: string
 
 /** Item keys, in the wallet's own partition. */
 export const vaultKeys = {
-  dataKey: (walletId: string, purpose: DataKeyPurpose = 'didcomm'): ItemKey => ({ PK: keys.walletPartition(tenantScope(walletId)), SK: DATA_KEY_ITEMS[purpose].sk }),
+  dataKey: (walletId: string, purpose: DataKeyPurpose): ItemKey => ({ PK: keys.walletPartition(tenantScope(walletId)), SK: DATA_KEY_ITEMS[purpose].sk }),
   sealedKey: (walletId: string, verkey: string): ItemKey => ({ PK: keys.walletPartition(tenantScope(walletId)), SK: `DCKEY#${verkey}` }),
 };
 

@@ -381,7 +381,7 @@ describe('what the declaration does not say, pinned (issue 27)', () => {
     expect(checked).toBeGreaterThan(0);
   });
 
-  test("a function declaring both issuer keys and the DIDComm data key uses its own wallet's of each, and neither of another wallet's", async () => {
+  test("a function declaring both issuer keys and a data key (DIDComm or AnonCreds) uses its own wallet's of each, and neither of another wallet's", async () => {
     const both = FUNCTION_NAMES.filter((fn) => (FUNCTION_ACCESS[fn].tenant?.issuerKeys?.length ?? 0) > 0 && declaresDataKeys(FUNCTION_ACCESS[fn]));
     expect(both).toEqual(expect.arrayContaining(['dids', 'credential-issuer']));
     const issuerKey = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/issuer-of-42`;

@@ -24,7 +24,7 @@ const issuance = new AnonCredsIssuance({
   invitations: new InvitationService({ store: deps.store, events: deps.events, refs: new PublicRefs(deps.store), keys: buildDidcommKeyVault(deps) }),
 });
 // Revocation opens the registry's sealed γ with the wallet's data key.
-const revocation = new AnonCredsCredentialRevocation({ store: deps.store, events: deps.events, sealer: new CredDefKeySealer(buildWalletDataKeys(deps)) });
+const revocation = new AnonCredsCredentialRevocation({ store: deps.store, events: deps.events, sealer: new CredDefKeySealer(buildWalletDataKeys(deps, 'anoncreds')) });
 
 export const handler = createGroupHandler({
   group: 'anoncreds',

@@ -26,7 +26,7 @@ export function createHandler(overrides: { generate?: KeyGenerator } = {}) {
   const worker = new CredDefWorker({
     store: deps.store,
     events: deps.events,
-    sealer: new CredDefKeySealer(buildWalletDataKeys(deps)),
+    sealer: new CredDefKeySealer(buildWalletDataKeys(deps, 'anoncreds')),
     generate: overrides.generate ?? clKeyGenerator(),
     maxReceives: QUEUE.maxReceiveCount,
   });

@@ -35,7 +35,7 @@ export function createHandler() {
     issuers: [
       new LdProofIssuer({ store: deps.store, keyManager: buildKeyManager(deps), contexts: (scope, baseUrl) => files.lookupFor(scope, baseUrl) }),
       // AnonCreds: the definition's private key opened with the wallet's data key (Decrypt only), in memory for the signature.
-      new AnonCredsIssuer({ store: deps.store, sealer: new CredDefKeySealer(buildWalletDataKeys(deps)) }),
+      new AnonCredsIssuer({ store: deps.store, sealer: new CredDefKeySealer(buildWalletDataKeys(deps, 'anoncreds')) }),
     ],
   });
   const queue = buildJobQueue(deps, 'credential-issue');

@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { KEY_DELETION_WINDOW_DAYS, KMS_KEY_SPECS } from '../../lib/keys/port';
-import { ACCESS_TAGS, FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
+import { ACCESS_TAGS, DATA_KEY_CONTEXT, DATA_KEY_PURPOSES, declaresDataKeys, FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
 import { walletPartitionKey, type QueueId } from '../../lib/service/resources';
 
 /** The tag a wallet's session carries, and the one its issuer keys carry. */
@@ -122,18 +122,21 @@ export class DeclaredAccess extends Construct {
     }
     for (const grant of tenant.also ?? []) tenantRole.addToPolicy(dataStatement(table, grant));
 
-    const dataKeyActions = tenant.dataKeys ?? [];
-    if (dataKeyActions.length) {
-      if (!props.didcommKeyArn) throw new Error(`${props.fn} declares dataKeys but was given no DIDComm key`);
+    if (declaresDataKeys(access) && !props.didcommKeyArn) throw new Error(`${props.fn} declares dataKeys but was given no DIDComm key`);
+    for (const purpose of DATA_KEY_PURPOSES) {
+      const actions = tenant.dataKeys?.[purpose] ?? [];
+      if (actions.length === 0 || !props.didcommKeyArn) continue;
       tenantRole.addToPolicy(
         new iam.PolicyStatement({
-          actions: dataKeyActions.map((a) => `kms:${a}`),
+          actions: actions.map((a) => `kms:${a}`),
           resources: [props.didcommKeyArn],
-          // Only with the session's own wallet as the whole encryption context: a data key made or
-          // unsealed for wallet 42 needs context {wallet_id: 42}, which only wallet 42's session may give.
+          // One statement per declared purpose, whose encryption context is exactly {wallet_id: the
+          // session's wallet, purpose: this one}: a data key made or unsealed for wallet 42's AnonCreds
+          // keys needs {wallet_id: 42, purpose: anoncreds}, which only wallet 42's session of a function
+          // declaring that purpose may give. StringEquals requires both keys; ForAllValues admits no third.
           conditions: {
-            StringEquals: { [`kms:EncryptionContext:${WALLET_TAG}`]: PRINCIPAL_WALLET },
-            'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': [WALLET_TAG] },
+            StringEquals: { [`kms:EncryptionContext:${DATA_KEY_CONTEXT.wallet}`]: PRINCIPAL_WALLET, [`kms:EncryptionContext:${DATA_KEY_CONTEXT.purpose}`]: purpose },
+            'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': [DATA_KEY_CONTEXT.wallet, DATA_KEY_CONTEXT.purpose] },
           },
         }),
       );
@@ -198,7 +201,7 @@ export class DeclaredAccess extends Construct {
     // encryption context), so for a function that also declares dataKeys the data-key actions leave this
     // Deny for one of their own: denied on every key but the DIDComm key. On the DIDComm key every other
     // action stays denied, and the data-key Allow above holds it to the session's own encryption context.
-    const dataKeyDenied = dataKeyActions.map((a) => `kms:${a}`);
+    const dataKeyDenied = [...new Set(DATA_KEY_PURPOSES.flatMap((p) => tenant.dataKeys?.[p] ?? []))].map((a) => `kms:${a}`);
     tenantRole.addToPolicy(
       new iam.PolicyStatement({
         effect: iam.Effect.DENY,

@@ -7,7 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { FUNCTION_ACCESS, FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
+import { declaresDataKeys, FUNCTION_ACCESS, FUNCTION_NAMES, type FunctionName } from '../../lib/service/access';
 import { RESERVED_CONCURRENCY } from '../../lib/service/api-settings';
 import { FUNCTION_AREAS, type Area } from '../../lib/service/areas';
 import { docsRendererBundleFiles } from '../../lib/service/docs-assets';
@@ -183,7 +183,7 @@ export function addAreaFunctions(scope: Construct, area: Area, config: ServiceCo
     });
     // By name: the plan is made after the API's deployment, which waits for every area.
     if (name === 'tenancy') f.fn.addEnvironment(ENV.usagePlanName, tenantPlanName(config.stackName));
-    const dataKeys = (FUNCTION_ACCESS[name].tenant?.dataKeys ?? []).length > 0;
+    const dataKeys = declaresDataKeys(FUNCTION_ACCESS[name]);
     const access = new DeclaredAccess(f, 'Access', { fn: name, role: f.role, table: refs.table, macKeyArn: refs.macKeyArn, ...(dataKeys ? { didcommKeyArn: refs.didcommKeyArn } : {}), queue: (id) => refs.queue(id), issuerKeyTag: config.stackName, mail: config.mail });
     if (access.tenantRole) f.fn.addEnvironment(ENV.tenantRoleArn, access.tenantRole.roleArn);
     if (access.registryRole) f.fn.addEnvironment(ENV.registryRoleArn, access.registryRole.roleArn);

@@ -127,10 +127,11 @@ export class ServiceStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    // DIDComm connection keys are software keys (KMS has no X25519/Ed25519 key agreement): each wallet's
-    // data key is made and unsealed under this key, with the wallet as encryption context (docs/didcomm.md).
+    // DIDComm connection keys are software keys (KMS has no X25519/Ed25519 key agreement), AnonCreds
+    // private keys BigInt ones: each wallet's data keys (one per purpose) are made and unsealed under this
+    // key, with the wallet and the purpose as encryption context (docs/didcomm.md, docs/anoncreds.md).
     const didcommKey = new kms.Key(this, 'DidcommDataKeysKey', {
-      description: `${props.serviceName}: seals the DIDComm data keys of each wallet (GenerateDataKey, Decrypt; encryption context wallet_id)`,
+      description: `${props.serviceName}: seals the data keys of each wallet, one per purpose: DIDComm connection keys, AnonCreds private keys (GenerateDataKey, Decrypt; encryption context wallet_id, purpose)`,
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });

@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SESClient } from '@aws-sdk/client-ses';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { AccessDeniedError, allows, type AccessRequest, type DataAction, type DataKeyAction, type IssuerKeyAction, type Principal } from '../service/access';
+import { AccessDeniedError, allows, type AccessRequest, type DataAction, type DataKeyAction, type DataKeyPurpose, type IssuerKeyAction, type Principal } from '../service/access';
 import type { DataKeyService } from '../didcomm/key-vault';
 import { keyAttributesOf, TABLE, type IndexName, type QueueId } from '../service/resources';
 import type { KeyManager } from '../keys/port';
@@ -178,17 +178,18 @@ function currentPrincipal(fn: Principal['fn']): Principal {
 }
 
 /**
- * DIDComm data-key operations checked like the tenant role's IAM condition: the session's wallet must
- * be the encryption context's `wallet_id`, and the operation declared (`tenant.dataKeys`).
+ * Data-key operations checked like the tenant role's IAM conditions: the session's wallet must be the
+ * encryption context's `wallet_id`, and the operation declared for the context's `purpose`
+ * (`tenant.dataKeys`).
  */
 export function guardDataKeys(inner: DataKeyService, fn: Principal['fn']): DataKeyService {
-  const check = (action: DataKeyAction, contextWallet: string) => {
+  const check = (action: DataKeyAction, contextWallet: string, purpose: DataKeyPurpose) => {
     const p = currentPrincipal(fn);
-    const r: AccessRequest = { service: 'kms-data-key', action, contextWallet };
+    const r: AccessRequest = { service: 'kms-data-key', action, contextWallet, purpose };
     if (!decide(p, r)) deny(p, r);
   };
   return {
-    generate: async (walletId) => (check('GenerateDataKey', walletId), inner.generate(walletId)),
-    decrypt: async (walletId, sealed) => (check('Decrypt', walletId), inner.decrypt(walletId, sealed)),
+    generate: async (walletId, purpose) => (check('GenerateDataKey', walletId, purpose), inner.generate(walletId, purpose)),
+    decrypt: async (walletId, purpose, sealed) => (check('Decrypt', walletId, purpose), inner.decrypt(walletId, purpose, sealed)),
   };
 }

@@ -15,12 +15,22 @@ import { AnonCredsFormatError, createCredential, parseCredentialRequest, parsePr
 import { registryKeys } from './registry';
 import { parseRevocationPublicKey, parseRevocationStatusList, RevocationError } from './revocation';
 import { RevocationRegistryFullError, RevocationRegistryStore, revRegKeys } from './revocation-registry';
-import type { CredDefKeySealer } from './sealed-keys';
+import { SealedKeyVersionError, type CredDefKeySealer, type SealedItem } from './sealed-keys';
 
 /** The item holding the revocation index of one exchange (allocated once, whatever the retries). */
 export const revIndexClaimKey = (s: TenantScope, exchangeId: string): ItemKey => ({ PK: keys.walletPartition(s), SK: `ACRRIDX#${exchangeId}` });
 
 const refuse = (message: string) => new IssueRefused('issuance-abandoned', message);
+
+/** A key sealed by an earlier version abandons the exchange with that reason (retrying cannot help). */
+async function opened<T>(open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (err) {
+    if (err instanceof SealedKeyVersionError) throw refuse(err.message);
+    throw err;
+  }
+}
 
 export class AnonCredsIssuer implements FormatIssuer {
   readonly name = ANONCREDS.name;
@@ -55,7 +65,8 @@ export class AnonCredsIssuer implements FormatIssuer {
     if (!pub || !sealedKey) throw new Error('a finished credential definition lacks its published object or its sealed key');
     const document = JSON.parse(pub.document as string) as { value: { primary: unknown; revocation?: unknown } };
     const publicKey = parsePrimaryPublicKey(document.value.primary);
-    const privateKey = await sealer.open(scope.walletId, o.definition_id, sealedKey.sealed as string);
+    const definitionId = o.definition_id;
+    const privateKey = await opened(() => sealer.open(scope.walletId, definitionId, sealedKey));
     // The holder's proof first, so a bad request costs no revocation index (createCredential checks it again: some 10 ms).
     try {
       checkBlindedSecretsCorrectnessProof(
@@ -72,7 +83,7 @@ export class AnonCredsIssuer implements FormatIssuer {
     let revocation: CredentialRevocationInput | undefined;
     if (o.rev_reg_resource_id) {
       if (!request.blinded_ms.ur) throw refuse('the credential is revocable: the request must carry the blinded revocation secret (blinded_ms.ur)');
-      revocation = await this.revocation(scope, o as AnonCredsOfferOptions, x.credential_exchange_id, document.value.revocation, sealedKey.sealed as string);
+      revocation = await this.revocation(scope, o as AnonCredsOfferOptions, x.credential_exchange_id, document.value.revocation, sealedKey);
     }
     let credential;
     try {
@@ -86,7 +97,7 @@ export class AnonCredsIssuer implements FormatIssuer {
   }
 
   /** The revocation inputs: this exchange's index (allocated once), the registry's keys and its current status list. */
-  private async revocation(scope: TenantScope, o: AnonCredsOfferOptions, exchangeId: string, publicJson: unknown, sealedDefinitionKey: string): Promise<CredentialRevocationInput> {
+  private async revocation(scope: TenantScope, o: AnonCredsOfferOptions, exchangeId: string, publicJson: unknown, sealedDefinitionKey: SealedItem): Promise<CredentialRevocationInput> {
     const { store, sealer } = this.deps;
     const rid = o.rev_reg_resource_id!;
     let revIdx: number;
@@ -98,9 +109,9 @@ export class AnonCredsIssuer implements FormatIssuer {
     }
     const [reg, sealedGamma] = await Promise.all([this.registries.registry(scope, rid, true), store.get(revRegKeys.gamma(scope, rid), { consistent: true })]);
     if (!reg || !sealedGamma) throw new Error('a revocation registry lacks its item or its sealed private part');
-    const privateKey = await sealer.openRevocationKey(scope.walletId, o.definition_id, sealedDefinitionKey);
+    const privateKey = await opened(() => sealer.openRevocationKey(scope.walletId, o.definition_id, sealedDefinitionKey));
     if (!privateKey) throw new Error('a revocable definition has no sealed revocation key');
-    const gammaJson = (await sealer.openJson(scope.walletId, rid, 'rev-reg-private', sealedGamma.sealed as string)) as { value: { gamma: string } };
+    const gammaJson = (await opened(() => sealer.openJson(scope.walletId, rid, 'rev-reg-private', sealedGamma))) as { value: { gamma: string } };
     return {
       revRegId: reg.rev_reg_def_id as string,
       revIdx,

@@ -23,7 +23,7 @@ import {
   type RevocationRegistryDefinitionJson,
   type RevocationStatusListJson,
 } from './revocation';
-import type { CredDefKeySealer } from './sealed-keys';
+import { SealedKeyVersionError, type CredDefKeySealer } from './sealed-keys';
 import { TAIL_BYTES } from './tails';
 
 /** Tails per stored chunk: 1,024 × 128 bytes = 128 KiB, 171 KiB in base64, well under DynamoDB's 400 KB item. */
@@ -241,7 +241,14 @@ export class RevocationRegistryStore {
     if (!first) throw new NotFoundError('No such revocation registry in this wallet', 'rev_reg_not_found');
     const sealedItem = await this.store.get(revRegKeys.gamma(scope, rid), { consistent: true });
     if (!sealedItem) throw new Error('a revocation registry has no sealed private part');
-    const priv = (await sealer.openJson(scope.walletId, rid, 'rev-reg-private', sealedItem.sealed as string)) as { value: { gamma: string } };
+    let priv: { value: { gamma: string } };
+    try {
+      priv = (await sealer.openJson(scope.walletId, rid, 'rev-reg-private', sealedItem)) as { value: { gamma: string } };
+    } catch (err) {
+      // Nothing this code can open (docs/anoncreds.md, "The private key"): say so rather than a 500.
+      if (err instanceof SealedKeyVersionError) throw new ConflictError(`${err.message}; credentials issued on this registry cannot be revoked by this version`, 'rev_reg_key_outdated');
+      throw err;
+    }
     const gamma = scalarFromString(priv.value.gamma);
     const gDash = g2FromString(first.g_dash as string);
     let reg = first;

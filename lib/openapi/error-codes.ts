@@ -163,6 +163,7 @@ export const ERROR_CODES = {
   rev_reg_not_found: 'The revocation registry of the credential is not in this wallet',
   rev_index_not_found: 'The revocation index of the credential was never allocated in its registry',
   rev_reg_busy: 'The exchange or its revocation registry kept changing concurrently; send the request again',
+  rev_reg_key_outdated: "The registry's private key was sealed by an earlier version of the service (seal version 1), which this version does not open",
   // AnonCreds issuance (POST /api/v1/credentials)
   schema_id_required: 'schema_id is missing: the AnonCreds schema of the credential',
   attributes_required: "attributes is missing: one {name, value} for each of the schema's attribute names",
@@ -277,7 +278,7 @@ export const OPERATION_ERROR_CODES: Readonly<Record<string, ByStatus>> = {
   revokeAnonCredsCredential: {
     400: ['credential_exchange_id_required', 'connection_mismatch'],
     404: ['credential_exchange_not_found', 'rev_reg_not_found', 'rev_index_not_found'],
-    409: ['not_anoncreds_exchange', 'credential_not_issued', 'credential_not_revocable', 'connection_not_active', 'rev_reg_busy'],
+    409: ['not_anoncreds_exchange', 'credential_not_issued', 'credential_not_revocable', 'connection_not_active', 'rev_reg_busy', 'rev_reg_key_outdated'],
   },
   receiveInvitation: { 400: ['invitation_required', 'unsupported_invitation', 'invalid_invitation'], ...KEYS_503 },
 };

@@ -31,9 +31,25 @@ export type DataAction = (typeof DATA_ACTIONS)[number];
 export const ISSUER_KEY_ACTIONS = ['CreateKey', 'GetPublicKey', 'Sign', 'ScheduleKeyDeletion'] as const;
 export type IssuerKeyAction = (typeof ISSUER_KEY_ACTIONS)[number];
 
-/** DIDComm connection keys' data key (lib/didcomm/key-vault.ts): KMS envelope encryption under the stack's DIDComm key. */
+/** A wallet's data keys (lib/didcomm/key-vault.ts): KMS envelope encryption under the stack's DIDComm key. */
 export const DATA_KEY_ACTIONS = ['GenerateDataKey', 'Decrypt'] as const;
 export type DataKeyAction = (typeof DATA_KEY_ACTIONS)[number];
+
+/**
+ * What a wallet's data key seals: one data key per wallet and purpose — `didcomm` its DIDComm
+ * connection keys, `anoncreds` its credential definitions' and revocation registries' private keys —
+ * so a function holding one cannot open the other.
+ */
+export const DATA_KEY_PURPOSES = ['didcomm', 'anoncreds'] as const;
+export type DataKeyPurpose = (typeof DATA_KEY_PURPOSES)[number];
+
+/** The encryption context's keys: one spelling for the adapters, the local KMS stand-in and guard, and the IAM conditions. */
+export const DATA_KEY_CONTEXT = { wallet: 'wallet_id', purpose: 'purpose' } as const;
+
+/** The encryption context of a wallet's data key for one purpose: `{wallet_id, purpose}`, nothing else. */
+export function dataKeyContext(walletId: string, purpose: DataKeyPurpose): Record<string, string> {
+  return { [DATA_KEY_CONTEXT.wallet]: walletId, [DATA_KEY_CONTEXT.purpose]: purpose };
+}
 
 /**
  * A grant on the base table for the partitions listed (exact values, or a prefix ending in `*`), or
@@ -61,10 +77,11 @@ export interface FunctionAccess {
     readonly also?: readonly DataGrant[];
     readonly issuerKeys?: readonly IssuerKeyAction[];
     /**
-     * The DIDComm data key, only with the encryption context {wallet_id: the session's wallet}. A
-     * function may declare it beside `issuerKeys`: the issuer-key Deny leaves the DIDComm key out.
+     * The wallet's data keys, per purpose, only with the encryption context {wallet_id: the session's
+     * wallet, purpose: that purpose}. A function may declare them beside `issuerKeys`: the issuer-key
+     * Deny leaves the DIDComm key out.
      */
-    readonly dataKeys?: readonly DataKeyAction[];
+    readonly dataKeys?: DataKeyGrants;
   };
   readonly registry?: {
     /** Actions on the session's wallet's record partition `W#<wallet>` only (not `W#<wallet>#…`). */
@@ -74,6 +91,13 @@ export interface FunctionAccess {
   };
 }
 
+/** Data-key actions per purpose; a purpose left out is refused. */
+export type DataKeyGrants = { readonly [P in DataKeyPurpose]?: readonly DataKeyAction[] };
+
+/** Whether a function declares any data-key action (it then needs the stack's DIDComm key). */
+export function declaresDataKeys(access: FunctionAccess): boolean {
+  return DATA_KEY_PURPOSES.some((p) => (access.tenant?.dataKeys?.[p] ?? []).length > 0);
+}
 
 const OWN_DATA_ALL: readonly DataAction[] = DATA_ACTIONS;
 
@@ -104,9 +128,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     registry: { record: ['PutItem'], reservations: [{ actions: ['PutItem'], on: 'table', partitions: RESERVATION_PARTITIONS }] },
   },
   webhooks: { shared: { mac: true }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query'] } },
-  // DIDs on KMS issuer keys; set-public-did also publishes the wallet's DIDComm service, whose key (made on first use) is sealed under the wallet's data key.
+  // DIDs on KMS issuer keys; set-public-did also publishes the wallet's DIDComm service, whose key (made on first use) is sealed under the wallet's DIDComm data key.
   dids: {
-    tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['CreateKey', 'GetPublicKey', 'ScheduleKeyDeletion'], dataKeys: ['GenerateDataKey', 'Decrypt'] },
+    tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['CreateKey', 'GetPublicKey', 'ScheduleKeyDeletion'], dataKeys: { didcomm: ['GenerateDataKey', 'Decrypt'] } },
   },
   taa: { tenant: { data: ['GetItem', 'PutItem'] } },
   oid4vci: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'] } },
@@ -132,23 +156,23 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   },
   // DIDComm admin: invitations (a counter, the invitation, its key's lookup item and the event in one transaction), connections and messages.
   // Sending a message checks (ConditionCheckItem) that its connection is still active in the transaction that stores it with its outbound job.
-  didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
+  didcomm: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: { didcomm: ['GenerateDataKey', 'Decrypt'] } } },
   // Public DIDComm endpoint: the path's reference, then in that wallet's session the recipient lookups (one BatchGet) and the stored envelope; the job goes on the inbound FIFO queue.
   'didcomm-inbound': { shared: { data: [READ_PUBLIC_REFS], sendTo: ['didcomm-inbound'] }, tenant: { data: ['BatchGetItem', 'PutItem'] } },
-  // Inbound worker: the stored envelope, the records it names, the decision's transaction (records, events), the wallet's in-flight counter; keys unsealed (and, for a new connection, made) with the wallet's data key.
-  'didcomm-worker': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
+  // Inbound worker: the stored envelope, the records it names, the decision's transaction (records, events), the wallet's in-flight counter; keys unsealed (and, for a new connection, made) with the wallet's DIDComm data key.
+  'didcomm-worker': { tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], dataKeys: { didcomm: ['GenerateDataKey', 'Decrypt'] } } },
   // Context files: the wallet's reference (its record), the file's item, its list entry and the quota counter in one transaction; imported contexts read back from the wallet's own files.
   // JSON-LD credential offers (contract 4.2): the issuer DID and its connection or invitation read, the exchange, its thread lookup, its event and
   // the offer's outbox job in one transaction that checks the connection is still active; an offer in a new invitation makes that invitation's DIDComm key.
   // Exchanges listed (Query) and read. Nothing is signed here (no issuer-key grant): the issuing worker signs.
-  jsonld: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
+  jsonld: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], dataKeys: { didcomm: ['GenerateDataKey', 'Decrypt'] } } },
   // Public context files: the id's (or query's) reference, then in that wallet's session one file or its list entries.
   'jsonld-public': { shared: { data: [READ_PUBLIC_REFS] }, tenant: { data: ['GetItem', 'Query'] } },
   // AnonCreds registry (admin): the public DID (pointer and record), schemas and definitions with their uniqueness items and quota counters, and the definition's job (an outbox item) in one transaction.
   // Offers (POST /api/v1/credentials), as JSON-LD offers: the exchange with its delivery in one transaction that checks the connection is still active
-  // (ConditionCheckItem); an offer in a new invitation makes that invitation's DIDComm key (GenerateDataKey). Revoking (contract 4.2): the registry's
-  // sealed γ opened (Decrypt), then registry, status list version, exchange, event and the notification's outbox job in one transaction.
-  anoncreds: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
+  // (ConditionCheckItem); an offer in a new invitation makes that invitation's DIDComm key (the DIDComm data key). Revoking (contract 4.2): the registry's
+  // sealed γ opened (the AnonCreds data key, Decrypt only: the definition's creation made it), then registry, status list version, exchange, event and the notification's outbox job in one transaction.
+  anoncreds: { tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'ConditionCheckItem'], dataKeys: { didcomm: ['GenerateDataKey', 'Decrypt'], anoncreds: ['Decrypt'] } } },
   // Public AnonCreds objects: the path's did:web DID through the PublicDids index (as the resolver finds it), then one item (status lists and tails: a bounded query) in its wallet's session.
   'anoncreds-public': { shared: { data: [{ actions: ['Query'], on: TABLE.publicDids.name }] }, tenant: { data: ['GetItem', 'Query'] } },
   meta: {},
@@ -158,18 +182,18 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // One offer and one mail per recipient: the exchange as POST /api/v1/oid4vci/issue makes it, the recipient's record and events.
   // Recipients of a wallet at its cap go back on the email queue, delayed (lib/fairness/share.ts).
   'email-worker': { shared: { mail: true, sendTo: ['email'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'] } },
-  // DIDComm outbound: packs each queued message with the connection's key (unsealed: Decrypt only) and posts it;
+  // DIDComm outbound: packs each queued message with the connection's key (unsealed: the DIDComm data key, Decrypt only) and posts it;
   // marks our basic message sent or failed with its event; retries and over-cap jobs go back on its own queue.
-  'didcomm-outbound': { shared: { sendTo: ['didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], dataKeys: ['Decrypt'] } },
-  // Credential definitions' keys: the record and its schema, then the record, the public object, the sealed private key (the wallet's data key: made on first use) and the event in one
+  'didcomm-outbound': { shared: { sendTo: ['didcomm-outbound'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], dataKeys: { didcomm: ['Decrypt'] } } },
+  // Credential definitions' keys: the record and its schema, then the record, the public object, the sealed private key (the wallet's AnonCreds data key: made on first use; no DIDComm key) and the event in one
   // transaction; a failure frees the tag (DeleteItem) and the quota place. Jobs of a wallet at its cap go back on its own queue, delayed.
-  'anoncreds-worker': { shared: { sendTo: ['anoncreds'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], dataKeys: ['GenerateDataKey', 'Decrypt'] } },
+  'anoncreds-worker': { shared: { sendTo: ['anoncreds'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], dataKeys: { anoncreds: ['GenerateDataKey', 'Decrypt'] } } },
   // Re-publishes changed lists (reads shards, signs, stores) and removes deleted definitions' items (queueing the rest of a large removal).
   // Issuing worker: the exchange, its connection, the issuer DID and the wallet's context files read; the credential signed with the
   // wallet's issuer key (Sign only); the exchange, its event and the issue-credential message's outbox job written together; deferrals re-queued.
-  // AnonCreds: the definition's sealed private key (and a revocable one's registry γ) opened with the wallet's data key, which the definition's
-  // creation made (Decrypt only); a revocation index allocated with its claim item in one transaction (the counter's step and the claim).
-  'credential-issuer': { shared: { sendTo: ['credential-issue'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'], dataKeys: ['Decrypt'] } },
+  // AnonCreds: the definition's sealed private key (and a revocable one's registry γ) opened with the wallet's AnonCreds data key, which the definition's
+  // creation made (Decrypt only; no DIDComm key: the outbound worker packs the message); a revocation index allocated with its claim item in one transaction (the counter's step and the claim).
+  'credential-issuer': { shared: { sendTo: ['credential-issue'] }, tenant: { data: ['GetItem', 'PutItem', 'UpdateItem'], issuerKeys: ['Sign'], dataKeys: { anoncreds: ['Decrypt'] } } },
   'status-worker': { shared: { sendTo: ['status'] }, tenant: { data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'], issuerKeys: ['Sign'] } },
 };
 
@@ -212,7 +236,14 @@ export type AccessRequest =
   | { readonly service: 'dynamodb'; readonly action: DataAction; readonly on: 'table' | IndexName; readonly partition: string }
   | { readonly service: 'kms-mac' }
   | { readonly service: 'kms'; readonly action: IssuerKeyAction; /** The wallet the key is (or is being) tagged with. */ readonly keyWallet: string }
-  | { readonly service: 'kms-data-key'; readonly action: DataKeyAction; /** The `wallet_id` of the request's encryption context. */ readonly contextWallet: string }
+  | {
+      readonly service: 'kms-data-key';
+      readonly action: DataKeyAction;
+      /** The `wallet_id` of the request's encryption context. */
+      readonly contextWallet: string;
+      /** The `purpose` of the request's encryption context. */
+      readonly purpose: DataKeyPurpose;
+    }
   | { readonly service: 'sqs'; readonly queue: QueueId }
   | { readonly service: 'usage-keys' }
   | { readonly service: 'ses' };
@@ -240,7 +271,7 @@ export function allows(p: Principal, r: AccessRequest): boolean {
         return shared.mail === true;
       case 'kms':
       case 'kms-data-key':
-        return false; // issuer keys and DIDComm data keys only ever through a wallet's session
+        return false; // issuer keys and data keys only ever through a wallet's session
     }
   }
   if (p.registry) {
@@ -259,7 +290,7 @@ export function allows(p: Principal, r: AccessRequest): boolean {
     case 'kms':
       return (tenant.issuerKeys ?? []).includes(r.action) && r.keyWallet === p.wallet;
     case 'kms-data-key':
-      return (tenant.dataKeys ?? []).includes(r.action) && r.contextWallet === p.wallet;
+      return (DATA_KEY_PURPOSES as readonly string[]).includes(r.purpose) && (tenant.dataKeys?.[r.purpose] ?? []).includes(r.action) && r.contextWallet === p.wallet;
     case 'kms-mac':
     case 'sqs':
     case 'usage-keys':
@@ -274,7 +305,7 @@ export class AccessDeniedError extends Error {
   readonly $metadata = { httpStatusCode: 400 };
   constructor(p: Principal, r: AccessRequest | string) {
     const who = p.wallet === null ? `${p.fn} (own role)` : `${p.fn} (${p.registry ? 'registry session' : 'session'} of wallet ${p.wallet})`;
-    const what = typeof r === 'string' ? r : r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'kms-data-key' ? `kms:${r.action} of the DIDComm data key of wallet ${r.contextWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : r.service === 'ses' ? 'ses:SendRawEmail' : 'kms:GenerateMac';
+    const what = typeof r === 'string' ? r : r.service === 'dynamodb' ? `dynamodb:${r.action} on ${r.on} partition ${r.partition}` : r.service === 'kms' ? `kms:${r.action} on a key of wallet ${r.keyWallet}` : r.service === 'kms-data-key' ? `kms:${r.action} of the ${r.purpose} data key of wallet ${r.contextWallet}` : r.service === 'sqs' ? `sqs:SendMessage to ${r.queue}` : r.service === 'usage-keys' ? 'apigateway:POST on usage keys' : r.service === 'ses' ? 'ses:SendRawEmail' : 'kms:GenerateMac';
     super(`${who} is not authorized to perform ${what}: not declared in lib/service/access.ts`);
     this.name = 'AccessDeniedException';
   }

@@ -44,7 +44,7 @@ export function anoncredsTestbed(opts: { generate?: KeyGenerator; now?: () => Da
   });
   const events = new OutboxPublisher(store, opts.now);
   const registry = new AnonCredsRegistry({ store, events });
-  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(secrets)));
+  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(secrets), 'anoncreds'));
   const worker = new CredDefWorker({ store, events, sealer, generate: opts.generate ?? precomputedPrimesGenerator(), maxReceives: 3, ...(opts.now ? { now: opts.now } : {}) });
   return { store, secrets, dids, events, registry, sealer, worker };
 }

@@ -8,6 +8,8 @@ import {
   FUNCTION_ACCESS,
   FUNCTION_NAMES,
   DATA_KEY_ACTIONS,
+  DATA_KEY_PURPOSES,
+  declaresDataKeys,
   ISSUER_KEY_ACTIONS,
   type AccessRequest,
   type FunctionName,
@@ -89,8 +91,8 @@ function iamRequests(r: AccessRequest): RequestContext[] {
         { action: 'apigateway:POST', resource: `arn:${PARTITION}:apigateway:${REGION}::/usageplans/${tenantPlanId()}/keys`, keys: {} },
       ];
     case 'kms-data-key':
-      // The stack's DIDComm key.
-      return [{ action: `kms:${r.action}`, resource: didcommKeyArn(), keys: { 'kms:EncryptionContext:wallet_id': r.contextWallet, 'kms:EncryptionContextKeys': ['wallet_id'] } }];
+      // The stack's DIDComm key, with the encryption context the adapter sends ({wallet_id, purpose}).
+      return [{ action: `kms:${r.action}`, resource: didcommKeyArn(), keys: { 'kms:EncryptionContext:wallet_id': r.contextWallet, 'kms:EncryptionContext:purpose': r.purpose, 'kms:EncryptionContextKeys': ['wallet_id', 'purpose'] } }];
     case 'kms': {
       const keyArn = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/1234abcd-0000-0000-0000-000000000000`;
       if (r.action === 'CreateKey') {
@@ -116,8 +118,10 @@ function probes(): AccessRequest[] {
     }
   }
   for (const action of ISSUER_KEY_ACTIONS) for (const keyWallet of ['42', '43']) out.push({ service: 'kms', action, keyWallet });
-  // A wallet-43 session must not unseal wallet 42's DIDComm data key (nor make one in its name).
-  for (const action of DATA_KEY_ACTIONS) for (const contextWallet of ['42', '43']) out.push({ service: 'kms-data-key', action, contextWallet });
+  // A wallet-43 session must not unseal wallet 42's data keys (nor make one in its name), nor any session a purpose its function does not declare.
+  for (const action of DATA_KEY_ACTIONS) {
+    for (const contextWallet of ['42', '43']) for (const purpose of DATA_KEY_PURPOSES) out.push({ service: 'kms-data-key', action, contextWallet, purpose });
+  }
   out.push({ service: 'kms-mac' }, { service: 'usage-keys' }, ...QUEUES.map((q) => ({ service: 'sqs' as const, queue: q.id })));
   return out;
 }
@@ -377,26 +381,27 @@ describe('what the declaration does not say, pinned (issue 27)', () => {
     expect(checked).toBeGreaterThan(0);
   });
 
-  test("a function declaring both issuer keys and the DIDComm data key uses its own wallet's of each, and neither of another wallet's", async () => {
-    const both = FUNCTION_NAMES.filter((fn) => (FUNCTION_ACCESS[fn].tenant?.issuerKeys?.length ?? 0) > 0 && (FUNCTION_ACCESS[fn].tenant?.dataKeys?.length ?? 0) > 0);
-    expect(both).toContain('dids');
+  test("a function declaring both issuer keys and a data key (DIDComm or AnonCreds) uses its own wallet's of each, and neither of another wallet's", async () => {
+    const both = FUNCTION_NAMES.filter((fn) => (FUNCTION_ACCESS[fn].tenant?.issuerKeys?.length ?? 0) > 0 && declaresDataKeys(FUNCTION_ACCESS[fn]));
+    expect(both).toEqual(expect.arrayContaining(['dids', 'credential-issuer']));
     const issuerKey = `arn:${PARTITION}:kms:${REGION}:${ACCOUNT}:key/issuer-of-42`;
     const ownTags = { 'aws:ResourceTag/service': STACK, 'aws:ResourceTag/wallet_id': '42', 'kms:ScheduleKeyDeletionPendingWindowInDays': '30' };
-    const context = (wallet: string) => ({ 'kms:EncryptionContext:wallet_id': wallet, 'kms:EncryptionContextKeys': ['wallet_id'] });
     for (const fn of both) {
       const { tenant } = roles(fn);
       const access = FUNCTION_ACCESS[fn].tenant!;
+      const purpose = DATA_KEY_PURPOSES.find((p) => (access.dataKeys?.[p] ?? []).length > 0)!;
+      const context = (wallet: string) => ({ 'kms:EncryptionContext:wallet_id': wallet, 'kms:EncryptionContext:purpose': purpose, 'kms:EncryptionContextKeys': ['wallet_id', 'purpose'] });
       for (const a of access.issuerKeys!.filter((x) => x !== 'CreateKey')) {
         expect({ fn, a, own: await decideBoth(tenant!, { action: `kms:${a}`, resource: issuerKey, keys: ownTags, principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, own: 'allowed' });
         expect({ fn, a, other: await decideBoth(tenant!, { action: `kms:${a}`, resource: issuerKey, keys: ownTags, principalTags: { wallet_id: '43' } }) }).toEqual({ fn, a, other: 'explicit-deny' });
       }
-      for (const a of access.dataKeys!) {
+      for (const a of access.dataKeys![purpose]!) {
         const onDidcommKey = (wallet: string, contextWallet: string) => decideBoth(tenant!, { action: `kms:${a}`, resource: didcommKeyArn(), keys: context(contextWallet), principalTags: { wallet_id: wallet } });
         expect({ fn, a, own: await onDidcommKey('42', '42') }).toEqual({ fn, a, own: 'allowed' });
         expect({ fn, a, other: await onDidcommKey('43', '42') }).toEqual({ fn, a, other: 'implicit-deny' });
         // Nor without an encryption context, or with a second key in it.
         expect(await allowsBoth(tenant!, { action: `kms:${a}`, resource: didcommKeyArn(), keys: {}, principalTags: { wallet_id: '42' } })).toBe(false);
-        expect(await allowsBoth(tenant!, { action: `kms:${a}`, resource: didcommKeyArn(), keys: { ...context('42'), 'kms:EncryptionContextKeys': ['wallet_id', 'x'] }, principalTags: { wallet_id: '42' } })).toBe(false);
+        expect(await allowsBoth(tenant!, { action: `kms:${a}`, resource: didcommKeyArn(), keys: { ...context('42'), 'kms:EncryptionContextKeys': ['wallet_id', 'purpose', 'x'] }, principalTags: { wallet_id: '42' } })).toBe(false);
         // The data-key actions reach no other key, not even the wallet's own issuer key.
         expect({ fn, a, issuer: await decideBoth(tenant!, { action: `kms:${a}`, resource: issuerKey, keys: { ...ownTags, ...context('42') }, principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, issuer: 'explicit-deny' });
       }
@@ -407,27 +412,74 @@ describe('what the declaration does not say, pinned (issue 27)', () => {
     }
   });
 
-  test("AnonCreds: the worker unseals and makes credential-definition keys with its own wallet's data key only; the admin group (an offer's new invitation: its DIDComm key) and the issuing worker (Decrypt only) too; the public function holds no key at all", async () => {
-    const context = (wallet: string) => ({ 'kms:EncryptionContext:wallet_id': wallet, 'kms:EncryptionContextKeys': ['wallet_id'] });
-    for (const [fn, actions] of [['anoncreds-worker', ['kms:GenerateDataKey', 'kms:Decrypt']], ['anoncreds', ['kms:GenerateDataKey', 'kms:Decrypt']], ['credential-issuer', ['kms:Decrypt']]] as const) {
-      const tenant = roles(fn).tenant!;
-      for (const a of actions) {
-        expect({ fn, a, own: await allowsBoth(tenant, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, own: true });
-        expect({ fn, a, other: await allowsBoth(tenant, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '43' } }) }).toEqual({ fn, a, other: false });
+  test("data keys per purpose, pinned literally on the issuing worker: Decrypt of its own wallet's AnonCreds key, nothing of its DIDComm key", async () => {
+    // Written out here, not derived from DATA_KEY_CONTEXT or the declaration: a wrong key name or a
+    // missing purpose condition would be built into both sides of the comparisons above alike.
+    const { tenant } = roles('credential-issuer');
+    const onDataKey = iam.policyDocument(tenant!).Statement.filter((st) => st.Effect === 'Allow' && [st.Resource].flat().includes(didcommKeyArn()));
+    expect(onDataKey.map((st) => ({ Action: st.Action, Condition: st.Condition }))).toEqual([
+      {
+        Action: 'kms:Decrypt',
+        Condition: {
+          StringEquals: { 'kms:EncryptionContext:wallet_id': '${aws:PrincipalTag/wallet_id}', 'kms:EncryptionContext:purpose': 'anoncreds' },
+          'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['wallet_id', 'purpose'] },
+        },
+      },
+    ]);
+    // And exercised with both evaluators.
+    const ask = (action: string, keys: RequestContext['keys'], wallet = '42') => decideBoth(tenant!, { action, resource: didcommKeyArn(), keys, principalTags: { wallet_id: wallet } });
+    const ctx = (wallet: string, purpose?: string, extra: string[] = []) => ({
+      'kms:EncryptionContext:wallet_id': wallet,
+      ...(purpose === undefined ? {} : { 'kms:EncryptionContext:purpose': purpose }),
+      'kms:EncryptionContextKeys': ['wallet_id', ...(purpose === undefined ? [] : ['purpose']), ...extra],
+    });
+    expect(await ask('kms:Decrypt', ctx('42', 'anoncreds'))).toBe('allowed');
+    expect(await ask('kms:Decrypt', ctx('42', 'didcomm'))).toBe('implicit-deny'); // its own wallet's DIDComm key
+    expect(await ask('kms:Decrypt', ctx('42'))).toBe('implicit-deny'); // the context before purposes: {wallet_id} alone
+    expect(await ask('kms:Decrypt', ctx('42', 'anoncreds', ['x']))).toBe('implicit-deny'); // a third key
+    expect(await ask('kms:Decrypt', ctx('42', 'Anoncreds'))).toBe('implicit-deny'); // values compare exactly
+    expect(await ask('kms:Decrypt', ctx('42', 'anoncreds'), '43')).toBe('implicit-deny'); // another wallet's
+    // Unseals, never makes: GenerateDataKey is not declared, so the issuer-key Deny (every action but the declared ones, on keys not tagged with the wallet) refuses it.
+    expect(await ask('kms:GenerateDataKey', ctx('42', 'anoncreds'))).toBe('explicit-deny');
+  });
+
+  test('data keys per purpose: each function reaches exactly the purposes it declares, for its own wallet only', async () => {
+    const ctx = (wallet: string, purpose: string) => ({ 'kms:EncryptionContext:wallet_id': wallet, 'kms:EncryptionContext:purpose': purpose, 'kms:EncryptionContextKeys': ['wallet_id', 'purpose'] });
+    // What the code uses (lib/didcomm/key-vault.ts for didcomm, lib/anoncreds/sealed-keys.ts for anoncreds), written out.
+    const expected: Partial<Record<FunctionName, Record<string, string[]>>> = {
+      dids: { didcomm: ['kms:GenerateDataKey', 'kms:Decrypt'] },
+      didcomm: { didcomm: ['kms:GenerateDataKey', 'kms:Decrypt'] },
+      'didcomm-worker': { didcomm: ['kms:GenerateDataKey', 'kms:Decrypt'] },
+      'didcomm-outbound': { didcomm: ['kms:Decrypt'] },
+      jsonld: { didcomm: ['kms:GenerateDataKey', 'kms:Decrypt'] },
+      anoncreds: { didcomm: ['kms:GenerateDataKey', 'kms:Decrypt'], anoncreds: ['kms:Decrypt'] },
+      'anoncreds-worker': { anoncreds: ['kms:GenerateDataKey', 'kms:Decrypt'] },
+      'credential-issuer': { anoncreds: ['kms:Decrypt'] },
+    };
+    for (const fn of FUNCTION_NAMES) {
+      const { execution, tenant } = roles(fn);
+      const got: Record<string, string[]> = {};
+      for (const purpose of ['didcomm', 'anoncreds']) {
+        for (const a of ['kms:GenerateDataKey', 'kms:Decrypt']) {
+          if (tenant && (await allowsBoth(tenant, { action: a, resource: didcommKeyArn(), keys: ctx('42', purpose), principalTags: { wallet_id: '42' } }))) (got[purpose] ??= []).push(a);
+          if (tenant) expect({ fn, purpose, a, other: await allowsBoth(tenant, { action: a, resource: didcommKeyArn(), keys: ctx('42', purpose), principalTags: { wallet_id: '43' } }) }).toEqual({ fn, purpose, a, other: false });
+          // Outside a wallet's session (the function's own role), no data key at all.
+          expect({ fn, purpose, a, own: await allowsBoth(execution, { action: a, resource: didcommKeyArn(), keys: ctx('42', purpose) }) }).toEqual({ fn, purpose, a, own: false });
+        }
       }
-      // Neither signs with the DIDComm key, nor (the issuing worker) makes data keys.
-      expect({ fn, sign: await allowsBoth(tenant, { action: 'kms:Sign', resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, sign: false });
+      expect({ fn, got }).toEqual({ fn, got: expected[fn] ?? {} });
     }
-    expect(await allowsBoth(roles('credential-issuer').tenant!, { action: 'kms:GenerateDataKey', resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } })).toBe(false);
-    // Outside a wallet's session (the functions' own roles), no data key at all.
-    for (const fn of ['anoncreds', 'credential-issuer'] as const) {
-      expect({ fn, decrypt: await allowsBoth(roles(fn).execution, { action: 'kms:Decrypt', resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, decrypt: false });
-    }
+  });
+
+  test("AnonCreds: the public function holds no key at all", async () => {
+    const context = (wallet: string, purpose: string) => ({ 'kms:EncryptionContext:wallet_id': wallet, 'kms:EncryptionContext:purpose': purpose, 'kms:EncryptionContextKeys': ['wallet_id', 'purpose'] });
     for (const fn of ['anoncreds-public'] as const) {
       const { execution, tenant } = roles(fn);
       for (const role of [execution, tenant!]) {
-        for (const a of ['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Sign']) {
-          expect({ fn, a, allowed: await allowsBoth(role, { action: a, resource: didcommKeyArn(), keys: context('42'), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, allowed: false });
+        for (const purpose of ['didcomm', 'anoncreds']) {
+          for (const a of ['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Sign']) {
+            expect({ fn, a, purpose, allowed: await allowsBoth(role, { action: a, resource: didcommKeyArn(), keys: context('42', purpose), principalTags: { wallet_id: '42' } }) }).toEqual({ fn, a, purpose, allowed: false });
+          }
         }
       }
     }

@@ -150,7 +150,7 @@ test('a revocable definition (L = 10): registry definition, status list and tail
   const regs = new RevocationRegistryStore(store);
   const config = loadConfig();
   if (config.keyBackend !== 'local') throw new Error('the local runtime uses local keys');
-  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(new LocalSecretDeriver(config.localMasterKey))));
+  const sealer = new CredDefKeySealer(new WalletDataKeys(store, new LocalDataKeys(new LocalSecretDeriver(config.localMasterKey)), 'anoncreds'));
   const indices = await Promise.all([regs.allocateIndex(scope, rid), regs.allocateIndex(scope, rid), regs.allocateIndex(scope, rid)]);
   expect([...indices].sort()).toEqual([1, 2, 3]);
   // A later second than the initial list's, so both versions stay addressable by time.

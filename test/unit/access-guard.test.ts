@@ -192,21 +192,66 @@ describe('the local access guard refuses what a function has not declared, befor
 
   test("DIDComm data keys: only a declaring function, only in a wallet's session, only that wallet's context, only the declared operations", async () => {
     const reached: string[] = [];
-    const inner = { generate: async (w: string) => (reached.push(`generate ${w}`), { plaintext: new Uint8Array(32), sealed: 'x' }), decrypt: async (w: string) => (reached.push(`decrypt ${w}`), new Uint8Array(32)) };
+    const inner = {
+      generate: async (w: string, p: string) => (reached.push(`generate ${w} ${p}`), { plaintext: new Uint8Array(32), sealed: 'x' }),
+      decrypt: async (w: string, p: string) => (reached.push(`decrypt ${w} ${p}`), new Uint8Array(32)),
+    };
     // A function that declares none (issuer keys only): refused before the key service, in any session.
     const lists = guardDataKeys(inner as never, 'status-lists');
-    await expect(inSession(tenantScope('7'), () => lists.generate('7'))).rejects.toThrow('status-lists (session of wallet 7) is not authorized to perform kms:GenerateDataKey of the DIDComm data key of wallet 7');
-    await expect(inSession(tenantScope('7'), () => lists.decrypt('7', 'x' as never))).rejects.toThrow(/kms:Decrypt of the DIDComm data key of wallet 7/);
+    await expect(inSession(tenantScope('7'), () => lists.generate('7', 'didcomm'))).rejects.toThrow('status-lists (session of wallet 7) is not authorized to perform kms:GenerateDataKey of the didcomm data key of wallet 7');
+    await expect(inSession(tenantScope('7'), () => lists.decrypt('7', 'didcomm', 'x' as never))).rejects.toThrow(/kms:Decrypt of the didcomm data key of wallet 7/);
     // The agent's worker: its own wallet's context only, and never outside a session.
     const worker = guardDataKeys(inner as never, 'didcomm-worker');
-    await expect(inSession(tenantScope('7'), () => worker.generate('7'))).resolves.toMatchObject({ sealed: 'x' });
-    await expect(inSession(tenantScope('7'), () => worker.decrypt('7', 'x' as never))).resolves.toHaveLength(32);
-    await expect(inSession(tenantScope('8'), () => worker.decrypt('7', 'x' as never))).rejects.toThrow(/session of wallet 8.*kms:Decrypt of the DIDComm data key of wallet 7/);
-    await expect(worker.generate('7')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    await expect(inSession(tenantScope('7'), () => worker.generate('7', 'didcomm'))).resolves.toMatchObject({ sealed: 'x' });
+    await expect(inSession(tenantScope('7'), () => worker.decrypt('7', 'didcomm', 'x' as never))).resolves.toHaveLength(32);
+    await expect(inSession(tenantScope('8'), () => worker.decrypt('7', 'didcomm', 'x' as never))).rejects.toThrow(/session of wallet 8.*kms:Decrypt of the didcomm data key of wallet 7/);
+    await expect(worker.generate('7', 'didcomm')).rejects.toMatchObject({ name: 'AccessDeniedException' });
     // The outbound worker unseals only: it never makes a data key.
     const outbound = guardDataKeys(inner as never, 'didcomm-outbound');
-    await expect(inSession(tenantScope('7'), () => outbound.generate('7'))).rejects.toThrow(/kms:GenerateDataKey/);
-    expect(reached).toEqual(['generate 7', 'decrypt 7']);
+    await expect(inSession(tenantScope('7'), () => outbound.generate('7', 'didcomm'))).rejects.toThrow(/kms:GenerateDataKey/);
+    expect(reached).toEqual(['generate 7 didcomm', 'decrypt 7 didcomm']);
+  });
+
+  test('data keys per purpose: a function granted only the DIDComm key is refused the AnonCreds key, for its own wallet too, and the reverse', async () => {
+    const reached: string[] = [];
+    const inner = {
+      generate: async (w: string, p: string) => (reached.push(`generate ${w} ${p}`), { plaintext: new Uint8Array(32), sealed: 'x' }),
+      decrypt: async (w: string, p: string) => (reached.push(`decrypt ${w} ${p}`), new Uint8Array(32)),
+    };
+    const own = <T>(fn: () => Promise<T>) => inSession(tenantScope('7'), fn);
+    // DIDComm functions: their own wallet's DIDComm key, never its AnonCreds key.
+    for (const fn of ['didcomm', 'didcomm-worker', 'didcomm-outbound', 'dids', 'jsonld'] as const) {
+      const g = guardDataKeys(inner as never, fn);
+      await expect(own(() => g.decrypt('7', 'didcomm', 'x' as never))).resolves.toHaveLength(32);
+      await expect(own(() => g.decrypt('7', 'anoncreds', 'x' as never))).rejects.toThrow(`${fn} (session of wallet 7) is not authorized to perform kms:Decrypt of the anoncreds data key of wallet 7`);
+      await expect(own(() => g.generate('7', 'anoncreds'))).rejects.toThrow(/kms:GenerateDataKey of the anoncreds data key/);
+    }
+    // The AnonCreds workers: the AnonCreds key only (the issuing worker: Decrypt only), never the DIDComm key.
+    const defs = guardDataKeys(inner as never, 'anoncreds-worker');
+    await expect(own(() => defs.generate('7', 'anoncreds'))).resolves.toMatchObject({ sealed: 'x' });
+    await expect(own(() => defs.decrypt('7', 'anoncreds', 'x' as never))).resolves.toHaveLength(32);
+    await expect(own(() => defs.decrypt('7', 'didcomm', 'x' as never))).rejects.toThrow(/anoncreds-worker .*kms:Decrypt of the didcomm data key of wallet 7/);
+    const issuer = guardDataKeys(inner as never, 'credential-issuer');
+    await expect(own(() => issuer.decrypt('7', 'anoncreds', 'x' as never))).resolves.toHaveLength(32);
+    await expect(own(() => issuer.generate('7', 'anoncreds'))).rejects.toThrow(/kms:GenerateDataKey of the anoncreds data key/);
+    await expect(own(() => issuer.decrypt('7', 'didcomm', 'x' as never))).rejects.toThrow(/kms:Decrypt of the didcomm data key/);
+    // The admin group: an offer's invitation (DIDComm) and revocation (AnonCreds, Decrypt only).
+    const admin = guardDataKeys(inner as never, 'anoncreds');
+    await expect(own(() => admin.generate('7', 'didcomm'))).resolves.toMatchObject({ sealed: 'x' });
+    await expect(own(() => admin.decrypt('7', 'anoncreds', 'x' as never))).resolves.toHaveLength(32);
+    await expect(own(() => admin.generate('7', 'anoncreds'))).rejects.toThrow(/kms:GenerateDataKey of the anoncreds data key/);
+    // Another wallet's AnonCreds key: refused to a function granted it.
+    await expect(inSession(tenantScope('8'), () => issuer.decrypt('7', 'anoncreds', 'x' as never))).rejects.toThrow(/session of wallet 8/);
+    // A purpose the declaration does not know is no purpose at all.
+    await expect(own(() => defs.decrypt('7', 'constructor' as never, 'x' as never))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect(reached).toEqual([
+      ...['didcomm', 'didcomm-worker', 'didcomm-outbound', 'dids', 'jsonld'].map(() => 'decrypt 7 didcomm'),
+      'generate 7 anoncreds',
+      'decrypt 7 anoncreds',
+      'decrypt 7 anoncreds',
+      'generate 7 didcomm',
+      'decrypt 7 anoncreds',
+    ]);
   });
 
   test("issuer keys: only in a wallet's session, only that wallet's keys, only the declared operations", async () => {

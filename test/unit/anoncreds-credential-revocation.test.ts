@@ -16,7 +16,7 @@ import { keys, tenantScope, type TenantScope } from '../../lib/store/keys';
 import type { WriteOp } from '../../lib/store/port';
 import { anoncredsTestbed } from '../helpers/anoncreds-registry';
 import { holderCheckBatch } from '../helpers/anoncreds-revocation-holder';
-import { refusal } from '../helpers/refusal';
+import { refusal, refusalDetail } from '../helpers/refusal';
 
 /**
  * POST /api/v1/credentials/anoncreds/revoke (lib/anoncreds/credential-revocation.ts) on the in-memory
@@ -132,9 +132,9 @@ describe('revoking an issued AnonCreds credential', () => {
 
     // The credential's non-revocation part, as issuance makes it at the allocated index.
     const pub = parseRevocationPublicKey(def.cd.credential_definition.value.revocation);
-    const privateKey = (await t.sealer.openRevocationKey('1', def.record.id, (await t.store.get(registryKeys.credDefKey(A, def.record.id)))!.sealed as string))!;
+    const privateKey = (await t.sealer.openRevocationKey('1', def.record.id, (await t.store.get(registryKeys.credDefKey(A, def.record.id)))!))!;
     const gammaItem = (await t.store.get(revRegKeys.gamma(A, rid)))!;
-    const gamma = BigInt(`0x${((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem.sealed as string)) as { value: { gamma: string } }).value.gamma}`);
+    const gamma = BigInt(`0x${((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem)) as { value: { gamma: string } }).value.gamma}`);
     const reg = (await t.store.get(revRegKeys.registry(A, rid)))!;
     const vrPrime = randomBelow(R - 1n) + 1n;
     const m2 = randomBelow(R);
@@ -232,6 +232,20 @@ describe('revoking an issued AnonCreds credential', () => {
     expect(t.snapshot()).toBe(before);
     // B's own exchange is untouched by A and revocable by B.
     expect(await t.revocation.revoke(B, { credential_exchange_id: theirs.id })).toEqual({ message: `Credential ${theirs.id} revoked` });
+  });
+
+  test("a registry whose γ was sealed by seal version 1 (under the wallet's DIDComm data key): 409 rev_reg_key_outdated, saying why, nothing changed", async () => {
+    const t = await setup();
+    const def = await t.definition(A, true);
+    const { id } = await t.exchange(A, def, 'done');
+    const gamma = (await t.store.get(revRegKeys.gamma(A, def.rid!)))!;
+    await t.store.write([{ type: 'put', item: { ...gamma, v: 1 } }]);
+    const before = t.snapshot();
+    const refused = await refusalDetail(t.revocation.revoke(A, { credential_exchange_id: id }));
+    expect(refused).toMatchObject({ status: 409, code: 'rev_reg_key_outdated' });
+    expect(refused.message).toContain('sealed by an earlier version of the service (seal v1');
+    expect(t.snapshot()).toBe(before);
+    expect(await t.stateOf(A, id)).toBe('done');
   });
 
   test('abandoned: revocable when its credential had been issued (the holder reported a problem after receiving it), not otherwise', async () => {

@@ -2,7 +2,7 @@ import { parseObjectId } from '../../lib/anoncreds/identifiers';
 import { AnonCredsIssuance, checkAttributes } from '../../lib/anoncreds/issuance';
 import { AnonCredsIssuer, revIndexClaimKey } from '../../lib/anoncreds/issuer';
 import { parseKeyCorrectnessProof, parsePrimaryPublicKey, type CredentialOfferJson } from '../../lib/anoncreds/objects';
-import { credDefJobFromOutboxItem } from '../../lib/anoncreds/registry';
+import { credDefJobFromOutboxItem, registryKeys } from '../../lib/anoncreds/registry';
 import { RevocationRegistryStore, revRegKeys } from '../../lib/anoncreds/revocation-registry';
 import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
 import { PEER_DIDS, type AgentContext, type AgentKeys } from '../../lib/didcomm/agent';
@@ -246,6 +246,21 @@ describe('issuing (issuing worker)', () => {
     expect([...t.store.items.values()].some((i: Item) => i.type === ISSUE_JOB_TYPE)).toBe(false);
   });
 
+  test("a definition key sealed by seal version 1 (under the wallet's DIDComm data key): abandoned with that reason, the holder told, nothing signed", async () => {
+    const t = setup();
+    const { schema, cd, def } = await t.wallet(A);
+    const keyItem = (await t.store.get(registryKeys.credDefKey(A, def.id)))!;
+    await t.store.write([{ type: 'put', item: { ...keyItem, v: 1 } }]);
+    const [made] = await t.issuance.issue(A, { schema_id: schema.schema_id, attributes: ATTRS, contact_id: 'C1' }, 0, BASE);
+    const offer = offerIn(t.sent().at(-1)!);
+    await t.holderAsks(A, await t.exchangeOf(A, made!.credential_exchange_id), holderCredentialRequest(holderKey(cd), offer, 7n).request);
+    expect(await t.issuing.run(A, made!.credential_exchange_id)).toMatchObject({ outcome: 'refused' });
+    const x = await t.exchangeOf(A, made!.credential_exchange_id);
+    expect([x.state, x.credential]).toEqual(['abandoned', null]);
+    expect(x.error_msg).toContain('was sealed by an earlier version of the service (seal v1');
+    expect(t.sent().at(-1)).toMatchObject({ description: { code: 'issuance-abandoned' } });
+  });
+
   test('revocable: one index per exchange whatever the retries, the witness the holder checks against the status list; a full registry refuses offers up front', async () => {
     const t = setup();
     const { schema, cd } = await t.wallet(A, { revocable: 4 });
@@ -282,7 +297,7 @@ describe('issuing (issuing worker)', () => {
       vrPrime,
       issuedWitness: credential.witness.omega,
     };
-    const revoked = await regs.revoke(A, new CredDefKeySealer(new WalletDataKeys(t.store, new LocalDataKeys(new LocalSecretDeriver('ab'.repeat(32))))), rid, [1]);
+    const revoked = await regs.revoke(A, new CredDefKeySealer(new WalletDataKeys(t.store, new LocalDataKeys(new LocalSecretDeriver('ab'.repeat(32))), 'anoncreds')), rid, [1]);
     expect(holderCheckBatch([input, { ...input, statusList: revoked.statusList, issuedWitness: undefined }])).toEqual([null, 'accumulator']);
     // Indices 2 and 3 are the last (L − 1 = 3): then offers are refused before anything is stored.
     for (let n = 0; n < 2; n++) await regs.allocateIndexOnce(A, rid, revIndexClaimKey(A, `other-${n}`));

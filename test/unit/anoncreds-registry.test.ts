@@ -192,9 +192,9 @@ describe('credential definitions', () => {
     expect(all).not.toContain(p.toString());
     expect(all).not.toContain(q.toString());
     const sealed = (await t.store.get(registryKeys.credDefKey(A, requested.id)))!;
-    await expect(t.sealer.open('1', requested.id, sealed.sealed as string)).resolves.toEqual({ p, q });
+    await expect(t.sealer.open('1', requested.id, sealed)).resolves.toEqual({ p, q });
     // Bound to its definition and wallet: moved elsewhere it does not open.
-    await expect(t.sealer.open('1', '01ARZ3NDEKTSV4RRFFQ69G5FAV', sealed.sealed as string)).rejects.toThrow();
+    await expect(t.sealer.open('1', '01ARZ3NDEKTSV4RRFFQ69G5FAV', sealed)).rejects.toThrow();
     expect(t.eventTypes()).toEqual(['anoncreds.credential_definition.finished']);
 
     // A redelivered job changes nothing.

@@ -84,16 +84,16 @@ describe('the worker, revocable definitions', () => {
 
     // The private parts: r_key sealed with the definition's key, γ sealed on its own; neither in clear.
     const keyItem = (await t.store.get(registryKeys.credDefKey(A, record.id)))!;
-    const rKey = (await t.sealer.openRevocationKey('1', record.id, keyItem.sealed as string))!;
+    const rKey = (await t.sealer.openRevocationKey('1', record.id, keyItem))!;
     const pub = parseRevocationPublicKey(value.revocation);
     expect(revocationKeysMatch(pub, rKey)).toBe(true);
     const gammaItem = (await t.store.get(revRegKeys.gamma(A, rid)))!;
-    const gammaHex = ((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem.sealed as string)) as { value: { gamma: string } }).value.gamma;
+    const gammaHex = ((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem)) as { value: { gamma: string } }).value.gamma;
     const all = t.snapshot();
     for (const secret of [scalarToString(rKey.x), scalarToString(rKey.sk), gammaHex]) expect(all).not.toContain(secret);
     // Sealed for its purpose: γ's item does not open as a definition key, nor under another registry.
-    await expect(t.sealer.openJson('1', rid, 'cred-def-private', gammaItem.sealed as string)).rejects.toThrow();
-    await expect(t.sealer.openJson('1', record.id, 'rev-reg-private', gammaItem.sealed as string)).rejects.toThrow();
+    await expect(t.sealer.openJson('1', rid, 'cred-def-private', gammaItem)).rejects.toThrow();
+    await expect(t.sealer.openJson('1', record.id, 'rev-reg-private', gammaItem)).rejects.toThrow();
 
     // The stored tails are the file of γ, and the initial list is issuance by default.
     const file = generateTailsFile(pub.g_dash, BigInt(`0x${gammaHex}`) % R, 10);
@@ -166,7 +166,7 @@ describe('index allocation and revocation', () => {
     expect(reg.version).toBe(4);
     // The accumulator is the initial one minus the three revoked tails: compare with a fresh computation.
     const gammaItem = (await t.store.get(revRegKeys.gamma(A, rid)))!;
-    const gamma = BigInt(`0x${((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem.sealed as string)) as { value: { gamma: string } }).value.gamma}`);
+    const gamma = BigInt(`0x${((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem)) as { value: { gamma: string } }).value.gamma}`);
     const gDash = g2FromString(cd.credential_definition.value.revocation.g_dash);
     let sum = 0n;
     for (let i = 1; i <= 10; i++) if (![1, 2, 3].includes(i)) sum += gamma ** BigInt(11 - i) % R;
@@ -240,9 +240,9 @@ describe('a credential issued at an allocated index, checked by the holder', () 
     const { rid, cd, record } = await t.revocable(A, 10);
     const pub = parseRevocationPublicKey(cd.credential_definition.value.revocation);
     const keyItem = (await t.store.get(registryKeys.credDefKey(A, record.id)))!;
-    const privateKey = (await t.sealer.openRevocationKey('1', record.id, keyItem.sealed as string))!;
+    const privateKey = (await t.sealer.openRevocationKey('1', record.id, keyItem))!;
     const gammaItem = (await t.store.get(revRegKeys.gamma(A, rid)))!;
-    const gamma = BigInt(`0x${((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem.sealed as string)) as { value: { gamma: string } }).value.gamma}`);
+    const gamma = BigInt(`0x${((await t.sealer.openJson('1', rid, 'rev-reg-private', gammaItem)) as { value: { gamma: string } }).value.gamma}`);
     const reg = (await t.store.get(revRegKeys.registry(A, rid)))!;
     const revRegDef = JSON.parse(reg.document as string);
     const tailsFile = (await t.regs.tails(A, reg.tails_hash as string, 9))!.file;

@@ -482,7 +482,7 @@ describe('a revocable credential (objects.createCredential with revocation)', ()
     const { ur: _ur, ...noUr } = req.credentialRequest.blinded_ms;
     const bad: [unknown, Parameters<typeof revocation>[0], RegExp][] = [
       [{ ...req.credentialRequest, blinded_ms: noUr }, {}, /no blinded revocation secret/],
-      [{ ...req.credentialRequest, blinded_ms: { ...noUr, ur: 42 } }, {}, /invalid blinded revocation secret/],
+      [{ ...req.credentialRequest, blinded_ms: { ...noUr, ur: 42 } }, {}, /invalid credential request at blinded_ms.ur/],
       [{ ...req.credentialRequest, blinded_ms: { ...noUr, ur: REV_KEY_JSON.g_dash } }, {}, /invalid blinded revocation secret/],
       [req.credentialRequest, { revIdx: L }, /revocation index must be/],
       [req.credentialRequest, { revIdx: 0 }, /revocation index must be/],

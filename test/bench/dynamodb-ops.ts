@@ -120,7 +120,10 @@ async function getRecordsOf(c: Ctx, k: number, n: number): Promise<{ cpu: number
 
 /** Each operation the flow and the pollers make, in the shapes they make them. */
 async function measureAll(c: Ctx, label: string, rows: string[], n = N): Promise<void> {
-  const row = (what: string, r: { cpu: number; wall: number }) => rows.push(`| ${label} | ${what} | ${r.cpu.toFixed(2)} | ${r.wall.toFixed(2)} |`);
+  const row = (what: string, r: { cpu: number; wall: number }) => {
+    rows.push(`| ${label} | ${what} | ${r.cpu.toFixed(2)} | ${r.wall.toFixed(2)} |`);
+    if (label !== 'warm-up') console.log(rows.at(-1));
+  };
   const tag = `${label}#${serial}`;
   // Items the reads find (and the token's code lookup, the credential's batch of four with one missing).
   await seed(c, 10, `R#${tag}`);
@@ -243,12 +246,13 @@ async function run(mode: 'memory' | 'disk', rows: string[]): Promise<void> {
     const idle0 = processCpuMs(jvm);
     await new Promise((r) => setTimeout(r, 5000));
     rows.push(`| ${mode}, small table | (idle JVM, per second) | ${((processCpuMs(jvm) - idle0) / 5).toFixed(2)} | |`);
+    console.log(rows.at(-1));
     await measureAll(c, `${mode}, small table`, rows);
     if (SEED_FLOWS > 0) {
       const t0 = performance.now();
       const cpu0 = processCpuMs(jvm);
       await seedFlows(c, SEED_FLOWS);
-      console.error(`[dynamodb-ops] ${mode}: seeded ${SEED_FLOWS} flows' worth in ${((performance.now() - t0) / 1000).toFixed(0)} s (${((processCpuMs(jvm) - cpu0) / 1000).toFixed(0)} s JVM CPU)`);
+      console.log(`| ${mode} | (seeded ${SEED_FLOWS} flows' worth: ${SEED_FLOWS * 10} items written, in ${((performance.now() - t0) / 1000).toFixed(0)} s, ${((processCpuMs(jvm) - cpu0) / 1000).toFixed(0)} s JVM CPU) | | |`);
       await measureAll(c, `${mode}, +${SEED_FLOWS} flows`, rows);
     }
   } finally {
@@ -263,10 +267,10 @@ async function main() {
   console.log('\n### DynamoDB Local: JVM CPU per request, by operation\n');
   console.log(`Load average at start: ${load()}. ${N} requests per row, one at a time, after a warm-up; JVM CPU from /proc (10 ms ticks).\n`);
   const rows: string[] = [];
-  for (const mode of MODES) await run(mode, rows);
+  // Rows as they are measured: a run on a loaded machine takes long.
   console.log('| DynamoDB Local | operation | JVM CPU ms per request | wall ms per request |');
   console.log('|---|---|---|---|');
-  for (const r of rows) console.log(r);
+  for (const mode of MODES) await run(mode, rows);
   console.log(`\nLoad average at end: ${load()}.`);
 }
 

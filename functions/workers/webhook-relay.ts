@@ -49,7 +49,7 @@ export function createHandler() {
   const statusQueue = buildStatusQueue(deps);
   const queues = Object.fromEntries(QUEUED_JOBS.map((k) => [k.queue, buildJobQueue(deps, k.queue)])) as Record<(typeof QUEUED_JOBS)[number]['queue'], ReturnType<typeof buildJobQueue>>;
 
-  const relay = async (r: DynamoDBRecord) => {
+  const relay = async (r: DynamoDBRecord, batch: ReturnType<typeof dispatcher.forBatch>) => {
     const item = newImageOf(r);
     if (!item) return;
     if (item.type === 'event') {
@@ -61,7 +61,7 @@ export function createHandler() {
       // Status jobs first: a webhook target's trouble must not hold back a revocation's publication.
       const statusJobs = jobsForEvent(event);
       await enqueueJobs(statusQueue, statusJobs);
-      const jobs = await inSession(tenantScope(event.wallet_id), () => dispatcher.fanOut(event));
+      const jobs = await inSession(tenantScope(event.wallet_id), () => batch.fanOut(event));
       logger.info('event relayed', { event_id: event.id, event_type: event.type, wallet_id: event.wallet_id, deliveries: jobs, status_jobs: statusJobs.length });
       return;
     }
@@ -94,7 +94,8 @@ export function createHandler() {
 
   return async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
     logger.addContext(context);
-    return processStreamInOrder(event.Records, relay, (r, err) =>
+    const batch = dispatcher.forBatch(); // each wallet's webhook settings read once per batch
+    return processStreamInOrder(event.Records, (r) => relay(r, batch), (r, err) =>
       logger.error('relay failed; the stream retries from this record', { error: err as Error, sequence_number: r.dynamodb?.SequenceNumber }),
     );
   };

@@ -11,6 +11,20 @@ export interface Poller {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Sleeps `ms`, or until `signal` aborts (a stopping poller does not wait out its pause). */
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /**
  * Activity in the runtime (an API response, a worker invocation): pollers sleeping on an empty stream
  * look again soon instead of at the end of their backoff, so an idle runtime can poll rarely without
@@ -108,6 +122,19 @@ async function pauseAfterEmpty(rules: IdlePauses, state: { pause: number; lastAc
   if (woken) state.lastActive = Date.now();
   state.pause = woken && idle ? rules.first : Date.now() - state.lastActive > rules.quietAfter ? rules.idle : Math.min(rules.max, state.pause * 2);
 }
+/**
+ * After a read that found records but fewer than a full batch (the poller has caught up), the stream
+ * poller waits this long before it reads again, as Lambda's event source polls a shard a few times a
+ * second, so that records written meanwhile come in one read instead of many small ones: every
+ * GetRecords costs DynamoDB Local about 0.5 ms of CPU before its first record, 0.05 ms per record
+ * after it (docs/benchmarks.md, "Where DynamoDB Local's CPU goes"). The same as the busy pause after
+ * an empty read, so a record never waits longer than it did: before, the immediate re-read after a
+ * partial read was empty and the 100 ms pause followed it. A full read means a backlog: read on at once.
+ */
+export const STREAM_BATCH_PAUSE_MS = 100;
+/** Records per GetRecords, Lambda's batch size for the relay (infra/stacks/service-functions.ts). */
+const STREAM_READ_LIMIT = 100;
+
 /** How often the stream poller looks for new shards besides when one closes. */
 const SHARD_REFRESH_MS = 60_000;
 
@@ -320,6 +347,8 @@ export function pollStream(opts: {
   table?: { client: DynamoDBClient; name: string };
   /** Wakes the poller from its idle backoff (API responses, worker invocations). */
   activity?: Wakeup;
+  /** The pause after a partial read (default STREAM_BATCH_PAUSE_MS). */
+  batchPauseMs?: number;
 }): Poller {
   const activity = opts.activity ?? new Wakeup();
   const state = { pause: STREAM_IDLE_MS.first, lastActive: Date.now() };
@@ -352,11 +381,12 @@ export function pollStream(opts: {
       lastRefresh = Date.now();
     }
     let any = false;
+    let full = false;
     for (const [shardId, iterator] of iterators) {
       if (!iterator || isStopped()) continue;
       let out;
       try {
-        out = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+        out = await opts.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: STREAM_READ_LIMIT }));
       } catch (err) {
         const gone = iteratorGone(err);
         if (!gone) throw err;
@@ -375,6 +405,7 @@ export function pollStream(opts: {
         continue;
       }
       const lastSeq = out.Records?.at(-1)?.dynamodb?.SequenceNumber;
+      if ((out.Records?.length ?? 0) >= STREAM_READ_LIMIT) full = true;
       const records = await repairImages((out.Records ?? []).map((r) => toLambdaRecord(r, opts.streamArn)).filter(matchesOutboxFilter), opts.table);
       if (records.length) {
         any = true;
@@ -395,6 +426,7 @@ export function pollStream(opts: {
     if (any) {
       state.lastActive = Date.now();
       state.pause = STREAM_IDLE_MS.first;
+      if (!full) await abortableSleep(opts.batchPauseMs ?? STREAM_BATCH_PAUSE_MS, signal);
       return;
     }
     await pauseAfterEmpty(STREAM_IDLE_MS, state, activity, signal); // streams have no long poll

@@ -107,8 +107,32 @@ export class WebhookDispatcher {
 
   /** Relay: one delivery (and its first job) per active target of the event's wallet. */
   async fanOut(event: EventEnvelope): Promise<number> {
+    return this.fanOutWith(event, await this.settings.load(tenantScope(event.wallet_id)));
+  }
+
+  /**
+   * Relay, one stream batch: `fanOut` reading each wallet's settings once for the whole batch, not
+   * once per event (a flow writes three events; each read is a request). Read when the wallet's first
+   * event of the batch is relayed, which is after every event of the batch was written, so no event is
+   * fanned out by settings older than itself. A failed read is not kept: the stream retries the record.
+   */
+  forBatch(): { fanOut(event: EventEnvelope): Promise<number> } {
+    const read = new Map<string, Promise<WebhookSettings>>();
+    return {
+      fanOut: async (event) => {
+        let settings = read.get(event.wallet_id);
+        if (!settings) {
+          settings = this.settings.load(tenantScope(event.wallet_id));
+          read.set(event.wallet_id, settings);
+          settings.catch(() => read.delete(event.wallet_id));
+        }
+        return this.fanOutWith(event, await settings);
+      },
+    };
+  }
+
+  private async fanOutWith(event: EventEnvelope, settings: WebhookSettings): Promise<number> {
     const scope = tenantScope(event.wallet_id);
-    const settings = await this.settings.load(scope);
     const at = this.now();
     // Targets are independent items: recorded in parallel, so a wallet with many targets holds the
     // stream (every wallet's events behind it) for one round trip, not one per target.

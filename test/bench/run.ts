@@ -7,6 +7,7 @@ import { cpus, totalmem } from 'node:os';
 
 const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/dynamodb-ceiling.ts' },
+  { script: 'test/bench/dynamodb-ops.ts' }, // DynamoDB Local's JVM CPU per request, by operation
   { script: 'test/bench/http.ts', env: { BENCH_AUTH_CACHE_TTL: '30' } },
   { script: 'test/bench/http.ts', env: { BENCH_AUTH_CACHE_TTL: '0', BENCH_SKIP_AUTHORIZER: '1' } },
   { script: 'test/bench/webhooks.ts' },
@@ -24,6 +25,7 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/sessions.ts' },
   { script: 'test/bench/oid4vci.ts' },
   { script: 'test/bench/issuance-peer.ts' }, // ours beside Credo's issuer, same wallet
+  { script: 'test/bench/issuance-requests.ts' }, // our requests to the emulators per offer and per flow
   { script: 'test/bench/oid4vp.ts' },
   { script: 'test/bench/bulk-email.ts' },
   { script: 'test/bench/bundles.ts' },

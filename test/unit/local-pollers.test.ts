@@ -4,7 +4,8 @@
  * stopping ends a pause.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { pollQueue, Wakeup } from '../../infra/local/pollers';
+import type { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { pollQueue, pollStream, Wakeup } from '../../infra/local/pollers';
 
 describe('Wakeup', () => {
   test('sleeps the whole pause when nothing happens', async () => {
@@ -224,5 +225,71 @@ describe('arrivals', () => {
       sqs.destroy();
       await sqsEmulator.stop();
     }
+  });
+});
+
+describe('pollStream', () => {
+  /** A stream of one open shard whose records the test appends; each read takes up to Limit of them. */
+  function fakeStream() {
+    const records: unknown[] = [];
+    let read = 0;
+    const reads: { at: number; got: number }[] = [];
+    const streams = {
+      send: async (cmd: { input: Record<string, any>; constructor: { name: string } }) => {
+        switch (cmd.constructor.name) {
+          case 'DescribeStreamCommand':
+            return { StreamDescription: { Shards: [{ ShardId: 's1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } };
+          case 'GetShardIteratorCommand':
+            return { ShardIterator: 'it' };
+          case 'GetRecordsCommand': {
+            const got = records.slice(read, read + cmd.input.Limit);
+            read += got.length;
+            reads.push({ at: Date.now(), got: got.length });
+            return { Records: got, NextShardIterator: 'it' };
+          }
+        }
+        throw new Error(`unexpected ${cmd.constructor.name}`);
+      },
+    } as unknown as DynamoDBStreamsClient;
+    const outbox = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ eventID: String(i), eventName: 'INSERT', dynamodb: { Keys: {}, NewImage: { PK: { S: 'W#1' }, SK: { S: `EVT#${i}` } }, SequenceNumber: String(i) } }));
+    return { streams, reads, push: (n: number) => records.push(...outbox(n)) };
+  }
+
+  test('after a partial read it waits its batch pause, so records written meanwhile come in one read; after a full read it reads on at once; stop ends the pause', async () => {
+    const s = fakeStream();
+    const batches: number[] = [];
+    const errors: unknown[] = [];
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    s.push(250); // a backlog: two full reads, then a partial one
+    const poller = pollStream({
+      streams: s.streams,
+      streamArn: 'arn:stream',
+      functionName: 'relay',
+      worker: async (event) => {
+        batches.push(event.Records.length);
+        // While the relay works on the partial read, three more records are written one by one.
+        if (batches.length === 3) for (let i = 0; i < 3; i++) s.push(1);
+        return { batchItemFailures: [] };
+      },
+      onError: (e) => errors.push(e),
+      batchPauseMs: 300,
+    });
+    try {
+      await sleep(150);
+      // The backlog: 100, 100 at once, then 50; the three written meanwhile wait for the pause.
+      expect(batches).toEqual([100, 100, 50]);
+      expect(s.reads[1]!.at - s.reads[0]!.at).toBeLessThan(100);
+      await sleep(300);
+      expect(batches).toEqual([100, 100, 50, 3]); // one read for the three, not three reads
+      expect(s.reads).toHaveLength(4);
+      expect(s.reads[3]!.at - s.reads[2]!.at).toBeGreaterThanOrEqual(290);
+    } finally {
+      // Stopping during the batch pause after the read of three does not wait it out.
+      const t = Date.now();
+      await poller.stop();
+      expect(Date.now() - t).toBeLessThan(150);
+    }
+    expect(errors).toEqual([]);
   });
 });

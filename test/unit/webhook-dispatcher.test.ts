@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { Webhook } from 'standardwebhooks';
@@ -88,6 +89,34 @@ describe('WebhookDispatcher', () => {
     // After an attempt ran, a replay sends nothing.
     await s.dispatcher.runJob(s.sent[0]!.job);
     expect(await s.dispatcher.fanOut(event)).toBe(1);
+  });
+
+  test('a stream batch reads each wallet’s settings once, and a failed read is not kept', async () => {
+    const s = setup();
+    await s.setTargets(['https://a.example/in']);
+    const other = tenantScope('8');
+    await s.settings.mutate(other, (x) => ({ ...x, targets: [{ url: 'https://b.example/in', state: 'active', added_at: new Date(T0 - 1000).toISOString() }] }));
+    const settingsReads = () => get.mock.calls.filter(([k]) => k.SK === keys.webhookSettings(s.scope).SK).length;
+    const get = jest.spyOn(s.store, 'get');
+    const batch = s.dispatcher.forBatch();
+    const events = [
+      await s.publisher.publish(s.scope, 'ping', {}),
+      await s.publisher.publish(other, 'ping', {}),
+      await s.publisher.publish(s.scope, 'ping', {}),
+      await s.publisher.publish(s.scope, 'ping', {}),
+    ];
+    for (const e of events) expect(await batch.fanOut(e)).toBe(1);
+    expect(settingsReads()).toBe(2); // wallet 7 once, wallet 8 once
+    expect(s.sent.map((m) => m.job.wallet_id)).toEqual(['7', '8', '7', '7']);
+    // The next batch reads again (settings may have changed in between).
+    await s.dispatcher.forBatch().fanOut(events[0]!);
+    expect(settingsReads()).toBe(3);
+    // A read that fails fails its record, and the retry of the record reads again.
+    const retried = s.dispatcher.forBatch();
+    get.mockRejectedValueOnce(new Error('throttled'));
+    await expect(retried.fanOut(events[0]!)).rejects.toThrow('throttled');
+    expect(await retried.fanOut(events[0]!)).toBe(1);
+    expect(settingsReads()).toBe(5);
   });
 
   test('targets added after the event do not receive it', async () => {

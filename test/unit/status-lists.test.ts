@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
 import { slotOf, StatusAllocator } from '../../lib/status-lists/allocation';
 import { cleanupDefinition, jobKey, jobsForEvent, republish, republishCoalesced } from '../../lib/status-lists/jobs';
-import { StatusListPublisher } from '../../lib/status-lists/publication';
+import { MEDIA_TYPES, StatusListPublisher } from '../../lib/status-lists/publication';
 import { statusKeys } from '../../lib/status-lists/records';
 import { keys } from '../../lib/store/keys';
 import { configurationFromItem, draftFromJwt, issuableConfiguration } from '../../lib/oid4vci/supported';
@@ -55,6 +55,14 @@ describe('allocation', () => {
     expect(slotOf(def, def.list_size).list).toBe(1);
     // Another definition's secret gives another order.
     expect(slotOf({ ...def, perm_secret: Buffer.alloc(32, 8).toString('base64url') }, 0).index).not.toBe(slotOf(def, 0).index);
+  });
+
+  test("each list of a definition has its own order: entries a list apart do not share an index", () => {
+    const def = { perm_secret: Buffer.alloc(32, 7).toString('base64url'), list_size: 131072 };
+    const order = (list: number) => Array.from({ length: 64 }, (_, i) => slotOf(def, list * def.list_size + i).index);
+    expect(order(1)).not.toEqual(order(0));
+    expect(order(2)).not.toEqual(order(1));
+    expect(order(0).filter((index, i) => index === order(1)[i]).length).toBeLessThan(2);
   });
 
   test('a batch that crosses the end of a list continues in the next one; entries are staged with their events, not written', async () => {
@@ -457,7 +465,7 @@ describe('allocation and publication, at their edges', () => {
 
   test('which lists are served: those in use and the spare after them', async () => {
     const { publisher, def, store } = await setup();
-    await expect(publisher.serve(scope, def.id, 1, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found' }));
+    await expect(publisher.serve(scope, def.id, 1, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found', message: 'No such status list' }));
     expect((await publisher.serve(scope, def.id, 0, 'ietf')).url).toContain(`/${def.id}/0/ietf`);
     await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 1 } }]);
     expect((await publisher.serve(scope, def.id, 1, 'ietf')).url).toContain(`/${def.id}/1/ietf`);
@@ -576,6 +584,15 @@ describe('allocation and publication: what a store, a clock or a signer can chan
     const def = await service.create(scope, { status_purpose: 'suspension', issuer_did: f.did.did, status_message: messages }, BASE);
     const subject = payload((await publisher.serve(scope, def.id, 0, 'w3c')).token).credentialSubject as Record<string, unknown>;
     expect(subject).toMatchObject({ statusPurpose: 'suspension', statusMessage: messages });
+  });
+
+  test("the media type a list is served with is the one its token's typ names (application/<typ>)", async () => {
+    const { publisher, def } = await setup();
+    for (const format of ['ietf', 'w3c'] as const) {
+      const { token } = await publisher.serve(scope, def.id, 0, format);
+      const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { typ: string };
+      expect(MEDIA_TYPES[format]).toBe(`application/${header.typ}`);
+    }
   });
 
   test('PUT publish (force) signs an unchanged, fresh list again', async () => {

@@ -1,11 +1,15 @@
 // `npm run mutation [-- group...]`: StrykerJS over each group of groups.mjs in turn (all when none is
 // named), then one line per mutated file: killed / (killed + survived + no coverage + timeout), as
 // docs/testing.md records it. Incremental: a re-run tests only the mutants whose code or tests changed.
+// Arguments starting with `--` go to every group's `stryker run` (`--force`: re-test every mutant; a value
+// as `--mutate=<file>:<from>-<to>`).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { MUTATION_GROUPS } from './groups.mjs';
 
-const names = process.argv.slice(2);
+const args = process.argv.slice(2);
+const flags = args.filter((a) => a.startsWith('--'));
+const names = args.filter((a) => !a.startsWith('--'));
 const unknown = names.filter((n) => !MUTATION_GROUPS.some((g) => g.name === n));
 if (unknown.length > 0) {
   console.error(`unknown group(s) ${unknown.join(', ')}; groups: ${MUTATION_GROUPS.map((g) => g.name).join(', ')}`);
@@ -16,7 +20,7 @@ let failed = false;
 const rows = [];
 for (const group of groups) {
   console.log(`\n=== ${group.name}: ${group.what}`);
-  const run = spawnSync(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'stryker.config.mjs'], {
+  const run = spawnSync(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'stryker.config.mjs', ...flags], {
     stdio: 'inherit',
     env: { ...process.env, MUTATION_GROUP: group.name },
   });

@@ -269,6 +269,9 @@ describe('locateSubmission', () => {
     ['a submission that is no object', 'x', 'presentation_submission must be a JSON object'],
     ['a descriptor_map that is no array', sub({}), 'descriptor_map must be a non-empty array'],
     ['an entry that is no object', sub(['pid']), 'descriptor_map[0] must be an object'],
+    // null is no object either: refused as such, not read (a TypeError would be a 500).
+    ['a submission that is null', null, 'presentation_submission must be a JSON object'],
+    ['an entry that is null', sub([null]), 'descriptor_map[0] must be an object'],
     ['a descriptor mapped twice', sub([{ id: 'pid', format: 'dc+sd-jwt', path: '$' }, { id: 'pid', format: 'dc+sd-jwt', path: '$' }]), "descriptor_map[1]: input descriptor 'pid' is mapped more than once"],
     ['an unknown format', sub([{ id: 'pid', format: 'ldp_vc', path: '$' }]), 'descriptor_map[0].format "ldp_vc" is not a supported format'],
     ['a format that is no string', sub([{ id: 'pid', format: 7, path: '$' }]), 'descriptor_map[0].format 7 is not a supported format'],

@@ -49,6 +49,9 @@ describe('the trusted-issuers setting: what an entry may be', () => {
     ['did:web:a/did:web:b', NOTDID],
     ['did:web:a%2', NOTDID],
     ['did:web:a%2G', NOTDID],
+    ['did:web:a%GG', NOTDID],
+    // A DID may end in a percent-escape.
+    ['did:example:a%20', null],
     // Credentials, a query or a fragment are refused even when empty or alone.
     ['https://user@issuer.example', 'must not carry credentials'],
     ['https://:pw@issuer.example', 'must not carry credentials'],

@@ -3,14 +3,15 @@ import { createHash } from 'node:crypto';
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list';
 import { slotOf, StatusAllocator } from '../../lib/status-lists/allocation';
 import { cleanupDefinition, jobKey, jobsForEvent, republish, republishCoalesced } from '../../lib/status-lists/jobs';
-import { StatusListPublisher } from '../../lib/status-lists/publication';
+import { MEDIA_TYPES, StatusListPublisher } from '../../lib/status-lists/publication';
 import { statusKeys } from '../../lib/status-lists/records';
 import { keys } from '../../lib/store/keys';
 import { configurationFromItem, draftFromJwt, issuableConfiguration } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { StatusDefinitionGoneError } from '../../lib/oid4vci/protocol/formats';
 import { StatusListService } from '../../lib/status-lists/service';
-import type { WriteOp } from '../../lib/store/port';
+import { AppError } from '../../lib/http/errors';
+import type { ItemStore, WriteOp } from '../../lib/store/port';
 import { BASE, ISSUER, oid4vciFixture, REF, scope } from '../helpers/oid4vci-fixture';
 import { MemoryStore } from '../helpers/memory-store';
 import { SpecWallet } from '../helpers/spec-wallet';
@@ -54,6 +55,14 @@ describe('allocation', () => {
     expect(slotOf(def, def.list_size).list).toBe(1);
     // Another definition's secret gives another order.
     expect(slotOf({ ...def, perm_secret: Buffer.alloc(32, 8).toString('base64url') }, 0).index).not.toBe(slotOf(def, 0).index);
+  });
+
+  test("each list of a definition has its own order: entries a list apart do not share an index", () => {
+    const def = { perm_secret: Buffer.alloc(32, 7).toString('base64url'), list_size: 131072 };
+    const order = (list: number) => Array.from({ length: 64 }, (_, i) => slotOf(def, list * def.list_size + i).index);
+    expect(order(1)).not.toEqual(order(0));
+    expect(order(2)).not.toEqual(order(1));
+    expect(order(0).filter((index, i) => index === order(1)[i]).length).toBeLessThan(2);
   });
 
   test('a batch that crosses the end of a list continues in the next one; entries are staged with their events, not written', async () => {
@@ -456,7 +465,7 @@ describe('allocation and publication, at their edges', () => {
 
   test('which lists are served: those in use and the spare after them', async () => {
     const { publisher, def, store } = await setup();
-    await expect(publisher.serve(scope, def.id, 1, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found' }));
+    await expect(publisher.serve(scope, def.id, 1, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found', message: 'No such status list' }));
     expect((await publisher.serve(scope, def.id, 0, 'ietf')).url).toContain(`/${def.id}/0/ietf`);
     await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 1 } }]);
     expect((await publisher.serve(scope, def.id, 1, 'ietf')).url).toContain(`/${def.id}/1/ietf`);
@@ -465,14 +474,14 @@ describe('allocation and publication, at their edges', () => {
     expect(await publisher.listsInUse(scope, (await publisher.definition(scope, def.id))!)).toBe(1);
     await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 131073 } }]);
     expect((await publisher.serve(scope, def.id, 2, 'ietf')).url).toContain(`/${def.id}/2/ietf`);
-    await expect(publisher.serve(scope, 'no-such-definition', 0, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found' }));
+    await expect(publisher.serve(scope, 'no-such-definition', 0, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found', message: 'No such status list' }));
   });
 
   test('publishing for a definition deleted meanwhile stores nothing; a store failure is not taken for a lost race', async () => {
     const { publisher, def, store } = await setup();
     const full = (await publisher.definition(scope, def.id))!;
     await store.write([{ type: 'delete', key: statusKeys.definition(scope, def.id) }]);
-    await expect(publisher.publish(scope, full, 0, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found' }));
+    await expect(publisher.publish(scope, full, 0, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 404, code: 'status_list_not_found', message: 'No such status list' }));
     expect(await publisher.stored(scope, def.id, 0, 'ietf')).toBeNull();
 
     const other = await setup();
@@ -490,5 +499,155 @@ describe('allocation and publication, at their edges', () => {
       expect.objectContaining({ status: 503, code: 'status_list_signer_unavailable', message: `The signer ${def.issuer_did} of status list definition ${def.id} is no longer a DID of this wallet: publish with another did` }),
     );
     await expect(publisher.serve(scope, def.id, 0, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 503, code: 'status_list_unavailable' }));
+  });
+});
+
+describe('allocation and publication: what a store, a clock or a signer can change', () => {
+  const payload = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+
+  /**
+   * Eventually consistent reads (`consistent: false`) of the binding, shard and counter items see
+   * nothing yet: DynamoDB's replica before the write reached it. The adapter reads consistently unless
+   * told otherwise, so only an explicit `false` lags.
+   */
+  function lagging(memory: MemoryStore) {
+    const store: ItemStore = memory;
+    const stale = (pk: unknown, sk?: unknown) => /#SL[SA]#/.test(String(pk)) || String(sk ?? '').startsWith('SLB#');
+    const get = store.get.bind(store);
+    const getMany = store.getMany.bind(store);
+    const query = store.query.bind(store);
+    store.get = async (key, opts) => (opts?.consistent === false && stale(key.PK, key.SK) ? undefined : get(key));
+    store.getMany = async (keys, opts) => (await getMany(keys)).map((item, i) => (opts?.consistent === false && stale(keys[i]!.PK, keys[i]!.SK) ? undefined : item));
+    store.query = async (pk, opts) => (await query(pk, opts)).filter((item) => !(opts?.consistent === false && stale(item.PK, item.SK)));
+  }
+
+  test('reads that must see the latest write are strongly consistent: a binding, a status, a counter just written', async () => {
+    const { f, store, publisher, def } = await setup();
+    lagging(store);
+    const allocator = new StatusAllocator({ store, events: f.publisher, refs: f.refs });
+    const got = await allocator.allocate(scope, issuableConfiguration(f.config as never), 'cx-1', 1, f.did.qualified);
+    expect(got.claims[0]!.sdJwt).toMatchObject({ status_list: { uri: expect.stringContaining(`/${def.id}/0/ietf`) } });
+    await store.write([{ type: 'update', key: statusKeys.shard(scope, def.id, 0, 3), set: { s5: 1 }, add: { version: 1 } }]);
+    const full = (await publisher.definition(scope, def.id))!;
+    expect(await publisher.read(scope, full, 0)).toEqual({ entries: [[3 * 1024 + 5, 1]], version: 1 });
+    await store.write([{ type: 'put', item: { ...statusKeys.counter(scope, def.id), next: 1 } }]);
+    expect(await publisher.listsInUse(scope, full)).toBe(1);
+    expect((await publisher.serve(scope, def.id, 1, 'ietf')).url).toContain(`/${def.id}/1/ietf`);
+  });
+
+  test('a configuration never bound to a status list costs no query at issuance', async () => {
+    const { f, store } = await setup();
+    const query = jest.spyOn(store, 'query');
+    const allocator = new StatusAllocator({ store, events: f.publisher, refs: f.refs });
+    const config = { ...issuableConfiguration(f.config as never), statusListsBound: false };
+    expect(await allocator.allocate(scope, config, 'cx-1', 2, f.did.qualified)).toEqual({ claims: [null, null], ops: [] });
+    expect(await allocator.issuerConflict(scope, config, 'did:example:other')).toBeNull();
+    expect(query).not.toHaveBeenCalled();
+  });
+
+  test('a store failure on the counter is thrown as it is, not taken for a deleted definition', async () => {
+    const { f, store } = await setup();
+    store.increment = async () => Promise.reject(new Error('DynamoDB unavailable'));
+    const allocator = new StatusAllocator({ store, events: f.publisher, refs: f.refs });
+    const refused = allocator.allocate(scope, issuableConfiguration(f.config as never), 'cx-1', 1, f.did.qualified);
+    await expect(refused).rejects.toThrow('DynamoDB unavailable');
+    await expect(refused).rejects.not.toBeInstanceOf(StatusDefinitionGoneError);
+  });
+
+  test('refresh and message lists have no IETF form: publishing one as ietf is a 400 that says so, w3c signs', async () => {
+    const { f, service, publisher } = await setup();
+    const messages = [
+      { status: '0x0', message: 'none' },
+      { status: '0x1', message: 'see the issuer' },
+    ];
+    for (const purpose of ['refresh', 'message'] as const) {
+      const def = await service.create(scope, { status_purpose: purpose, issuer_did: f.did.did, ...(purpose === 'message' ? { status_message: messages } : {}) }, BASE);
+      const full = (await publisher.definition(scope, def.id))!;
+      await expect(publisher.publish(scope, full, 0, 'ietf')).rejects.toEqual(
+        expect.objectContaining({
+          status: 400,
+          code: 'unsupported_status_type',
+          message: `A ${purpose} list has no IETF Token Status List form (its values mean valid, invalid, suspended)`,
+          details: [{ path: 'status_type', message: 'w3c only for this purpose' }],
+        }),
+      );
+      expect((await publisher.publish(scope, full, 0, 'w3c')).signed).toBe(true);
+    }
+  });
+
+  test("a W3C list carries its definition's status messages", async () => {
+    const { f, service, publisher } = await setup();
+    const messages = [
+      { status: '0x0', message: 'valid' },
+      { status: '0x1', message: 'on hold' },
+    ];
+    const def = await service.create(scope, { status_purpose: 'suspension', issuer_did: f.did.did, status_message: messages }, BASE);
+    const subject = payload((await publisher.serve(scope, def.id, 0, 'w3c')).token).credentialSubject as Record<string, unknown>;
+    expect(subject).toMatchObject({ statusPurpose: 'suspension', statusMessage: messages });
+  });
+
+  test("the media type a list is served with is the one its token's typ names (application/<typ>)", async () => {
+    const { publisher, def } = await setup();
+    for (const format of ['ietf', 'w3c'] as const) {
+      const { token } = await publisher.serve(scope, def.id, 0, format);
+      const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { typ: string };
+      expect(MEDIA_TYPES[format]).toBe(`application/${header.typ}`);
+    }
+  });
+
+  test('PUT publish (force) signs an unchanged, fresh list again', async () => {
+    let clock = Date.parse('2026-11-23T12:00:00Z');
+    const { store, f, def } = await setup();
+    const publisher = new StatusListPublisher({ store, keyManager: f.keyManager, events: f.publisher, refs: f.refs, now: () => new Date(clock) });
+    const full = (await publisher.definition(scope, def.id))!;
+    const first = await publisher.publish(scope, full, 0, 'ietf');
+    clock += 1000;
+    expect((await publisher.publish(scope, full, 0, 'ietf')).signed).toBe(false);
+    const forced = await publisher.publish(scope, full, 0, 'ietf', { force: true });
+    expect(forced.signed).toBe(true);
+    expect(forced.publication.issued_at).toBe(first.publication.issued_at + 1);
+    expect((await publisher.stored(scope, def.id, 0, 'ietf'))!.token).toBe(forced.publication.token);
+  });
+
+  test("a store failure reading the signer's DID is thrown as it is, not taken for a signer gone", async () => {
+    const { f, store, publisher, def } = await setup();
+    const get = store.get.bind(store);
+    const didKey = keys.did(scope, f.did.did);
+    store.get = async (key) => (key.PK === didKey.PK && key.SK === didKey.SK ? Promise.reject(new Error('DynamoDB unavailable')) : get(key));
+    const full = (await publisher.definition(scope, def.id))!;
+    await expect(publisher.publish(scope, full, 0, 'ietf')).rejects.toThrow('DynamoDB unavailable');
+    await expect(publisher.publish(scope, full, 0, 'ietf')).rejects.not.toBeInstanceOf(AppError);
+  });
+
+  test('a fresh publication made under another URL is not served: the list is signed again under its own', async () => {
+    const { publisher, def, store } = await setup();
+    const first = await publisher.serve(scope, def.id, 0, 'ietf');
+    await store.write([{ type: 'update', key: statusKeys.publication(scope, def.id, 0, 'ietf'), set: { url: 'https://old.example/status-lists/x/0/ietf' } }]);
+    const served = await publisher.serve(scope, def.id, 0, 'ietf');
+    expect(served.url).toBe(first.url);
+    expect(payload(served.token).sub).toBe(first.url);
+    expect((await publisher.stored(scope, def.id, 0, 'ietf'))!.url).toBe(first.url);
+  });
+
+  test('a signer gone: an aging publication is served while valid, a 503 from its expiry on', async () => {
+    let clock = Date.parse('2026-11-23T12:00:00Z');
+    const { store, f, def } = await setup();
+    const publisher = new StatusListPublisher({ store, keyManager: f.keyManager, events: f.publisher, refs: f.refs, now: () => new Date(clock) });
+    const first = await publisher.serve(scope, def.id, 0, 'ietf');
+    await f.dids.deactivate(scope, f.did.did);
+    clock += 12 * 3600_000 + 1000;
+    expect((await publisher.serve(scope, def.id, 0, 'ietf')).token).toBe(first.token);
+    clock = first.expires_at * 1000 - 1000;
+    expect((await publisher.serve(scope, def.id, 0, 'ietf')).token).toBe(first.token);
+    clock = first.expires_at * 1000;
+    await expect(publisher.serve(scope, def.id, 0, 'ietf')).rejects.toEqual(expect.objectContaining({ status: 503, code: 'status_list_unavailable', message: 'This status list cannot be signed at the moment' }));
+  });
+
+  test('a fetch whose signing fails for another reason passes that error on, not "cannot be signed"', async () => {
+    const { publisher, def, store } = await setup();
+    const write = store.write.bind(store);
+    store.write = async (ops) => (ops.some((op) => op.type === 'put' && op.item.type === 'status_publication') ? Promise.reject(new Error('DynamoDB unavailable')) : write(ops));
+    await expect(publisher.serve(scope, def.id, 0, 'ietf')).rejects.toThrow('DynamoDB unavailable');
+    await expect(publisher.serve(scope, def.id, 0, 'ietf')).rejects.not.toBeInstanceOf(AppError);
   });
 });

@@ -15,6 +15,7 @@
  * one HTTP endpoint). Offers for the flows are created beforehand, untimed.
  *
  * BENCH_PEER_CPU_PROF=<dir>: our runtime's process runs with `--cpu-prof` into <dir>.
+ * BENCH_PEER_WARMUP (400): untimed flows per side first, 10 wallets at once.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -28,6 +29,7 @@ const ROUNDS = Number(env.BENCH_PEER_ROUNDS ?? 3);
 const FLOWS: Record<number, number> = { 1: Number(env.BENCH_PEER_FLOWS_1 ?? 100), 10: Number(env.BENCH_PEER_FLOWS_10 ?? 300) };
 const OFFERS = Number(env.BENCH_PEER_OFFERS ?? 200);
 const METADATA_GETS = Number(env.BENCH_PEER_METADATA_GETS ?? 200);
+const WARMUP_FLOWS = Number(env.BENCH_PEER_WARMUP ?? 400);
 const PRE_AUTH = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
 
 interface Proc {
@@ -177,10 +179,12 @@ async function main() {
   const sides = [a.side, b.side] as const;
   try {
     const wallet = () => new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
-    // Warm-up: every code path, JIT and DynamoDB Local's caches, on both.
+    // Warm-up: every code path, JIT and DynamoDB Local's caches, on both. Long enough for the JVM's
+    // compilers to settle (30 flows left the first row paying DynamoDB Local's JIT: docs/benchmarks.md).
     for (const side of sides) {
-      const w = wallet();
-      for (let i = 0; i < 30; i++) await flow(w, side, await side.offer());
+      const codes = (await pool(WARMUP_FLOWS, 10, () => side.offer())).results;
+      const wallets = Array.from({ length: 10 }, wallet);
+      await pool(codes.length, 10, (k) => flow(wallets[k % 10]!, side, codes[k]!));
       for (let i = 0; i < 30; i++) for (const url of side.metadataUrls) await fetch(url).then((r) => r.arrayBuffer());
     }
 

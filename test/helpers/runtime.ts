@@ -27,7 +27,9 @@ export interface TestApi {
 let counter = 0;
 
 /** The same runtime as `npm start`, on free ports with in-memory data; talks to it over HTTP. */
-export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dataDir'> = {}): Promise<TestApi> {
+/** `ownDynamoDb`: a DynamoDB Local of this runtime's own (a child of this process), not the run's shared one. */
+export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dataDir'> & { ownDynamoDb?: boolean } = {}): Promise<TestApi> {
+  const { ownDynamoDb, ...runtimeOpts } = opts;
   // No decision cache by default, so revocation tests see the effect at once; cache tests set a TTL.
   // Every test request comes from 127.0.0.1, one source standing for many clients: no per-source limit
   // unless a test sets one (test/integration/source-limits.test.ts).
@@ -35,11 +37,11 @@ export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dat
     logLevel: (process.env.TEST_LOG_LEVEL as 'SILENT') ?? 'SILENT',
     authorizerCacheTtlSeconds: 0,
     sourceLimits: { allRequests: Number.MAX_SAFE_INTEGER, publicRequests: Number.MAX_SAFE_INTEGER },
-    ...opts,
+    ...runtimeOpts,
     port: 0,
     dataDir: null,
     // The run's shared DynamoDB Local when Jest's global setup started one (test/helpers/shared-dynamodb.ts).
-    ...(process.env[SHARED_DYNAMODB_ENV] ? { sharedDynamoDb: process.env[SHARED_DYNAMODB_ENV] } : {}),
+    ...(process.env[SHARED_DYNAMODB_ENV] && !ownDynamoDb ? { sharedDynamoDb: process.env[SHARED_DYNAMODB_ENV] } : {}),
   });
   if (!rt.baseApiKey) throw new Error('an in-memory runtime always generates a base key');
   const baseKey = rt.baseApiKey;

@@ -1,5 +1,6 @@
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { startDynamoDbLocal } from '../../infra/local/emulators';
 import { ensureTable, LOCAL_TAA } from '../../infra/local/runtime';
 import { expectError, startTestApi, type TestApi } from '../helpers/runtime';
 
@@ -256,28 +257,35 @@ describe('limits, deactivation and oversized DIDs', () => {
 });
 
 test("an older data folder's table gains the PublicDids index at start, and DIDs it published are found through it", async () => {
-  const client = new DynamoDBClient({ endpoint: api.rt.endpoints.dynamodb });
-  const doc = DynamoDBDocumentClient.from(client);
-  const table = `legacy-${Date.now()}`;
-  // The table as the previous version created it: GSI1 only, a published DID under its GSI1 lookup value.
-  await client.send(
-    new CreateTableCommand({
-      TableName: table,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: ['PK', 'SK', 'GSI1PK', 'GSI1SK'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
-      KeySchema: [{ AttributeName: 'PK', KeyType: 'HASH' }, { AttributeName: 'SK', KeyType: 'RANGE' }],
-      GlobalSecondaryIndexes: [{ IndexName: 'GSI1', KeySchema: [{ AttributeName: 'GSI1PK', KeyType: 'HASH' }, { AttributeName: 'GSI1SK', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } }],
-    }),
-  );
-  const did = 'did:sov:WRfXPg8dantKVubE3HX8pw';
-  const key = { PK: 'W#5', SK: `DID#${did}` };
-  await doc.send(new PutCommand({ TableName: table, Item: { ...key, type: 'did', qualified: did, method: 'sov', GSI1PK: `DID#${did}`, GSI1SK: 'DID' } }));
-  await ensureTable(client, table);
-  const found = await doc.send(
-    new QueryCommand({ TableName: table, IndexName: 'PublicDids', KeyConditionExpression: 'PDID = :p', ExpressionAttributeValues: { ':p': `DID#${did}` } }),
-  );
-  expect(found.Items).toEqual([expect.objectContaining({ qualified: did })]);
-  expect((await doc.send(new GetCommand({ TableName: table, Key: key }))).Item!.GSI1PK).toBeUndefined();
-  await ensureTable(client, table); // a second start changes nothing
-  client.destroy();
+  // A DynamoDB Local of its own, as a data folder's runtime has: in the run's shared one, with other
+  // tables busy, DynamoDB Local did not finish building the added index within 30 s.
+  const ddb = await startDynamoDbLocal(null);
+  try {
+    const client = new DynamoDBClient({ endpoint: ddb.endpoint });
+    const doc = DynamoDBDocumentClient.from(client);
+    const table = `legacy-${Date.now()}`;
+    // The table as the previous version created it: GSI1 only, a published DID under its GSI1 lookup value.
+    await client.send(
+      new CreateTableCommand({
+        TableName: table,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: ['PK', 'SK', 'GSI1PK', 'GSI1SK'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
+        KeySchema: [{ AttributeName: 'PK', KeyType: 'HASH' }, { AttributeName: 'SK', KeyType: 'RANGE' }],
+        GlobalSecondaryIndexes: [{ IndexName: 'GSI1', KeySchema: [{ AttributeName: 'GSI1PK', KeyType: 'HASH' }, { AttributeName: 'GSI1SK', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } }],
+      }),
+    );
+    const did = 'did:sov:WRfXPg8dantKVubE3HX8pw';
+    const key = { PK: 'W#5', SK: `DID#${did}` };
+    await doc.send(new PutCommand({ TableName: table, Item: { ...key, type: 'did', qualified: did, method: 'sov', GSI1PK: `DID#${did}`, GSI1SK: 'DID' } }));
+    await ensureTable(client, table);
+    const found = await doc.send(
+      new QueryCommand({ TableName: table, IndexName: 'PublicDids', KeyConditionExpression: 'PDID = :p', ExpressionAttributeValues: { ':p': `DID#${did}` } }),
+    );
+    expect(found.Items).toEqual([expect.objectContaining({ qualified: did })]);
+    expect((await doc.send(new GetCommand({ TableName: table, Key: key }))).Item!.GSI1PK).toBeUndefined();
+    await ensureTable(client, table); // a second start changes nothing
+    client.destroy();
+  } finally {
+    await ddb.stop();
+  }
 });

@@ -10,7 +10,8 @@ import { startTestApi, type TestApi } from '../helpers/runtime';
  */
 let api: TestApi;
 beforeAll(async () => {
-  api = await startTestApi();
+  // Its own DynamoDB Local: the JVM must be among this runtime's processes to be checked.
+  api = await startTestApi({ ownDynamoDb: true });
 });
 afterAll(async () => {
   await api?.rt.stop();

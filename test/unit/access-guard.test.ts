@@ -144,11 +144,17 @@ describe('the local access guard refuses what a function has not declared, befor
     await expect(send('webhooks')).rejects.toMatchObject({ name: 'AccessDeniedException' });
     const secrets = new LocalSecretDeriver('ab'.repeat(32));
     await expect(guardSecrets(secrets, { fn: 'authorizer', wallet: null }).derive('api-key-mac/v1')).resolves.toHaveLength(32);
-    await expect(guardSecrets(secrets, { fn: 'resolver', wallet: null }).derive('api-key-mac/v1')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    // Refused as AWS refuses: a client fault with IAM's 400, saying who and what.
+    await expect(guardSecrets(secrets, { fn: 'resolver', wallet: null }).derive('api-key-mac/v1')).rejects.toMatchObject({
+      name: 'AccessDeniedException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+      message: 'resolver (own role) is not authorized to perform kms:GenerateMac: not declared in lib/service/access.ts',
+    });
     const registered: string[] = [];
     const usage = { register: async (w: string) => void registered.push(w) };
     await guardUsageKeys(usage, { fn: 'tenancy', wallet: null }).register('1');
-    await expect(guardUsageKeys(usage, { fn: 'webhooks', wallet: null }).register('2')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    await expect(guardUsageKeys(usage, { fn: 'webhooks', wallet: null }).register('2')).rejects.toMatchObject({ name: 'AccessDeniedException', message: expect.stringContaining('webhooks (own role) is not authorized to perform apigateway:POST on usage keys') });
     expect(registered).toEqual(['1']);
   });
 
@@ -315,6 +321,14 @@ describe('wallet sessions', () => {
     // Issuer keys are never used in a registry session.
     const km = guardKeyManager(new LocalKeyManager(new MemoryStore(), new LocalSecretDeriver('ab'.repeat(32))), 'tenancy');
     await expect(inRegistrySession(tenantScope('7'), () => km.create(tenantScope('7'), 'EdDSA'))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    // A registry session is not the wallet's session: a function whose wallet sessions may use issuer
+    // and data keys (dids) may not in a registry session of the same wallet.
+    const didsKm = guardKeyManager(new LocalKeyManager(new MemoryStore(), new LocalSecretDeriver('ab'.repeat(32))), 'dids');
+    await expect(inSession(tenantScope('7'), () => didsKm.create(tenantScope('7'), 'EdDSA'))).resolves.toBeDefined();
+    await expect(inRegistrySession(tenantScope('7'), () => didsKm.create(tenantScope('7'), 'EdDSA'))).rejects.toThrow(/dids \(registry session of wallet 7\) is not authorized/);
+    const dataKeys = guardDataKeys({ generate: async () => ({ plaintext: new Uint8Array(32), sealed: new Uint8Array(1) }), decrypt: async () => new Uint8Array(32) } as never, 'dids');
+    await expect(inSession(tenantScope('7'), () => dataKeys.generate('7', 'didcomm'))).resolves.toBeDefined();
+    await expect(inRegistrySession(tenantScope('7'), () => dataKeys.generate('7', 'didcomm'))).rejects.toMatchObject({ name: 'AccessDeniedException' });
   });
 });
 

@@ -24,7 +24,7 @@ import { LOCAL_TAA } from '../../infra/local/runtime';
 import { didWebAnonCredsResolver, SpecAnonCredsHolderFormatService, type SpecAnonCredsFormat } from '../helpers/credo-anoncreds-format';
 import { startCredoPeer } from '../helpers/credo-didcomm';
 import { median, percentile } from './stats';
-import { startOurs, stopOurs, until } from './peer/process';
+import { adminApi, benchWallet, startOurs, stopOurs, until } from './peer/process';
 
 const env = process.env;
 const ISSUANCES = Number(env.BENCH_ANONCREDS_ISSUANCES ?? 20);
@@ -70,14 +70,8 @@ async function main() {
     if (r.state === DidCommCredentialState.Done && !credoDone.has(r.threadId)) credoDone.set(r.threadId, performance.now());
   });
   try {
-    const call = async (method: string, path: string, key: string, body?: unknown) => {
-      const res = await fetch(`${ours.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-      const json = (await res.json()) as any;
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
-      return json;
-    };
-    const w = await call('POST', '/api/subwallet/create', ours.baseApiKey, { wallet_name: 'bench-anoncreds-credo', label: 'bench-anoncreds-credo' });
-    const key = (await call('POST', '/api/apikey/create', ours.baseApiKey, { wallet_id: String(w.wallet_id), roles: ['admin'] })).api_key as string;
+    const call = adminApi(ours);
+    const { key } = await benchWallet(ours, call, 'bench-anoncreds-credo');
     await call('POST', '/api/v1/accept-taa', key, { mechanism: 'service_agreement', version: LOCAL_TAA.version });
     const did = (await call('POST', '/api/v1/create-did', key, { method: 'web' })).did.did as string;
     await call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(did)}`, key);

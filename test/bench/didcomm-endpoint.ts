@@ -23,7 +23,7 @@ import { generateKeyPair, packMessage, verkeyFromPublicKey } from '../../lib/did
 import { startCredoPeer } from '../helpers/credo-didcomm';
 import { processCpuMs } from '../helpers/processes';
 import { childPids } from './peer/shared';
-import { startOurs, stopOurs, until } from './peer/process';
+import { adminApi, benchWallet, startOurs, stopOurs, until } from './peer/process';
 
 const env = process.env;
 const ENVELOPES: Record<number, number> = { 1: Number(env.BENCH_DIDCOMM_ENVELOPES_1 ?? 200), 10: Number(env.BENCH_DIDCOMM_ENVELOPES_10 ?? 500) };
@@ -69,15 +69,9 @@ async function main() {
   const [credoA, credoB] = await Promise.all([startCredoPeer({ label: 'bench-credo-a' }), startCredoPeer({ label: 'bench-credo-b' })]);
   const pids = [ours.child.pid!, ...childPids(ours.child.pid!, 'java')];
   try {
-    const call = async (method: string, path: string, key: string, body?: unknown) => {
-      const res = await fetch(`${ours.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-      const json = (await res.json()) as any;
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
-      return json;
-    };
+    const call = adminApi(ours);
     const newWallet = async (name: string) => {
-      const w = await call('POST', '/api/subwallet/create', ours.baseApiKey, { wallet_name: name, label: name });
-      const key = (await call('POST', '/api/apikey/create', ours.baseApiKey, { wallet_id: String(w.wallet_id), roles: ['admin'] })).api_key as string;
+      const { key } = await benchWallet(ours, call, name);
       return { key, publicRef: (await call('GET', '/api/v1/wallet', key)).public_ref as string };
     };
 

@@ -20,7 +20,7 @@ import { DidCommCredentialEventTypes, DidCommCredentialState, type DidCommCreden
 import { CONTEXT_URLS } from '../../lib/jsonld/contexts';
 import { startCredoPeer } from '../helpers/credo-didcomm';
 import { median, percentile } from './stats';
-import { startOurs, stopOurs, until } from './peer/process';
+import { adminApi, benchWallet, startOurs, stopOurs, until } from './peer/process';
 
 const env = process.env;
 const ISSUANCES = Number(env.BENCH_JSONLD_ISSUANCES ?? 20);
@@ -42,14 +42,8 @@ async function main() {
     if (r.state === DidCommCredentialState.Done && !credoDone.has(r.threadId)) credoDone.set(r.threadId, performance.now());
   });
   try {
-    const call = async (method: string, path: string, key: string, body?: unknown) => {
-      const res = await fetch(`${ours.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-      const json = (await res.json()) as any;
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
-      return json;
-    };
-    const w = await call('POST', '/api/subwallet/create', ours.baseApiKey, { wallet_name: 'bench-jsonld-credo', label: 'bench-jsonld-credo' });
-    const key = (await call('POST', '/api/apikey/create', ours.baseApiKey, { wallet_id: String(w.wallet_id), roles: ['admin'] })).api_key as string;
+    const call = adminApi(ours);
+    const { key } = await benchWallet(ours, call, 'bench-jsonld-credo');
     const did = (await call('POST', '/api/v1/create-did', key, { method: 'key' })).did.did as string;
     const inv = await call('POST', '/api/v1/invitations', key, {});
     const { connectionId } = await credo.receiveInvitationUrl(inv.invitation_url);

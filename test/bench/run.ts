@@ -29,7 +29,6 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/oid4vp.ts' },
   { script: 'test/bench/bulk-email.ts' },
   { script: 'test/bench/bundles.ts' },
-  { script: 'test/bench/issuer-bundles.ts' }, // the JSON-LD and AnonCreds issuing functions: bundle size, cold import
   { script: 'test/bench/idle.ts' }, // npm start with no traffic, 60 s
 ];
 const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=webhooks runs just that part

@@ -11,13 +11,14 @@ import { DynamoDbStore } from '../../lib/adapters/dynamodb-store';
 import { REVOCATION_NOTIFICATION_TYPE } from '../../lib/anoncreds/credential-revocation';
 import { parseObjectId } from '../../lib/anoncreds/identifiers';
 import { RevocationRegistryStore } from '../../lib/anoncreds/revocation-registry';
-import { exchangeItem, type StoredExchange } from '../../lib/didcomm/protocols/issue-credential-v2/records';
+import { exchangeItem } from '../../lib/didcomm/protocols/issue-credential-v2/records';
 import { tenantScope } from '../../lib/store/keys';
 import { precomputedPrimesGenerator } from '../helpers/anoncreds-registry';
 import { startCredoPeer, type CredoPeer } from '../helpers/credo-didcomm';
 import { fenceTestNetwork } from '../helpers/loopback-only';
 import { eventually, startReceiver, type Receiver } from '../helpers/receiver';
 import { expectError, ok, startTestApi, walletWithPublicDid, type TestApi } from '../helpers/runtime';
+import { storedExchange } from '../helpers/exchange-fixture';
 
 fenceTestNetwork();
 
@@ -63,29 +64,14 @@ async function issuedExchange(walletId: number, def: Awaited<ReturnType<typeof r
   const index = await new RevocationRegistryStore(store).allocateIndex(scope, def.rid);
   const at = new Date().toISOString();
   const id = `01KREVOKEDEXCHANGE000000${String(n++).padStart(2, '0')}`;
-  const x: StoredExchange = {
-    credential_exchange_id: id,
+  const x = storedExchange(id, {
     connection_id: connectionId,
-    invitation_id: null,
-    invitation_url: null,
-    thread_id: `thread-${id}`,
-    parent_thread_id: null,
-    role: 'issuer',
-    initiator: 'self',
     state: 'done',
-    format: 'anoncreds',
-    revocation_def_id: null,
-    error_msg: null,
     created_at: at,
-    updated_at: at,
-    offer: {},
     request: {},
     credential: { schema_id: def.schema.schema_id, cred_def_id: def.cd.credential_definition_id },
-    offer_message: null,
-    format_options: {},
-    connectionless: null,
     format_record: { schema_id: def.schema.schema_id, cred_def_id: def.cd.credential_definition_id, rev_reg_id: def.revRegId, cred_rev_id: String(index) },
-  };
+  });
   await store.write([{ type: 'put', item: exchangeItem(scope, x) }]);
   return { id, index };
 }

@@ -8,7 +8,7 @@ import { credDefJobFromOutboxItem, registryKeys } from '../../lib/anoncreds/regi
 import { parseRevocationPublicKey, parseRevocationStatusList, signNonRevocation } from '../../lib/anoncreds/revocation';
 import { RevocationRegistryStore, revRegKeys } from '../../lib/anoncreds/revocation-registry';
 import { outboundJobFromOutboxItem } from '../../lib/didcomm/outbound';
-import { exchangeItem, exchangeKeys, storedExchangeFromItem, type ExchangeState, type StoredExchange } from '../../lib/didcomm/protocols/issue-credential-v2/records';
+import { exchangeItem, exchangeKeys, storedExchangeFromItem, type ExchangeState } from '../../lib/didcomm/protocols/issue-credential-v2/records';
 import { connectionItem, type StoredConnection } from '../../lib/didcomm/records';
 import type { EventEnvelope } from '../../lib/events/envelope';
 import type { RawRepresentation } from '../../lib/http/contract';
@@ -17,6 +17,7 @@ import type { WriteOp } from '../../lib/store/port';
 import { anoncredsTestbed } from '../helpers/anoncreds-registry';
 import { holderCheckBatch } from '../helpers/anoncreds-revocation-holder';
 import { refusal, refusalDetail } from '../helpers/refusal';
+import { storedExchange } from '../helpers/exchange-fixture';
 
 /**
  * POST /api/v1/credentials/anoncreds/revoke (lib/anoncreds/credential-revocation.ts) on the in-memory
@@ -86,29 +87,17 @@ async function setup() {
     const issued = state === 'credential-issued' || state === 'done';
     const index = issued && def.rid ? await regs.allocateIndex(s, def.rid) : null;
     const at = now().toISOString();
-    const x: StoredExchange = {
-      credential_exchange_id: `01JANONCREDSEXCHANGE0000${String(n++).padStart(2, '0')}`,
+    const x = storedExchange(`01JANONCREDSEXCHANGE0000${String(n++).padStart(2, '0')}`, {
       connection_id: opts.connectionId ?? 'conn-a',
       invitation_id: 1,
-      invitation_url: null,
       thread_id: `thread-${n}`,
-      parent_thread_id: null,
-      role: 'issuer',
-      initiator: 'self',
       state,
       format: opts.format ?? 'anoncreds',
-      revocation_def_id: null,
-      error_msg: null,
       created_at: at,
-      updated_at: at,
-      offer: {},
       request: issued ? {} : null,
       credential: issued ? { schema_id: def.schema.schema_id } : null,
-      offer_message: null,
-      format_options: {},
-      connectionless: null,
       format_record: issued ? { schema_id: def.schema.schema_id, cred_def_id: def.cd.credential_definition_id, rev_reg_id: def.revRegId, cred_rev_id: index === null ? null : String(index) } : null,
-    };
+    });
     await store.write([{ type: 'put', item: exchangeItem(s, x) }]);
     return { id: x.credential_exchange_id, index };
   };

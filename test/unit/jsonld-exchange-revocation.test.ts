@@ -1,5 +1,5 @@
 import { transition } from '../../lib/didcomm/protocols/issue-credential-v2/handlers';
-import { exchangeItem, exchangeKeys, storedExchangeFromItem, type ExchangeState, type StoredExchange } from '../../lib/didcomm/protocols/issue-credential-v2/records';
+import { exchangeItem, exchangeKeys, storedExchangeFromItem, type ExchangeState } from '../../lib/didcomm/protocols/issue-credential-v2/records';
 import { exchangeRevocationHook } from '../../lib/didcomm/protocols/issue-credential-v2/revocation';
 import { JsonLdStatusSource } from '../../lib/jsonld/status';
 import { StatusListPublisher } from '../../lib/status-lists/publication';
@@ -9,6 +9,7 @@ import { tenantScope } from '../../lib/store/keys';
 import type { WriteOp } from '../../lib/store/port';
 import { BASE, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
 import { MemoryStore } from '../helpers/memory-store';
+import { storedExchange } from '../helpers/exchange-fixture';
 
 /**
  * `credential-revoked` for DIDComm JSON-LD exchanges: revoking the exchange's status-list entry
@@ -29,29 +30,13 @@ async function setup() {
     const defId = opts.defId ?? def.id;
     const status = await source.credentialStatusFor(scope, defId, id);
     const at = '2026-11-26T10:00:00.000Z';
-    const x: StoredExchange = {
-      credential_exchange_id: id,
-      connection_id: 'conn-1',
-      invitation_id: null,
-      invitation_url: null,
-      thread_id: `thread-${id}`,
-      parent_thread_id: null,
-      role: 'issuer',
-      initiator: 'self',
+    const x = storedExchange(id, {
       state,
       format: 'ld_proof',
       revocation_def_id: defId,
-      error_msg: null,
       created_at: at,
-      updated_at: at,
-      offer: {},
-      request: null,
       credential: opts.credential !== undefined ? opts.credential : state === 'credential-issued' || state === 'done' ? { type: ['VerifiableCredential'] } : null,
-      offer_message: null,
-      format_options: {},
-      connectionless: null,
-      format_record: null,
-    };
+    });
     await store.write([{ type: 'put', item: exchangeItem(scope, x) }, ...status.ops]);
     return id;
   };

@@ -73,6 +73,21 @@ export const MUTATION_GROUPS = [
     tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/oid4vci-issuance.test.ts', 'test/unit/oid4vp-verification.test.ts'],
   },
   {
+    name: 'oid4vci-proofs',
+    what: 'OID4VCI DPoP freshness and single use, what a spent value answers, the credential request prechecks, proof time and binding method',
+    mutate: [
+      lines(VCI, 'private spendDpop(', "throw invalid('invalid_nonce', 'The c_nonce was already used"),
+      span(VCI, 'function proofJwts', 'function publicOnly'),
+    ],
+    tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts'],
+  },
+  {
+    name: 'sd-jwt-issuance',
+    what: 'SD-JWT VC and jwt_vc_json issuance: the disclosure frame, holder binding, validity, status claims',
+    mutate: [span('lib/oid4vci/protocol/formats.ts', 'export function disclosureFrame', 'export function issueCredential')],
+    tests: ['test/unit/oid4vci-issuance.test.ts', 'test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vci-protocol.test.ts'],
+  },
+  {
     name: 'oid4vp',
     what: 'OID4VP verification of an SD-JWT VC: issuer signature, validity, key binding',
     // Narrowed (time) to the signature, validity and key-binding checks: verifySignature, checkValidity,

@@ -9,6 +9,7 @@ import type { SecretDeriver } from '../../lib/secrets/port';
 import { FUNCTION_ACCESS, type FunctionName } from '../../lib/service/access';
 import { inRegistry, sessionWallet } from '../../lib/store/session';
 import type { ItemStore } from '../../lib/store/port';
+import { SDK_CLIENT_DEFAULTS } from './sdk';
 
 /**
  * What every function builds once per cold start: its store and event publisher, plus — only where its
@@ -51,12 +52,12 @@ export function buildDeps(fn: FunctionName, wiring: Wiring = {}, config: Config 
   if (Boolean(access.registry) !== Boolean(wiring.registry)) throw new Error(`${fn}: registry wiring does not match its declared registry grants`);
   const local = config.keyBackend === 'local';
   const sessions = wiring.sessions?.(fn, config) ?? null;
-  const base = new DynamoDBClient({});
+  const base = new DynamoDBClient({ ...SDK_CLIENT_DEFAULTS });
   const dynamo = new ClientsByWallet<DynamoDBClient>((wallet) => {
     let client = base;
     if (wallet !== null) {
       if (!local && !sessions) throw new Error(`${fn} has no tenant role: it cannot act in wallet ${wallet}'s session`);
-      client = new DynamoDBClient({ requestHandler: base.config.requestHandler, ...(sessions ? { credentials: sessions.credentials(wallet) } : {}) });
+      client = new DynamoDBClient({ ...SDK_CLIENT_DEFAULTS, requestHandler: base.config.requestHandler, ...(sessions ? { credentials: sessions.credentials(wallet) } : {}) });
     }
     return local ? guardDynamoDb(client, { fn, wallet }) : client;
   });
@@ -65,7 +66,7 @@ export function buildDeps(fn: FunctionName, wiring: Wiring = {}, config: Config 
   const registry = new ClientsByWallet<DynamoDBClient>((wallet) => {
     if (wallet === null || !access.registry) throw new Error(`${fn} has no registry role`);
     if (!local && !registrySessions) throw new Error(`${fn}: no registry sessions wired`);
-    const client = new DynamoDBClient({ requestHandler: base.config.requestHandler, ...(registrySessions ? { credentials: registrySessions.credentials(wallet) } : {}) });
+    const client = new DynamoDBClient({ ...SDK_CLIENT_DEFAULTS, requestHandler: base.config.requestHandler, ...(registrySessions ? { credentials: registrySessions.credentials(wallet) } : {}) });
     return local ? guardDynamoDb(client, { fn, wallet, registry: true }) : client;
   }, 16);
   const store = new DynamoDbStore(() => (inRegistry() ? registry.get(sessionWallet()) : dynamo.get(sessionWallet())), config.tableName);

@@ -9,6 +9,7 @@ import { SqsJobQueue } from '../../lib/adapters/sqs-job-queue';
 import { WebhookDispatcher } from '../../lib/webhooks/dispatcher';
 import type { WebhookTransport } from '../../lib/webhooks/transport';
 import type { Deps } from './deps';
+import { SDK_CLIENT_DEFAULTS } from './sdk';
 
 /** The relay/worker engine: the webhook queue, the retry schedule, and (worker) the transport, the share rule and metrics. */
 export function buildDispatcher(
@@ -19,7 +20,7 @@ export function buildDispatcher(
   const { config } = deps;
   const queueUrl = config.webhookQueueUrl;
   if (!queueUrl) throw new Error('WEBHOOK_QUEUE_URL is not set');
-  const sqs = new SQSClient({});
+  const sqs = new SQSClient({ ...SDK_CLIENT_DEFAULTS });
   if (config.keyBackend === 'local') guardSqs(sqs, { fn: deps.fn, wallet: null }, (url) => (url === queueUrl ? 'webhook' : undefined));
   return new WebhookDispatcher({
     store: deps.store,

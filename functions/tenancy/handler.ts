@@ -10,6 +10,7 @@ import type { UsageKeys } from '../../lib/service/usage-keys';
 import { buildDeps, createLogger } from '../shared/deps';
 import { macSecrets } from '../shared/secrets';
 import { registrySessions, walletSessions } from '../shared/sessions';
+import { SDK_CLIENT_DEFAULTS } from '../shared/sdk';
 
 const deps = buildDeps('tenancy', { secrets: macSecrets, sessions: walletSessions, registry: registrySessions });
 const { config } = deps;
@@ -17,7 +18,7 @@ const { config } = deps;
 function usageKeys(): UsageKeys {
   if (config.keyBackend === 'local') return guardUsageKeys(new LocalUsageKeys(config.usageKeyPrefix), { fn: 'tenancy', wallet: null });
   if (!config.usagePlanName) throw new Error('USAGE_PLAN_NAME is not set');
-  return new ApiGatewayUsageKeys(new APIGatewayClient({}), config.usagePlanName, config.usageKeyPrefix);
+  return new ApiGatewayUsageKeys(new APIGatewayClient({ ...SDK_CLIENT_DEFAULTS }), config.usagePlanName, config.usageKeyPrefix);
 }
 
 export const handler = createGroupHandler({

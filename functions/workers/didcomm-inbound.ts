@@ -11,6 +11,7 @@ import { buildDeps, createLogger } from '../shared/deps';
 import { buildDidcommKeyVault } from '../shared/didcomm-keys';
 import { workerFairShare } from '../shared/fair-share';
 import { walletSessions } from '../shared/sessions';
+import { SDK_CLIENT_DEFAULTS } from '../shared/sdk';
 
 /**
  * The DIDComm inbound worker: each message of the FIFO queue names an envelope the public endpoint
@@ -35,7 +36,7 @@ export function createHandler() {
   const { share, deferred } = workerFairShare(deps, logger, 'didcomm-inbound');
   const queueUrl = process.env[queueUrlEnvName('didcomm-inbound')];
   if (!queueUrl) throw new Error(`${queueUrlEnvName('didcomm-inbound')} is not set`);
-  const redelivery = new SqsRedelivery(new SQSClient({}), queueUrl);
+  const redelivery = new SqsRedelivery(new SQSClient({ ...SDK_CLIENT_DEFAULTS }), queueUrl);
 
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     logger.addContext(context);

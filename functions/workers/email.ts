@@ -15,6 +15,7 @@ import { buildDeps, createLogger } from '../shared/deps';
 import { workerFairShare } from '../shared/fair-share';
 import { buildJobQueue } from '../shared/job-queue';
 import { walletSessions } from '../shared/sessions';
+import { SDK_CLIENT_DEFAULTS } from '../shared/sdk';
 
 const QUEUE = queueDefinition('email');
 
@@ -30,7 +31,7 @@ export function createHandler(overrides: { mailer?: Mailer } = {}) {
   const deps = buildDeps('email-worker', { sessions: walletSessions });
   const logger = createLogger(deps.config.serviceName);
   // One attempt per call: sendWithBackoff owns the retries (the SDK's own would multiply them).
-  const ses = new SESClient({ maxAttempts: 1 });
+  const ses = new SESClient({ ...SDK_CLIENT_DEFAULTS, maxAttempts: 1 });
   if (deps.config.keyBackend === 'local') guardSes(ses, { fn: deps.fn, wallet: null });
   const mailer = overrides.mailer ?? new SesMailer(ses, deps.config.sesConfigurationSet ? { configurationSet: deps.config.sesConfigurationSet } : {});
   const refs = new PublicRefs(deps.store);

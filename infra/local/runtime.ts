@@ -32,6 +32,7 @@ import { createGateway, DEFAULT_THROTTLES, type AuthorizerHandler, type GroupHan
 import { freePort, LOOPBACK, startDynamoDbLocal, startSes, startSqs, type Emulator } from './emulators';
 import { pollQueue, pollStream, Wakeup, type Poller, type SqsWorker, type StreamWorker } from './pollers';
 import type { Resolver } from '../../lib/webhooks/transport';
+import { SDK_CLIENT_DEFAULTS } from '../../functions/shared/sdk';
 
 export const LOCAL_TABLE_NAME = 'credential-service';
 const REGION = 'us-east-1';
@@ -399,8 +400,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     localUsageKeys.open(dataDir ? join(dataDir, 'usage-keys.json') : null);
     localUsageKeys.add(platformUsageKey(LOCAL_STACK_NAME), 'platform');
 
-    const ddbClient = new DynamoDBClient({ endpoint: ddb.endpoint });
-    const sqsClient = new SQSClient({ endpoint: sqs.endpoint });
+    const ddbClient = new DynamoDBClient({ ...SDK_CLIENT_DEFAULTS, endpoint: ddb.endpoint });
+    const sqsClient = new SQSClient({ ...SDK_CLIENT_DEFAULTS, endpoint: sqs.endpoint });
     const streamArn = await ensureTable(ddbClient, tableName);
     const queueUrls = await ensureQueues(sqsClient);
     for (const q of QUEUES) process.env[queueUrlEnvName(q.id)] = queueUrls[q.id];
@@ -429,8 +430,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const anoncredsWorker = ((await import('../../functions/workers/anoncreds')) as { createHandler: (o: object) => SqsWorker }).createHandler(opts.anoncredsKeyGenerator ? { generate: opts.anoncredsKeyGenerator } : {});
     const credentialIssuer = ((await import('../../functions/workers/credential-issuer')) as { createHandler: () => SqsWorker }).createHandler();
     const report = (what: string) => (err: unknown) => console.error(`[local ${what}]`, err);
-    const streamsClient = new DynamoDBStreamsClient({ endpoint: ddb.endpoint });
-    const repairClient = new DynamoDBClient({ endpoint: ddb.endpoint });
+    const streamsClient = new DynamoDBStreamsClient({ ...SDK_CLIENT_DEFAULTS, endpoint: ddb.endpoint });
+    const repairClient = new DynamoDBClient({ ...SDK_CLIENT_DEFAULTS, endpoint: ddb.endpoint });
     const handlers: Partial<Record<FunctionName, SqsWorker>> = {
       'webhook-delivery': delivery,
       'status-worker': statusWorker,

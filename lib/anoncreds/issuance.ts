@@ -3,7 +3,7 @@
 // (the schema and the definition are this wallet's, the attributes are exactly the schema's) before
 // anything is stored or sent; the holder's request is checked structurally by the inbound worker and
 // signed by the issuing worker (issuer.ts), which checks the holder's proof first.
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import { ANONCREDS } from '../didcomm/protocols/issue-credential-v2/anoncreds';
 import { CredentialOffering, type CredentialOfferingDeps } from '../didcomm/protocols/issue-credential-v2/offering';
 import type { ExchangeRecord } from '../didcomm/protocols/issue-credential-v2/records';

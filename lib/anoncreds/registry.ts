@@ -3,7 +3,7 @@
 // in the request; a credential definition's keys take seconds of CPU, so the request stores it in
 // state `wait` with a job, and the anoncreds worker (cred-def-worker.ts) makes the keys.
 import { createHash } from 'node:crypto';
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import * as z from 'zod';
 import { readPublicDid } from '../dids/records';
 import type { EventPublisher } from '../events/publisher';

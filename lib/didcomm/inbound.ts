@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import { AppError, BadRequestError, NotFoundError } from '../http/errors';
 import { keys, type TenantScope } from '../store/keys';
 import type { ItemStore } from '../store/port';

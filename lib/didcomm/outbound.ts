@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import * as z from 'zod';
 import { OUTBOX_JOB_SK_PREFIX } from '../service/resources';
 import { keys, type TenantScope } from '../store/keys';

@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import { keys, type TenantScope } from '../store/keys';
 import type { Item, ItemStore, WriteOp } from '../store/port';
 import type { EventEnvelope, EventType } from './envelope';

@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import { signingIdentity } from '../dids/signing';
 import { readDid } from '../dids/records';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';

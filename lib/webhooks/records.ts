@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ulid } from 'ulid';
+import { ulid } from '../ids';
 import { keys, type TenantScope } from '../store/keys';
 import { ConditionFailedError, type Item, type ItemStore, type WriteOp } from '../store/port';
 

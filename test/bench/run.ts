@@ -26,6 +26,7 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/oid4vci.ts' },
   { script: 'test/bench/issuance-peer.ts' }, // ours beside Credo's issuer, same wallet
   { script: 'test/bench/issuance-requests.ts' }, // our requests to the emulators per offer and per flow
+  { script: 'test/bench/node-overhead.ts' }, // ULIDs and the SDK's client-side CPU per request, before and after
   { script: 'test/bench/oid4vp.ts' },
   { script: 'test/bench/bulk-email.ts' },
   { script: 'test/bench/bundles.ts' },

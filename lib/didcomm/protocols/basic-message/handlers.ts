@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { ulid } from '../../../ids';
 import { EVENT_RETENTION_DAYS } from '../../../events/publisher';
 import { ProtocolViolation, type AgentContext, type Decision } from '../../agent';
 import { didcommKeys, messageFromItem, type MessageRecord, type StoredConnection } from '../../records';

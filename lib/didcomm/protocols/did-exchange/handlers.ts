@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { ulid } from '../../../ids';
 import type { EventType } from '../../../events/envelope';
 import { ProtocolViolation, type AgentContext, type Decision, type PeerService, type ResolvedPeer } from '../../agent';
 import { connectionData, connectionItem, didcommKeys, type InvitationRecord, type StoredConnection } from '../../records';

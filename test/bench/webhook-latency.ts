@@ -18,8 +18,8 @@
  * Knobs: BENCH_WHL_IDLE (events in the idle row, 100), BENCH_WHL_PAUSE_MS (1000),
  * BENCH_WHL_LOAD (events in the load row, 400), BENCH_WHL_RATE (pings per second, 20),
  * BENCH_WHL_WALLETS (5), BENCH_WHL_DEADLINE_S (per event, 60).
- * Runs unchanged on commits before 06e35c0 (the stream poller's pause after a partial read), for a
- * before/after: see docs/benchmarks.md, issue 25.
+ * Also runs unchanged at 06e35c0^1 (before the stream poller paused after a partial read and the relay
+ * read webhook settings once per batch), copied into a worktree of that commit, for a before/after.
  */
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';

@@ -11,6 +11,7 @@ const parts: { script: string; env?: Record<string, string> }[] = [
   { script: 'test/bench/http.ts', env: { BENCH_AUTH_CACHE_TTL: '30' } },
   { script: 'test/bench/http.ts', env: { BENCH_AUTH_CACHE_TTL: '0', BENCH_SKIP_AUTHORIZER: '1' } },
   { script: 'test/bench/webhooks.ts' },
+  { script: 'test/bench/webhook-latency.ts' }, // per-event delivery latency, idle and at a steady rate
   { script: 'test/bench/signing.ts' },
   { script: 'test/bench/jsonld-signing.ts' }, // JSON-LD proof suites: signing core vs. raw library, verify
   { script: 'test/bench/jsonld-bundle.ts' }, // the signing stack's bundle size and cold import

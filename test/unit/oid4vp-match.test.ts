@@ -399,3 +399,78 @@ describe('matchDcql: the detail of a refusal (what the verifier records and show
     ]);
   });
 });
+
+describe('matching: bounds and details a Stryker run found unchecked', () => {
+  const sub = (descriptor_map: unknown) => ({ id: 's', definition_id: 'req', descriptor_map });
+  const vpJwt = (payload: unknown) => ['eyJhbGciOiJFUzI1NiJ9', Buffer.from(JSON.stringify(payload)).toString('base64url'), 'sig'].join('.');
+  const degreeDef = { id: 'req', input_descriptors: [{ id: 'degree', format: { jwt_vp_json: {}, jwt_vp: {}, jwt_vc_json: {} }, constraints: {} }] } as unknown as PresentationDefinition;
+  const nested = (path: string, format = 'jwt_vp_json') => ({ id: 'degree', format, path: '$', path_nested: { format: 'jwt_vc_json', path } });
+
+  it("takes '$[i]' whole: many digits, nothing before or after", () => {
+    const tokens = Array.from({ length: 11 }, (_, i) => `t${i}`);
+    expect(locateSubmission(definition(), sub([{ id: 'pid', format: 'dc+sd-jwt', path: '$[10]' }]), tokens)[0]!.tokenIndex).toBe(10);
+    for (const path of ['x$[0]', '$[0]x', '$[0].vp'])
+      expect(refusal(() => locateSubmission(definition(), sub([{ id: 'pid', format: 'dc+sd-jwt', path }]), tokens)).detail).toContain(`.path "${path}" must be`);
+  });
+
+  it('takes a nested index of many digits, and a jwt_vp envelope as jwt_vp_json', () => {
+    const vcs = Array.from({ length: 11 }, (_, i) => `vc${i}`);
+    expect(locateSubmission(degreeDef, sub([nested('$.vp.verifiableCredential[10]')]), [vpJwt({ vp: { verifiableCredential: vcs } })])[0]!.nested).toEqual({ format: 'jwt_vc_json', index: 10 });
+    expect(locateSubmission(degreeDef, sub([nested('$.verifiableCredential[1]', 'jwt_vp')]), [vpJwt({ vp: { verifiableCredential: vcs } })])[0]).toEqual({
+      descriptorId: 'degree',
+      format: 'jwt_vp',
+      tokenIndex: 0,
+      nested: { format: 'jwt_vc_json', index: 1 },
+    });
+  });
+
+  it('bounds a nested index only inside a compact JWT of three parts', () => {
+    const payload = Buffer.from(JSON.stringify({ vp: { verifiableCredential: ['a'] } })).toString('base64url');
+    for (const token of [`x.${payload}`, `x.${payload}.y.z`]) expect(locateSubmission(degreeDef, sub([nested('$.verifiableCredential[5]')]), [token])[0]!.nested!.index).toBe(5);
+  });
+
+  it('takes a submission that maps any of several descriptors, and says which descriptor or definition is meant', () => {
+    const two = {
+      id: 'req',
+      input_descriptors: [
+        { id: 'pid', format: { 'dc+sd-jwt': {} }, constraints: {} },
+        { id: 'degree', format: { jwt_vc_json: {} }, constraints: {} },
+      ],
+    } as unknown as PresentationDefinition;
+    expect(Object.keys(matchDefinition(two, { pid: pid(), degree: degree() }))).toEqual(['pid', 'degree']);
+    expect(refusal(() => matchDefinition(two, { pid: pid(), other: degree() })).detail).toBe("'other' is not an input descriptor of definition 'req'");
+    expect(refusal(() => matchDefinition(two, { pid: pid() })).detail).toBe("no credential was presented for input descriptor 'degree'");
+    expect(refusal(() => matchDefinition(two, { pid: pid(), degree: pid() })).detail).toBe("input descriptor 'degree' does not allow dc+sd-jwt (allowed: jwt_vc_json)");
+  });
+
+  it('refuses a multiple query when any one of its presentations fails, even though another satisfies it', () => {
+    const wrong = pid({ vct: 'urn:other', claims: { ...pid().claims, vct: 'urn:other' } });
+    expect(refusal(() => matchDcql(pidQuery({ multiple: true }), { pid: [pid(), wrong] }, { strict: false }))).toMatchObject({ reason: 'constraints_not_met', credentialId: 'pid' });
+  });
+
+  it('names the required credential set that is not satisfied, not the first set', () => {
+    const q = DcqlQuery.parse({
+      credentials: [
+        { id: 'degree', format: 'jwt_vc_json', meta: { type_values: [['UniversityDegreeCredential']] } },
+        { id: 'pid', format: 'dc+sd-jwt', meta: { vct_values: [PID] }, claims: [{ path: ['given_name'] }] },
+        { id: 'mdl', format: 'dc+sd-jwt', meta: { vct_values: ['urn:mdl'] }, claims: [{ path: ['given_name'] }] },
+      ],
+      credential_sets: [{ options: [['degree']] }, { options: [['pid'], ['mdl']] }],
+    });
+    const e = refusal(() => matchDcql(q, { degree: [degree()] }, { strict: true }));
+    expect(e).toMatchObject({ reason: 'missing_credential', credentialId: 'pid' });
+    expect(e.detail).toBe('credential_sets[1] is not satisfied: none of its options ([pid] | [mdl]) was presented');
+  });
+
+  it('translated from a definition, refuses extra disclosure in the DCQL step, with its detail', () => {
+    const extra = pid({ disclosedPaths: [['given_name'], ['family_name']] });
+    expect(refusal(() => matchDcqlForDefinition(definition({ limit_disclosure: 'required' }), pidQuery(), { pid: [extra] })).detail).toBe(
+      "credential query 'pid': disclosed /family_name, which the query did not request",
+    );
+  });
+
+  it('refuses an answer to a query the request does not have, and an unbound presentation, saying so', () => {
+    expect(refusal(() => matchDcql(pidQuery(), { other: [pid()] }, { strict: true })).detail).toBe("the vp_token answers 'other', which is not a credential query of the request");
+    expect(refusal(() => matchDcql(pidQuery(), { pid: [pid({ holderBound: false })] }, { strict: true })).detail).toBe("credential query 'pid' requires holder binding");
+  });
+});

@@ -65,7 +65,6 @@ import { InMemoryStorageService, isLoopbackUrl, NodeCryptoKeyManagementService, 
 // ---------------------------------------------------------------------------------------------
 // Key management: DIDComm v1 envelope operations on libsodium
 
-const b64u = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 const unb64u = (text: string) => new Uint8Array(Buffer.from(text, 'base64url'));
 /** A copy on a plain ArrayBuffer, the type Credo's KMS returns. */
 const own = (bytes: Uint8Array) => new Uint8Array(bytes);

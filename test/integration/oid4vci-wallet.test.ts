@@ -610,7 +610,7 @@ describe('OID4VCI interop (spec wallet): DPoP-bound tokens (RFC 9449)', () => {
   });
 
   test('a DPoP proof sent twice is refused the second time (its jti is single use), and nothing is issued', async () => {
-    const { created, wallet, r, proof } = await dpopRedeemed();
+    const { wallet, r, proof } = await dpopRedeemed();
     const url = wallet.issuerMetadata.credential_endpoint;
     const dpop = wallet.makeDpopProof({ htm: 'POST', htu: url, accessToken: r.accessToken, nonce: wallet.rsDpopNonce });
     // First use issues; the proof's jti is spent with it.

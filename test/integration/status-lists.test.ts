@@ -226,6 +226,7 @@ describe('entries at issuance, revocation, and lists any verifier can read', () 
 
   test('one status list per SD-JWT configuration: a second definition is a 409', async () => {
     expect(sdDef.list_type).toBe('ietf');
+    expect(jwtDef).toMatchObject({ list_type: 'w3c', status_purpose: 'suspension' });
     expectError(await api.call('POST', '/api/v1/status-list/defs', { key: a.key, body: { supported_cred_id: a.sd, status_purpose: 'suspension' } }), 409, 'supported_credential_bound');
     expectError(await api.call('POST', '/api/v1/status-list/defs', { key: a.key, body: { supported_cred_id: a.jwt, status_purpose: 'suspension' } }), 409, 'supported_credential_bound');
   });

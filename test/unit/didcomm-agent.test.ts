@@ -1,7 +1,7 @@
 import { AgentRuntime } from '../../lib/didcomm/agent-runtime';
 import { MemoryVault } from '../helpers/didcomm-memory-vault';
-import { PEER_DIDS, type AgentKeys, type Outbound } from '../../lib/didcomm/agent';
-import { generateKeyPair, packMessage, verkeyFromPublicKey, type Ed25519KeyPair } from '../../lib/didcomm/envelope';
+import { PEER_DIDS, type Outbound } from '../../lib/didcomm/agent';
+import { generateKeyPair, packMessage } from '../../lib/didcomm/envelope';
 import { InvitationService } from '../../lib/didcomm/protocols/out-of-band/invitations';
 import { didcommKeys, storedConnectionFromItem, type StoredConnection } from '../../lib/didcomm/records';
 import { ConnectionService } from '../../lib/didcomm/connections';

@@ -1,7 +1,7 @@
 import { AgentRuntime, type SendResult } from '../../lib/didcomm/agent-runtime';
 import { MemoryVault } from '../helpers/didcomm-memory-vault';
-import { PEER_DIDS, type AgentKeys, type Outbound } from '../../lib/didcomm/agent';
-import { generateKeyPair, unpackMessage, verkeyFromPublicKey, type Ed25519KeyPair } from '../../lib/didcomm/envelope';
+import { PEER_DIDS, type Outbound } from '../../lib/didcomm/agent';
+import { unpackMessage } from '../../lib/didcomm/envelope';
 import { MAX_OUTBOUND_JOB_BYTES, outboundJobFromOutboxItem, outboundJobWrites, OutboundTooLargeError, parseOutboundJob, type OutboundJob } from '../../lib/didcomm/outbound';
 import { OutboundSender, outboundVerdict } from '../../lib/didcomm/outbound-sender';
 import { InvitationService } from '../../lib/didcomm/protocols/out-of-band/invitations';

@@ -1,4 +1,4 @@
-import { PEER_DIDS, type Outbound } from '../../lib/didcomm/agent';
+import { PEER_DIDS } from '../../lib/didcomm/agent';
 import { AgentRuntime } from '../../lib/didcomm/agent-runtime';
 import { decide } from '../../lib/didcomm/dispatch';
 import { didKeyFromVerkey, generateKeyPair, packMessage, unpackMessage, verkeyFromPublicKey, type Ed25519KeyPair } from '../../lib/didcomm/envelope';

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { refusal } from '../helpers/presentation-refusal';
 import { DcqlQuery } from 'dcql';
 import { locateSubmission, matchDcql, matchDcqlForDefinition, matchDefinition, type PresentationDefinition } from '../../lib/oid4vp/query';
-import { PresentationInvalidError, type VerifiedCredential } from '../../lib/oid4vp/verification/types';
+import { type VerifiedCredential } from '../../lib/oid4vp/verification/types';
 
 /*
  * What a verifier expects of the matching (OpenID4VP 1.0 §6 DCQL, DIF Presentation Exchange v2), beyond

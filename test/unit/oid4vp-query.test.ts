@@ -13,7 +13,7 @@ import {
 } from '../../lib/oid4vp/query';
 import { compileFilter, filterFailure, PATTERN_LIMITS } from '../../lib/oid4vp/query/filter';
 import { parseJsonPath } from '../../lib/oid4vp/query/jsonpath';
-import { PresentationInvalidError, type VerifiedCredential } from '../../lib/oid4vp/verification/types';
+import { type VerifiedCredential } from '../../lib/oid4vp/verification/types';
 
 const PID = 'urn:eudi:pid:1';
 

@@ -11,7 +11,7 @@ import { HolderCallbacks } from './callbacks';
 import { libraryError, type WalletContext } from './context';
 import { credentialView, verifyReceived, type CredentialView } from './credentials';
 import { WalletError } from './errors';
-import { didUrlOf, generateHolderKey, HOLDER_ALGS, type HolderAlg, type StoredKey } from './keys';
+import { didUrlOf, generateHolderKey, HOLDER_ALGS, type HolderAlg } from './keys';
 import type { Binding, CredentialFormat, StoredCredential } from './store';
 
 export interface RedeemOptions {

@@ -434,13 +434,13 @@ describe('matching: bounds and details a Stryker run found unchecked', () => {
       id: 'req',
       input_descriptors: [
         { id: 'pid', format: { 'dc+sd-jwt': {} }, constraints: {} },
-        { id: 'degree', format: { jwt_vc_json: {} }, constraints: {} },
+        { id: 'degree', format: { jwt_vc_json: {}, jwt_vp_json: {} }, constraints: {} },
       ],
     } as unknown as PresentationDefinition;
     expect(Object.keys(matchDefinition(two, { pid: pid(), degree: degree() }))).toEqual(['pid', 'degree']);
     expect(refusal(() => matchDefinition(two, { pid: pid(), other: degree() })).detail).toBe("'other' is not an input descriptor of definition 'req'");
     expect(refusal(() => matchDefinition(two, { pid: pid() })).detail).toBe("no credential was presented for input descriptor 'degree'");
-    expect(refusal(() => matchDefinition(two, { pid: pid(), degree: pid() })).detail).toBe("input descriptor 'degree' does not allow dc+sd-jwt (allowed: jwt_vc_json)");
+    expect(refusal(() => matchDefinition(two, { pid: pid(), degree: pid() })).detail).toBe("input descriptor 'degree' does not allow dc+sd-jwt (allowed: jwt_vc_json, jwt_vp_json)");
   });
 
   it('refuses a multiple query when any one of its presentations fails, even though another satisfies it', () => {
@@ -460,6 +460,24 @@ describe('matching: bounds and details a Stryker run found unchecked', () => {
     const e = refusal(() => matchDcql(q, { degree: [degree()] }, { strict: true }));
     expect(e).toMatchObject({ reason: 'missing_credential', credentialId: 'pid' });
     expect(e.detail).toBe('credential_sets[1] is not satisfied: none of its options ([pid] | [mdl]) was presented');
+    const both = DcqlQuery.parse({ ...q, credential_sets: [{ options: [['degree']] }, { options: [['pid', 'mdl']] }] } as never);
+    expect(refusal(() => matchDcql(both, { degree: [degree()] }, { strict: true })).detail).toBe('credential_sets[1] is not satisfied: none of its options ([pid, mdl]) was presented');
+  });
+
+  it('checks each presentation of a multiple query against the claim sets that presentation satisfies', () => {
+    const q = pidQuery({
+      multiple: true,
+      claims: [
+        { id: 'given', path: ['given_name'] },
+        { id: 'family', path: ['family_name'] },
+        { id: 'adult', path: ['age_over_18'] },
+      ],
+      claim_sets: [['adult'], ['given', 'family']],
+    });
+    const { age_over_18: _, ...named } = pid().claims;
+    const adultOnly = pid({ claims: { iss: 'https://issuer.example', vct: PID, age_over_18: true }, disclosedPaths: [['age_over_18']] });
+    const namedOnly = pid({ claims: named, disclosedPaths: [['given_name'], ['family_name']] });
+    expect(Object.keys(matchDcql(q, { pid: [adultOnly, namedOnly] }, { strict: true }))).toEqual(['pid']);
   });
 
   it('translated from a definition, refuses extra disclosure in the DCQL step, with its detail', () => {

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { decodeSdJwt, getClaims } from '@sd-jwt/decode';
 import { createHash } from 'node:crypto';
-import { disclosureFrame, issueJwtVcJson, issueSdJwtVc } from '../../lib/oid4vci/protocol/formats';
+import { disclosureFrame, issueCredential, issueJwtVcJson, issueSdJwtVc } from '../../lib/oid4vci/protocol/formats';
 import { es256Sign, IssuerSecretSource, mintNonce, nonceExpiry } from '../../lib/oid4vci/protocol/issuer-secrets';
 import { Oauth2AuthorizationServer } from '@openid4vc/oauth2';
 import { Openid4vciIssuer } from '@openid4vc/openid4vci';
@@ -165,5 +165,52 @@ describe('the claims description of the issuer metadata', () => {
       { path: ['grades', '1'] },
       { path: ['grades', '2'] },
     ]);
+  });
+});
+
+describe('issuance details a Stryker run found unchecked', () => {
+  const jwtConfig = (over: Partial<IssuableConfiguration> = {}): IssuableConfiguration => ({ ...sdConfig, format: 'jwt_vc_json', sdList: [], ...over });
+
+  it('lists a pointer named twice once, and walks past a null claim without reading it', () => {
+    expect(disclosureFrame(['/given_name', '/given_name'], {})).toEqual({ _sd: ['given_name'] });
+    expect(disclosureFrame(['/a/b'], { a: null })).toEqual({ a: { _sd: ['b'] } });
+  });
+
+  it('makes disclosable only the sd_list claims the subject has: absent, null and under a non-object are left out', async () => {
+    const { signer } = edSigner();
+    const config = { ...sdConfig, sdList: ['/given_name', '/nickname', '/address/street', '/title/x', '/grades/1'] };
+    const subject = { given_name: 'Ada', address: null, title: 'Dr', grades: { '2': 6 } };
+    const decoded = await decodeSdJwt(await issueSdJwtVc({ config, subject, issuerDid: 'did:key:z', signer, holder, now: new Date(), validitySeconds: 60, status: null }), hasher);
+    expect(decoded.disclosures.map((d) => d.key)).toEqual(['given_name']);
+    expect(await getClaims(decoded.jwt.payload as Record<string, unknown>, decoded.disclosures, hasher)).toMatchObject(subject);
+  });
+
+  it('defaults a jwt_vc_json credential to the VCDM 1.1 context and type, with the 1.1 dates equal to nbf and exp', async () => {
+    const { signer } = edSigner();
+    const now = new Date('2026-11-23T12:00:00Z');
+    for (const over of [{}, { context: [], types: [] }]) {
+      const payload = decodeJwt(await issueJwtVcJson({ config: jwtConfig(over), subject: { name: 'Ada' }, issuerDid: 'did:key:z', signer, holder, now, validitySeconds: 60, status: null })) as Record<string, any>;
+      expect(payload.vc).toMatchObject({ '@context': ['https://www.w3.org/2018/credentials/v1'], type: ['VerifiableCredential'], issuanceDate: '2026-11-23T12:00:00.000Z', expirationDate: '2026-11-23T12:01:00.000Z' });
+      expect(payload.vc.validFrom).toBeUndefined();
+      expect([payload.nbf, payload.exp]).toEqual([1795435200, 1795435260]);
+    }
+  });
+
+  it('carries the W3C status entry, and no sub for a subject id that is not a string', async () => {
+    const { signer } = edSigner();
+    const w3c = { id: 'https://example.com/sl/1#7', type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListIndex: '7', statusListCredential: 'https://example.com/sl/1' };
+    const payload = decodeJwt(await issueJwtVcJson({ config: jwtConfig(), subject: { id: 7, name: 'Ada' }, issuerDid: 'did:key:z', signer, holder, now: new Date(), validitySeconds: 60, status: { w3c } as never })) as Record<string, any>;
+    expect(payload.vc.credentialStatus).toEqual(w3c);
+    expect('sub' in payload).toBe(false);
+  });
+
+  it('issues the format the configuration names', async () => {
+    const { signer } = edSigner();
+    const input = { subject: { given_name: 'Ada', name: 'Ada' }, issuerDid: 'did:key:z', signer, holder, now: new Date(), validitySeconds: 60, status: null };
+    const jwt = await issueCredential({ ...input, config: jwtConfig() });
+    expect(jwt.includes('~')).toBe(false);
+    expect(decodeJwt(jwt).vc).toBeDefined();
+    const sd = await issueCredential({ ...input, config: sdConfig });
+    expect(decodeProtectedHeader(sd.split('~')[0]!).typ).toBe('vc+sd-jwt');
   });
 });

@@ -6,12 +6,12 @@
  *   the SDK's default logger and with SDK_CLIENT_DEFAULTS (no log-filter walk of request and response).
  * Knobs: BENCH_NODE_ULIDS (100000), BENCH_NODE_REQUESTS (5000 per row, after 1000 discarded).
  */
-import { DynamoDBClient, GetItemCommand, QueryCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, QueryCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { loadavg } from 'node:os';
-import { Readable } from 'node:stream';
 import { ulid as packageUlid } from 'ulid';
 import { SDK_CLIENT_DEFAULTS } from '../../functions/shared/sdk';
 import { ulid } from '../../lib/ids';
+import { cannedDynamoDbClient } from '../helpers/canned-dynamodb';
 
 const ULIDS = Number(process.env.BENCH_NODE_ULIDS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_NODE_REQUESTS ?? 5000);
@@ -37,14 +37,6 @@ const rows = [
   },
 ];
 
-function client(opts: object, body: string) {
-  return new DynamoDBClient({
-    ...opts,
-    region: 'eu-west-1',
-    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
-    requestHandler: { handle: async () => ({ response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([Buffer.from(body)]) } }) } as never,
-  });
-}
 
 async function main() {
   console.log(`\n### Our Node process: ULIDs and the SDK's client-side work per request (load average at start ${loadavg().map((x) => x.toFixed(2)).join(', ')})\n`);
@@ -55,7 +47,7 @@ async function main() {
   console.log(`| one ULID, µs CPU | ${(a * 1000).toFixed(2)} (\`ulid\` package) | ${(b * 1000).toFixed(2)} (lib/ids.ts) | ${(b / a).toFixed(2)}× |`);
   for (const row of rows) {
     const body = JSON.stringify(row.answer);
-    const [plain, quiet] = [client({}, body), client({ ...SDK_CLIENT_DEFAULTS }, body)];
+    const [plain, quiet] = [cannedDynamoDbClient({}, body), cannedDynamoDbClient({ ...SDK_CLIENT_DEFAULTS }, body)];
     // Four rounds, the order alternated, so that neither side gets the JIT's warmer half.
     let [before, after] = [0, 0];
     for (let r = 0; r < 4; r++) {

@@ -1,19 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { DynamoDBClient, GetItemCommand, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { Readable } from 'node:stream';
+import { GetItemCommand, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { cannedDynamoDbClient } from '../helpers/canned-dynamodb';
 import { SDK_CLIENT_DEFAULTS } from '../../functions/shared/sdk';
 
 /** A client answering every request from memory, counting how often the log filters walk a request or response. */
 function countingClient(opts: Record<string, unknown>, body: string, statusCode = 200) {
   const walks = { input: 0, output: 0 };
-  const client = new DynamoDBClient({
-    ...opts,
-    region: 'eu-west-1',
-    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
-    requestHandler: { handle: async () => ({ response: { statusCode, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([Buffer.from(body)]) } }) },
-  });
+  const client = cannedDynamoDbClient(opts, body, statusCode);
   client.middlewareStack.add(
     (next, context: Record<string, any>) => async (args) => {
       const [inFilter, outFilter] = [context.inputFilterSensitiveLog, context.outputFilterSensitiveLog];
@@ -34,7 +29,8 @@ describe('the AWS SDK clients', () => {
     expect((await ours.client.send(get)).Item).toEqual({ PK: { S: 'W#1' } });
     expect(ours.walks).toEqual({ input: 0, output: 0 });
 
-    const failing = countingClient({ ...SDK_CLIENT_DEFAULTS }, JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'no' }), 400);
+    const refusal = JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'no' });
+    const failing = countingClient({ ...SDK_CLIENT_DEFAULTS }, refusal, 400);
     await expect(failing.client.send(get)).rejects.toBeInstanceOf(ConditionalCheckFailedException);
     expect(failing.walks).toEqual({ input: 0, output: 0 });
 
@@ -42,6 +38,10 @@ describe('the AWS SDK clients', () => {
     const plain = countingClient({}, JSON.stringify({ Item: { PK: { S: 'W#1' } } }));
     await plain.client.send(get);
     expect(plain.walks).toEqual({ input: 1, output: 1 });
+    // …and the request again for the error log line of a refusal.
+    const plainFailing = countingClient({}, refusal, 400);
+    await expect(plainFailing.client.send(get)).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+    expect(plainFailing.walks).toEqual({ input: 1, output: 0 });
   });
 
   it('are all made with the defaults, in every function and the local runtime', () => {

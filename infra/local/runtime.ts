@@ -233,7 +233,7 @@ export async function ensureQueues(client: SQSClient): Promise<Record<string, st
  * value: give them the new index's attribute, so they stay resolvable. Run once, when `ensureTable`
  * adds the index to such a folder; idempotent.
  */
-async function indexPublishedDids(client: DynamoDBClient, tableName = LOCAL_TABLE_NAME): Promise<void> {
+async function indexPublishedDids(client: DynamoDBClient, tableName: string): Promise<void> {
   let start: Record<string, AttributeValue> | undefined;
   do {
     const out = await client.send(
@@ -264,7 +264,7 @@ async function indexPublishedDids(client: DynamoDBClient, tableName = LOCAL_TABL
  * before usage plans; an operator's backfill in AWS) and their public reference (from before public
  * URLs named wallets by it; nothing was deployed then, so only data folders need it).
  */
-export async function upgradeExistingWallets(client: DynamoDBClient, tableName = LOCAL_TABLE_NAME): Promise<void> {
+export async function upgradeExistingWallets(client: DynamoDBClient, tableName: string): Promise<void> {
   let start: Record<string, AttributeValue> | undefined;
   do {
     const out = await client.send(
@@ -288,7 +288,7 @@ export async function upgradeExistingWallets(client: DynamoDBClient, tableName =
  * transaction as tenancy creates them (lib/tenancy/service.ts); a wallet that has one is left alone.
  * Returns the wallet ids given one.
  */
-export async function assignPublicRefs(client: DynamoDBClient, walletItems: readonly Record<string, AttributeValue>[], tableName = LOCAL_TABLE_NAME): Promise<string[]> {
+export async function assignPublicRefs(client: DynamoDBClient, walletItems: readonly Record<string, AttributeValue>[], tableName: string): Promise<string[]> {
   const assigned: string[] = [];
   for (const item of walletItems) {
     const walletId = item.wallet_id?.S;
@@ -325,12 +325,6 @@ export async function assignPublicRefs(client: DynamoDBClient, walletItems: read
 }
 
 /**
- * The embedded runtime: DynamoDB Local, the SQS and SES emulators, the local key adapter, and the
- * real handlers behind a local API Gateway. The AWS SDK clients are the real ones, pointed at the
- * emulators through AWS_ENDPOINT_URL_*, so the code path is the deployed one. One per process: the
- * handlers read their configuration from the environment once.
- */
-/**
  * A table of a shared DynamoDB Local, as an emulator. Stopping leaves the table (in memory, gone with
  * the JVM): DynamoDB Local's DeleteTable trims the stream records of the *other* tables too (their
  * pollers then fail with TrimmedDataAccessException), so a shared JVM must not delete while others run.
@@ -338,6 +332,13 @@ export async function assignPublicRefs(client: DynamoDBClient, walletItems: read
 function sharedTable(endpoint: string): Emulator {
   return { endpoint, stop: async () => undefined };
 }
+
+/**
+ * The embedded runtime: DynamoDB Local, the SQS and SES emulators, the local key adapter, and the
+ * real handlers behind a local API Gateway. The AWS SDK clients are the real ones, pointed at the
+ * emulators through AWS_ENDPOINT_URL_*, so the code path is the deployed one. One per process: the
+ * handlers read their configuration from the environment once.
+ */
 
 export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const dataDir = opts.dataDir === undefined || opts.dataDir === null ? null : resolve(opts.dataDir);

@@ -20,11 +20,11 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { AgentContext } from '@credo-ts/core';
 import { DidCommCredentialEventTypes, DidCommCredentialState, type DidCommCredentialFormatAcceptOfferOptions, type DidCommCredentialFormatProcessCredentialOptions, type DidCommCredentialStateChangedEvent } from '@credo-ts/didcomm';
-import { LOCAL_TAA } from '../../infra/local/runtime';
 import { didWebAnonCredsResolver, SpecAnonCredsHolderFormatService, type SpecAnonCredsFormat } from '../helpers/credo-anoncreds-format';
 import { startCredoPeer } from '../helpers/credo-didcomm';
 import { median, percentile } from './stats';
-import { adminApi, benchWallet, startOurs, stopOurs, until } from './peer/process';
+import { apiCaller, benchTenants } from './admin';
+import { startOurs, stopOurs, until } from './peer/process';
 
 const env = process.env;
 const ISSUANCES = Number(env.BENCH_ANONCREDS_ISSUANCES ?? 20);
@@ -70,11 +70,8 @@ async function main() {
     if (r.state === DidCommCredentialState.Done && !credoDone.has(r.threadId)) credoDone.set(r.threadId, performance.now());
   });
   try {
-    const call = adminApi(ours);
-    const { key } = await benchWallet(ours, call, 'bench-anoncreds-credo');
-    await call('POST', '/api/v1/accept-taa', key, { mechanism: 'service_agreement', version: LOCAL_TAA.version });
-    const did = (await call('POST', '/api/v1/create-did', key, { method: 'web' })).did.did as string;
-    await call('POST', `/api/v1/set-public-did?DID=${encodeURIComponent(did)}`, key);
+    const call = apiCaller(ours.url);
+    const { key } = await benchTenants(call, ours.baseApiKey).walletWithPublicDid('bench-anoncreds-credo', { method: 'web' });
     const definition = async (schemaName: string, revocable: boolean) => {
       const schema = await call('POST', '/api/v1/schemas', key, { ...SCHEMA, schema_name: schemaName });
       const req = await call('POST', '/api/v1/credential-definitions', key, { schema_id: schema.schema_id, tag: 'bench', ...(revocable ? { support_revocation: true, revocation_registry_size: REGISTRY_SIZE } : {}) });

@@ -23,7 +23,8 @@ import { generateKeyPair, packMessage, verkeyFromPublicKey } from '../../lib/did
 import { startCredoPeer } from '../helpers/credo-didcomm';
 import { processCpuMs } from '../helpers/processes';
 import { childPids } from './peer/shared';
-import { adminApi, benchWallet, startOurs, stopOurs, until } from './peer/process';
+import { apiCaller, benchTenants } from './admin';
+import { startOurs, stopOurs, until } from './peer/process';
 
 const env = process.env;
 const ENVELOPES: Record<number, number> = { 1: Number(env.BENCH_DIDCOMM_ENVELOPES_1 ?? 200), 10: Number(env.BENCH_DIDCOMM_ENVELOPES_10 ?? 500) };
@@ -69,9 +70,9 @@ async function main() {
   const [credoA, credoB] = await Promise.all([startCredoPeer({ label: 'bench-credo-a' }), startCredoPeer({ label: 'bench-credo-b' })]);
   const pids = [ours.child.pid!, ...childPids(ours.child.pid!, 'java')];
   try {
-    const call = adminApi(ours);
+    const call = apiCaller(ours.url);
     const newWallet = async (name: string) => {
-      const { key } = await benchWallet(ours, call, name);
+      const { key } = await benchTenants(call, ours.baseApiKey).newWallet(name);
       return { key, publicRef: (await call('GET', '/api/v1/wallet', key)).public_ref as string };
     };
 

@@ -20,7 +20,8 @@ import { DidCommCredentialEventTypes, DidCommCredentialState, type DidCommCreden
 import { CONTEXT_URLS } from '../../lib/jsonld/contexts';
 import { startCredoPeer } from '../helpers/credo-didcomm';
 import { median, percentile } from './stats';
-import { adminApi, benchWallet, startOurs, stopOurs, until } from './peer/process';
+import { apiCaller, benchTenants } from './admin';
+import { startOurs, stopOurs, until } from './peer/process';
 
 const env = process.env;
 const ISSUANCES = Number(env.BENCH_JSONLD_ISSUANCES ?? 20);
@@ -42,8 +43,8 @@ async function main() {
     if (r.state === DidCommCredentialState.Done && !credoDone.has(r.threadId)) credoDone.set(r.threadId, performance.now());
   });
   try {
-    const call = adminApi(ours);
-    const { key } = await benchWallet(ours, call, 'bench-jsonld-credo');
+    const call = apiCaller(ours.url);
+    const { key } = await benchTenants(call, ours.baseApiKey).newWallet('bench-jsonld-credo');
     const did = (await call('POST', '/api/v1/create-did', key, { method: 'key' })).did.did as string;
     const inv = await call('POST', '/api/v1/invitations', key, {});
     const { connectionId } = await credo.receiveInvitationUrl(inv.invitation_url);

@@ -26,8 +26,10 @@ export interface TestApi {
 
 let counter = 0;
 
-/** The same runtime as `npm start`, on free ports with in-memory data; talks to it over HTTP. */
-/** `ownDynamoDb`: a DynamoDB Local of this runtime's own (a child of this process), not the run's shared one. */
+/**
+ * The same runtime as `npm start`, on free ports with in-memory data; talks to it over HTTP.
+ * `ownDynamoDb`: a DynamoDB Local of this runtime's own (a child of this process), not the run's shared one.
+ */
 export async function startTestApi(opts: Omit<LocalRuntimeOptions, 'port' | 'dataDir'> & { ownDynamoDb?: boolean } = {}): Promise<TestApi> {
   const { ownDynamoDb, ...runtimeOpts } = opts;
   // No decision cache by default, so revocation tests see the effect at once; cache tests set a TTL.

@@ -37,22 +37,3 @@ export async function until<T>(what: string, read: () => Promise<T | undefined>,
     await sleep(intervalMs);
   }
 }
-
-/** A call to our runtime's admin API that throws on any error answer (benches want the figures, not the errors). */
-export type AdminCall = (method: string, path: string, key: string, body?: unknown) => Promise<any>;
-
-export function adminApi(ours: OursProcess): AdminCall {
-  return async (method, path, key, body) => {
-    const res = await fetch(`${ours.url}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    const json = (await res.json()) as any;
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
-    return json;
-  };
-}
-
-/** A new wallet with an admin key, made with the base key. */
-export async function benchWallet(ours: OursProcess, call: AdminCall, name: string): Promise<{ walletId: string; key: string }> {
-  const w = await call('POST', '/api/subwallet/create', ours.baseApiKey, { wallet_name: name, label: name });
-  const key = (await call('POST', '/api/apikey/create', ours.baseApiKey, { wallet_id: String(w.wallet_id), roles: ['admin'] })).api_key as string;
-  return { walletId: String(w.wallet_id), key };
-}

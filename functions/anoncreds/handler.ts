@@ -7,12 +7,12 @@ import { anoncredsOperations } from '../../lib/anoncreds/operations';
 import { AnonCredsRegistry } from '../../lib/anoncreds/registry';
 import { anoncredsRevocationContracts } from '../../lib/anoncreds/revocation-contract';
 import { anoncredsRevocationOperations } from '../../lib/anoncreds/revocation-operations';
-import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
 import { InvitationService } from '../../lib/didcomm/protocols/out-of-band/invitations';
 import { createGroupHandler } from '../../lib/http/router';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
-import { buildDidcommKeyVault, buildWalletDataKeys } from '../shared/didcomm-keys';
+import { buildCredDefKeySealer } from '../shared/anoncreds-keys';
+import { buildDidcommKeyVault } from '../shared/didcomm-keys';
 import { walletSessions } from '../shared/sessions';
 
 const deps = buildDeps('anoncreds', { sessions: walletSessions });
@@ -24,7 +24,7 @@ const issuance = new AnonCredsIssuance({
   invitations: new InvitationService({ store: deps.store, events: deps.events, refs: new PublicRefs(deps.store), keys: buildDidcommKeyVault(deps) }),
 });
 // Revocation opens the registry's sealed γ with the wallet's data key.
-const revocation = new AnonCredsCredentialRevocation({ store: deps.store, events: deps.events, sealer: new CredDefKeySealer(buildWalletDataKeys(deps, 'anoncreds')) });
+const revocation = new AnonCredsCredentialRevocation({ store: deps.store, events: deps.events, sealer: buildCredDefKeySealer(deps) });
 
 export const handler = createGroupHandler({
   group: 'anoncreds',

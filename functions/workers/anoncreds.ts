@@ -1,13 +1,12 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { clKeyGenerator, CredDefWorker, type KeyGenerator } from '../../lib/anoncreds/cred-def-worker';
 import { parseCredDefJob, type CredDefJob } from '../../lib/anoncreds/registry';
-import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
 import { runBatchFairly } from '../../lib/fairness/share';
 import { queueDefinition } from '../../lib/service/resources';
 import { tenantScope } from '../../lib/store/keys';
 import { inSession } from '../../lib/store/session';
 import { buildDeps, createLogger } from '../shared/deps';
-import { buildWalletDataKeys } from '../shared/didcomm-keys';
+import { buildCredDefKeySealer } from '../shared/anoncreds-keys';
 import { workerFairShare } from '../shared/fair-share';
 import { buildJobQueue } from '../shared/job-queue';
 import { walletSessions } from '../shared/sessions';
@@ -26,7 +25,7 @@ export function createHandler(overrides: { generate?: KeyGenerator } = {}) {
   const worker = new CredDefWorker({
     store: deps.store,
     events: deps.events,
-    sealer: new CredDefKeySealer(buildWalletDataKeys(deps, 'anoncreds')),
+    sealer: buildCredDefKeySealer(deps),
     generate: overrides.generate ?? clKeyGenerator(),
     maxReceives: QUEUE.maxReceiveCount,
   });

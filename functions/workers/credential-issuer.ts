@@ -1,6 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { AnonCredsIssuer } from '../../lib/anoncreds/issuer';
-import { CredDefKeySealer } from '../../lib/anoncreds/sealed-keys';
 import { CredentialIssuing } from '../../lib/didcomm/protocols/issue-credential-v2/issuing';
 import { parseIssueJob, type IssueJob } from '../../lib/didcomm/protocols/issue-credential-v2/handlers';
 import { runBatchFairly, tenantMessageGroup } from '../../lib/fairness/share';
@@ -10,7 +9,7 @@ import { LdProofIssuer } from '../../lib/jsonld/issuance';
 import { tenantScope } from '../../lib/store/keys';
 import { PublicRefs } from '../../lib/tenancy/public-refs';
 import { buildDeps, createLogger } from '../shared/deps';
-import { buildWalletDataKeys } from '../shared/didcomm-keys';
+import { buildCredDefKeySealer } from '../shared/anoncreds-keys';
 import { workerFairShare } from '../shared/fair-share';
 import { buildKeyManager } from '../shared/issuer-keys';
 import { buildJobQueue } from '../shared/job-queue';
@@ -35,7 +34,7 @@ export function createHandler() {
     issuers: [
       new LdProofIssuer({ store: deps.store, keyManager: buildKeyManager(deps), contexts: (scope, baseUrl) => files.lookupFor(scope, baseUrl) }),
       // AnonCreds: the definition's private key opened with the wallet's data key (Decrypt only), in memory for the signature.
-      new AnonCredsIssuer({ store: deps.store, sealer: new CredDefKeySealer(buildWalletDataKeys(deps, 'anoncreds')) }),
+      new AnonCredsIssuer({ store: deps.store, sealer: buildCredDefKeySealer(deps) }),
     ],
   });
   const queue = buildJobQueue(deps, 'credential-issue');

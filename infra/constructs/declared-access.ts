@@ -122,14 +122,15 @@ export class DeclaredAccess extends Construct {
     }
     for (const grant of tenant.also ?? []) tenantRole.addToPolicy(dataStatement(table, grant));
 
-    if (declaresDataKeys(access) && !props.didcommKeyArn) throw new Error(`${props.fn} declares dataKeys but was given no DIDComm key`);
+    const didcommKeyArn = props.didcommKeyArn;
+    if (declaresDataKeys(access) && !didcommKeyArn) throw new Error(`${props.fn} declares dataKeys but was given no DIDComm key`);
     for (const purpose of DATA_KEY_PURPOSES) {
       const actions = tenant.dataKeys?.[purpose] ?? [];
-      if (actions.length === 0 || !props.didcommKeyArn) continue;
+      if (actions.length === 0) continue;
       tenantRole.addToPolicy(
         new iam.PolicyStatement({
           actions: actions.map((a) => `kms:${a}`),
-          resources: [props.didcommKeyArn],
+          resources: [didcommKeyArn!],
           // One statement per declared purpose, whose encryption context is exactly {wallet_id: the
           // session's wallet, purpose: this one}: a data key made or unsealed for wallet 42's AnonCreds
           // keys needs {wallet_id: 42, purpose: anoncreds}, which only wallet 42's session of a function

@@ -218,6 +218,14 @@ describe('the local access guard refuses what a function has not declared, befor
     expect(reached).toEqual(['generate 7 didcomm', 'decrypt 7 didcomm']);
   });
 
+  test('a data-key purpose that is not one of ours is refused, never looked up as an object member', async () => {
+    const inner = { generate: async () => ({ plaintext: new Uint8Array(32), sealed: 'x' }), decrypt: async () => new Uint8Array(32) };
+    const worker = guardDataKeys(inner as never, 'didcomm-worker');
+    // The purpose is a string from the caller; '__proto__' or 'constructor' must not reach the grant table's prototype.
+    for (const purpose of ['__proto__', 'constructor', 'toString', 'DIDCOMM'])
+      await expect(inSession(tenantScope('7'), () => worker.decrypt('7', purpose as never, 'x' as never))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+  });
+
   test('data keys per purpose: a function granted only the DIDComm key is refused the AnonCreds key, for its own wallet too, and the reverse', async () => {
     const reached: string[] = [];
     const inner = {

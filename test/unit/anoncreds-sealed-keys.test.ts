@@ -72,6 +72,9 @@ describe('AnonCreds private keys: sealed under their own data key (purpose anonc
       "the private key of AnonCreds object rid was sealed by an earlier version of the service (seal vundefined, under the wallet's DIDComm data key)",
     );
     expect(asked).toBe(0);
+    // A current-version item without its ciphertext (a stored item altered by hand) is refused before any key, too.
+    await expect(sealer.openJson('7', 'rid', 'rev-reg-private', { v: 2, sealed: 42 } as never)).rejects.toThrow('the sealed item of AnonCreds object rid holds no ciphertext');
+    expect(asked).toBe(0);
   });
 
   test('locally, a function not granted the AnonCreds key cannot open a sealed definition key in its own wallet’s session; the issuing worker can', async () => {

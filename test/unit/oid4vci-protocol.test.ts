@@ -315,3 +315,104 @@ test('keys of one-time values are hashes, never the values', async () => {
   expect(sks.some((sk) => sk.includes(r.nonce))).toBe(false);
   expect(sks.filter((sk) => sk.startsWith('VCUSED#nonce#'))).toHaveLength(1);
 });
+
+/**
+ * Each bound at both of its sides, with the issuer's clock fixed to a whole second: one second inside
+ * is served, one second outside is refused with the protocol's code and description.
+ */
+describe('the bounds of freshness and size, at both sides', () => {
+  const T = Math.floor(Date.now() / 1000);
+  const at = () => new Date(T * 1000);
+  const told = (status: number, code: string, message: string) => expect.objectContaining({ status, code, message });
+  const dpopWallet = () => new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
+
+  test('a DPoP proof at the token endpoint is fresh from five minutes before its iat to five minutes after (RFC 9449 §11.1)', async () => {
+    const f = await oid4vciFixture({ now: at });
+    const wallet = dpopWallet();
+    const redeem = async (iat: number) => f.token((await f.offer()).code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token`, iat }) } });
+    for (const iat of [T - 300, T + 300]) await expect(redeem(iat)).resolves.toMatchObject({ token_type: 'DPoP' });
+    for (const iat of [T - 301, T + 301]) await expect(redeem(iat)).rejects.toEqual(told(400, 'invalid_dpop_proof', 'The DPoP proof is not fresh (iat)'));
+  });
+
+  test('a DPoP jti is 8 to 256 characters: 7 and 257 are refused, and the offer stays redeemable', async () => {
+    const f = await oid4vciFixture({ now: at });
+    const wallet = dpopWallet();
+    const redeem = async (jti: string, code?: string) => f.token(code ?? (await f.offer()).code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token`, jti }) } });
+    for (const n of [8, 256]) await expect(redeem('j'.repeat(n))).resolves.toMatchObject({ token_type: 'DPoP' });
+    const { code, exchangeId } = await f.offer();
+    for (const n of [7, 257]) {
+      await expect(redeem('k'.repeat(n), code)).rejects.toEqual(told(400, 'invalid_dpop_proof', 'The DPoP proof needs a jti of 8 to 256 characters'));
+    }
+    expect((await f.exchange(exchangeId)).state).toBe('offer');
+  });
+
+  test('a spent DPoP jti outlives every moment its proof could be fresh: DynamoDB may delete it only after', async () => {
+    const f = await oid4vciFixture({ now: at });
+    const wallet = dpopWallet();
+    // The latest iat still fresh now; that proof stays fresh until T + 600.
+    const jti = 'jti-at-the-edge';
+    await f.token((await f.offer()).code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token`, jti, iat: T + 300 }) } });
+    const spent = await f.store.get(oid4vciKeys.used(scope, 'dpop', jti));
+    // DynamoDB's TTL deletes an item once its ttl is in the past.
+    expect(Number(spent!.ttl)).toBeGreaterThan(T + 600);
+    expect(Number(spent!.ttl)).toBeLessThan(T + 3600);
+  });
+
+  test('a stale DPoP proof at the credential endpoint is a 401 with the DPoP challenge (RFC 9449 §7.1), and issues nothing', async () => {
+    const f = await oid4vciFixture({ now: at });
+    const wallet = dpopWallet();
+    const { code, exchangeId } = await f.offer();
+    const t = (await f.token(code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token`, iat: T }) } })) as { access_token: string; c_nonce: string };
+    const stale = wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/credential`, accessToken: t.access_token, iat: T - 301 });
+    const proof = wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey(), iat: T });
+    await expect(f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [proof] } }, { authorization: `DPoP ${t.access_token}`, dpop: stale })).rejects.toEqual(
+      expect.objectContaining({ status: 401, code: 'invalid_dpop_proof', message: 'The DPoP proof is not fresh (iat)', headers: { 'www-authenticate': 'DPoP error="invalid_dpop_proof"' } }),
+    );
+    expect((await f.exchange(exchangeId)).state).toBe('redeemed');
+  });
+
+  test("a key proof's iat: up to five minutes ahead, and no older than its c_nonce's lifetime plus five minutes (Appendix F.1)", async () => {
+    const issue = async (iat: number) => {
+      const r = await redeemed({ now: at });
+      return r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ iat })] } });
+    };
+    // The c_nonce lives 300 s; the skew allowed either way is 300 s.
+    for (const iat of [T + 300, T - 600]) await expect(issue(iat)).resolves.toHaveProperty('credentials');
+    for (const iat of [T + 301, T - 601]) await expect(issue(iat)).rejects.toEqual(told(400, 'invalid_proof', 'The proof was not made now (iat)'));
+    const r = await redeemed({ now: at });
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ payload: { iat: undefined } })] } })).rejects.toEqual(
+      told(400, 'invalid_proof', 'The proof needs an iat'),
+    );
+  });
+
+  test('what the wallet is told for a credential identifier, an encrypted response, a binding the configuration lacks', async () => {
+    const r = await redeemed({ now: at });
+    await expect(r.f.credential(r.accessToken, { credential_identifier: 'x', proofs: { jwt: [r.proof()] } })).rejects.toEqual(
+      told(400, 'unknown_credential_identifier', 'This issuer hands out no credential identifiers; name the credential_configuration_id'),
+    );
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] }, credential_response_encryption: { jwk: {}, enc: 'A128GCM' } })).rejects.toEqual(
+      told(400, 'invalid_encryption_parameters', 'This issuer does not encrypt credential responses'),
+    );
+    const jwkOnly = await r.f.supported.create(scope, draftFromSdJwt({ id: 'JwkOnly', vct: 'urn:j', claims: { given_name: { value_type: 'string' } }, cryptographic_binding_methods_supported: ['jwk'] }));
+    const t = (await r.f.token((await r.f.offer({ supported_cred_id: jwkOnly.supported_cred_id })).code)) as { access_token: string; c_nonce: string };
+    const didProof = r.wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: r.wallet.newHolderKey(), binding: 'did:key' });
+    await expect(r.f.credential(t.access_token, { credential_configuration_id: 'JwkOnly', proofs: { jwt: [didProof] } })).rejects.toEqual(
+      told(400, 'invalid_proof', 'This credential binds to jwk, not did:key'),
+    );
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+  });
+
+  test('a proof that is not a whole signed compact JWT, in 1.0 proofs or a draft proof, is invalid_proof before anything else reads it', async () => {
+    const r = await redeemed({ now: at });
+    const good = r.proof();
+    const [h, p] = good.split('.') as [string, string];
+    const notCompact = [`${h}.${p}.`, `${h}.${p}`, ` ${good}`, `${good} `, `x.${good}`, 42, null, [good]];
+    for (const jwt of notCompact) {
+      await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [jwt] } })).rejects.toEqual(told(400, 'invalid_proof', 'Each proof must be a signed compact JWT'));
+      await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proof: { proof_type: 'jwt', jwt } })).rejects.toEqual(told(400, 'invalid_proof', 'Each proof must be a signed compact JWT'));
+    }
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+    // The draft shape with a good proof is served.
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proof: { proof_type: 'jwt', jwt: good } })).resolves.toHaveProperty('credential');
+  });
+});

@@ -23,7 +23,6 @@ import {
   statusListToJson,
   updateRevocationStatusList,
 } from '../../lib/anoncreds/revocation';
-import { loadavg } from 'node:os';
 import {
   LARGE_PRIME,
   newKeyCorrectnessProof,
@@ -34,6 +33,7 @@ import {
   type PrimaryPublicKey,
 } from '../../lib/anoncreds/cl';
 import { loadVector } from '../helpers/anoncreds-fixtures';
+import { loadAverage } from './stats';
 
 const RUNS = Number(process.env.BENCH_ANONCREDS_RUNS ?? '20');
 /** `BENCH_ANONCREDS_ONLY=credential`: only the rows whose name contains it. */
@@ -89,7 +89,7 @@ async function main() {
   };
 
   console.log(`\n### AnonCreds issuer primitives (lib/anoncreds/), one core, ${process.version}`);
-  console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+  console.log(`load average at start: ${loadAverage()}\n`);
   console.log('| operation | runs | p50 ms | p99 ms | min ms |');
   console.log('|---|---|---|---|---|');
   const k = 0x22eb5716fb01f2122de924466542b923d8c96f16c9b5fe2c00b7d7dc1499ea50n;

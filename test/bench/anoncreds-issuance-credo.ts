@@ -16,13 +16,12 @@
  * Our runtime runs in its own child process (peer/ours.ts, definitions from precomputed primes: they
  * are not what is timed here), Credo in this one.
  */
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { AgentContext } from '@credo-ts/core';
 import { DidCommCredentialEventTypes, DidCommCredentialState, type DidCommCredentialFormatAcceptOfferOptions, type DidCommCredentialFormatProcessCredentialOptions, type DidCommCredentialStateChangedEvent } from '@credo-ts/didcomm';
 import { didWebAnonCredsResolver, SpecAnonCredsHolderFormatService, type SpecAnonCredsFormat } from '../helpers/credo-anoncreds-format';
 import { startCredoPeer } from '../helpers/credo-didcomm';
-import { median, percentile } from './stats';
+import { median, percentile, loadAverage } from './stats';
 import { apiCaller, benchTenants } from './admin';
 import { startOurs, stopOurs, until } from './peer/process';
 
@@ -32,7 +31,6 @@ const POLL_MS = Number(env.BENCH_ANONCREDS_POLL_MS ?? 25);
 const REGISTRY_SIZE = 64;
 const WAIT_SECONDS = 15;
 const SCHEMA = { schema_name: 'bench degree', schema_version: '1.0', attributes: ['name', 'degree', 'age'] };
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
 
 
 
@@ -60,7 +58,7 @@ class TimedHolder extends SpecAnonCredsHolderFormatService {
 
 async function main() {
   console.log('\n### AnonCreds issuance to Credo 0.6.3 over DIDComm, end to end through the local runtime\n');
-  console.log(`Load average at start: ${load()}.\n`);
+  console.log(`Load average at start: ${loadAverage()}.\n`);
   const ours = await startOurs({ args: ['--precomputed-primes'] });
   const holder = new TimedHolder({ credentialDefinition: didWebAnonCredsResolver(ours.url), linkSecret: 0x5eed5eed5eed5eed5eed5eed5eed5eedn << 100n });
   const credo = await startCredoPeer({ label: 'bench-anoncreds-holder', credentialFormats: [holder] });
@@ -120,7 +118,7 @@ async function main() {
         const at = (i + j) % kinds.length;
         results[at]!.push(await issue(kinds[at]!.revocable, kinds[at]!.wait));
       }
-      console.error(`round ${i + 1}/${ISSUANCES} done, load ${load()}`);
+      console.error(`round ${i + 1}/${ISSUANCES} done, load ${loadAverage()}`);
     }
     const cell = (xs: number[]) => `${median(xs).toFixed(0)} / ${percentile(xs, 99).toFixed(0)}`;
     console.log(`${ISSUANCES} issuances of each kind, kinds rotated round by round, after 1 warm-up round; ms p50 / p99 from the POST; our state polled every ${POLL_MS} ms; registry of ${REGISTRY_SIZE}.\n`);
@@ -132,7 +130,7 @@ async function main() {
       const name = k.wait ? `\`?timeout=${WAIT_SECONDS}\`` : 'plain';
       console.log(`| ${k.revocable ? `revocable (L = ${REGISTRY_SIZE})` : 'non-revocable'} | ${name} | ${cell(rs.map((r) => r.answered))} | ${states} | ${cell(rs.map((r) => r.credo))} | ${cell(rs.map((r) => r.ours))} | ${cell(rs.map((r) => r.holderRequest))} | ${cell(rs.map((r) => r.holderCheck))} |`);
     });
-    console.log(`\nLoad average at end: ${load()}.`);
+    console.log(`\nLoad average at end: ${loadAverage()}.`);
   } finally {
     await credo.stop().catch(() => undefined);
     await stopOurs(ours);

@@ -11,7 +11,6 @@
  *   accumulator updated, the new status list written with its version), at L = 1,000 and 10,000.
  * BENCH_ANONCREDS_RUNS rounds (20 by default), BENCH_ANONCREDS_SIZES (default "1000,4096,10000").
  */
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { clKeyGenerator, type KeyGenerator } from '../../lib/anoncreds/cred-def-worker';
 import { parseObjectId } from '../../lib/anoncreds/identifiers';
@@ -19,14 +18,13 @@ import { REGISTRY_LIMITS, registryKeys } from '../../lib/anoncreds/registry';
 import { RevocationRegistryStore } from '../../lib/anoncreds/revocation-registry';
 import { tenantScope, type TenantScope } from '../../lib/store/keys';
 import { anoncredsTestbed } from '../helpers/anoncreds-registry';
-import { median, percentile } from './stats';
+import { median, percentile, loadAverage } from './stats';
 
 const RUNS = Number(process.env.BENCH_ANONCREDS_RUNS ?? '20');
 const SIZES = (process.env.BENCH_ANONCREDS_SIZES ?? '1000,4096,10000').split(',').map(Number);
 const BASE = 'https://agent.example.test/prod';
 const SCHEMA = { schema_name: 'degree', schema_version: '1.0', attributes: ['name', 'degree', 'age', 'sex', 'height'] };
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' / ');
 const row = (name: string, xs: number[], extra = '') =>
   console.log(`| ${name} | ${xs.length} | ${median(xs).toFixed(0)} | ${percentile(xs, 99).toFixed(0)} | ${Math.min(...xs).toFixed(0)} | ${Math.max(...xs).toFixed(0)} |${extra}`);
 
@@ -62,7 +60,7 @@ async function main() {
   };
 
   console.log(`\n### AnonCreds: credential definitions through the worker, revocations through the registry store (${process.version}, in-memory store)`);
-  console.log(`load average at start: ${load()}\n`);
+  console.log(`load average at start: ${loadAverage()}\n`);
   const kinds: (number | undefined)[] = [undefined, ...SIZES];
   const label = (k: number | undefined) => (k === undefined ? 'without revocation' : `with revocation, L = ${k.toLocaleString('en')}`);
   const total = new Map(kinds.map((k) => [k, [] as number[]]));
@@ -75,7 +73,7 @@ async function main() {
       keys.get(k)!.push(r.keyMs);
       if (k !== undefined) last.set(k, r);
     }
-    console.error(`round ${i + 1}/${RUNS} done, load ${load()}`);
+    console.error(`round ${i + 1}/${RUNS} done, load ${loadAverage()}`);
   }
   console.log('| credential definition (CredDefWorker.run) | runs | p50 ms | p99 ms | min ms | max ms | of which the primary keys (safe primes, key-correctness proof), p50 ms | the rest (revocation keys, registry, tails, sealing, store write), p50 ms |');
   console.log('|---|---|---|---|---|---|---|---|');
@@ -83,7 +81,7 @@ async function main() {
     const rest = total.get(k)!.map((t, j) => t - keys.get(k)![j]!);
     row(label(k), total.get(k)!, ` ${median(keys.get(k)!).toFixed(0)} | ${median(rest).toFixed(0)} |`);
   }
-  console.log(`load average after the definitions: ${load()}\n`);
+  console.log(`load average after the definitions: ${loadAverage()}\n`);
 
   const regs = new RevocationRegistryStore(store);
   console.log('| revocation (RevocationRegistryStore.revoke: γ opened, accumulator, status list JSON, conditional write of the registry and the list version) | runs | p50 ms | p99 ms | min ms | max ms |');
@@ -103,7 +101,7 @@ async function main() {
     }
     row(`one index, L = ${size.toLocaleString('en')}`, times);
   }
-  console.log(`\nload average at the end: ${load()}`);
+  console.log(`\nload average at the end: ${loadAverage()}`);
 }
 
 main().then(

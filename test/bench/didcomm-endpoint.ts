@@ -17,7 +17,6 @@
  * senders and the Credo agents here do not share its event loop; its CPU is read from /proc.
  */
 import { randomUUID } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { generateKeyPair, packMessage, verkeyFromPublicKey } from '../../lib/didcomm/envelope';
 import { startCredoPeer } from '../helpers/credo-didcomm';
@@ -25,6 +24,7 @@ import { processCpuMs } from '../helpers/processes';
 import { childPids } from './peer/shared';
 import { apiCaller, benchTenants } from './admin';
 import { startOurs, stopOurs, until } from './peer/process';
+import { loadAverage } from './stats';
 
 const env = process.env;
 const ENVELOPES: Record<number, number> = { 1: Number(env.BENCH_DIDCOMM_ENVELOPES_1 ?? 200), 10: Number(env.BENCH_DIDCOMM_ENVELOPES_10 ?? 500) };
@@ -35,7 +35,6 @@ const ENVELOPE_TYPE = 'application/didcomm-envelope-enc';
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const sortNum = (xs: number[]) => [...xs].sort((a, b) => a - b);
-const load = () => loadavg().map((x) => x.toFixed(2)).join(', ');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
@@ -65,7 +64,7 @@ async function quiet(pids: number[], timeoutMs = 120_000): Promise<void> {
 
 async function main() {
   console.log('\n### DIDComm v1 through the local runtime: the public endpoint, and a round trip with Credo 0.6.3\n');
-  console.log(`Load average at start: ${load()}.\n`);
+  console.log(`Load average at start: ${loadAverage()}.\n`);
   const ours = await startOurs({ execArgv: env.BENCH_PEER_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PEER_CPU_PROF}`] : [] });
   const [credoA, credoB] = await Promise.all([startCredoPeer({ label: 'bench-credo-a' }), startCredoPeer({ label: 'bench-credo-b' })]);
   const pids = [ours.child.pid!, ...childPids(ours.child.pid!, 'java')];
@@ -182,7 +181,7 @@ async function main() {
     console.log('|---|---|---|---|');
     console.log(`| our wallet (local runtime, its workers) | ${cell(results.us[0]!)} | ${cell(results.us[1]!)} | ${cell(results.us[2]!)} |`);
     console.log(`| Credo B (same process as A) | ${cell(results.credo[0]!)} | ${cell(results.credo[1]!)} | ${cell(results.credo[2]!)} |`);
-    console.log(`\nLoad average at end: ${load()}.`);
+    console.log(`\nLoad average at end: ${loadAverage()}.`);
   } finally {
     await Promise.allSettled([credoA.stop(), credoB.stop()]);
     await stopOurs(ours);

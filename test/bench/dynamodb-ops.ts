@@ -25,13 +25,14 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startDynamoDbLocal } from '../../infra/local/emulators';
 import { ensureTable, LOCAL_TABLE_NAME } from '../../infra/local/runtime';
 import { processCpuMs } from '../helpers/processes';
 import { childPids } from './peer/shared';
+import { loadAverage } from './stats';
 
 const N = Number(process.env.BENCH_DDB_OPS_N ?? 1000);
 const SEED_FLOWS = Number(process.env.BENCH_DDB_SEED_FLOWS ?? 10_000);
@@ -39,7 +40,6 @@ const WARM_UP = Number(process.env.BENCH_DDB_OPS_WARM_UP ?? 500);
 const MODES = (process.env.BENCH_DDB_MODES ?? 'memory,disk').split(',') as ('memory' | 'disk')[];
 const TABLE_NAME = LOCAL_TABLE_NAME;
 const WALLET = 'W#bench';
-const load = () => loadavg().map((x) => x.toFixed(2)).join(', ');
 
 type Item = Record<string, AttributeValue>;
 let serial = 0;
@@ -265,13 +265,13 @@ async function run(mode: 'memory' | 'disk', rows: string[]): Promise<void> {
 
 async function main() {
   console.log('\n### DynamoDB Local: JVM CPU per request, by operation\n');
-  console.log(`Load average at start: ${load()}. ${N} requests per row, one at a time, after a warm-up; JVM CPU from /proc (10 ms ticks).\n`);
+  console.log(`Load average at start: ${loadAverage()}. ${N} requests per row, one at a time, after a warm-up; JVM CPU from /proc (10 ms ticks).\n`);
   const rows: string[] = [];
   // Rows as they are measured: a run on a loaded machine takes long.
   console.log('| DynamoDB Local | operation | JVM CPU ms per request | wall ms per request |');
   console.log('|---|---|---|---|');
   for (const mode of MODES) await run(mode, rows);
-  console.log(`\nLoad average at end: ${load()}.`);
+  console.log(`\nLoad average at end: ${loadAverage()}.`);
 }
 
 main().then(

@@ -6,10 +6,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../infra/local/emulators';
 import { processCpuMs, processTree } from '../helpers/processes';
+import { loadAverage } from './stats';
 
 const SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
 const SETTLE_SECONDS = 10;
@@ -46,7 +47,7 @@ async function main() {
     procs.forEach((p, i) => byComm.set(p.comm, (byComm.get(p.comm) ?? 0) + (after[i]! - before[i]!)));
     const total = [...byComm.values()].reduce((a, b) => a + b, 0);
     console.log('\n### Idle `npm start`: CPU with no traffic\n');
-    console.log(`${seconds.toFixed(0)} s after a ${SETTLE_SECONDS} s settling time, no requests; CPU of the whole process tree from /proc (10 ms ticks). Load average at the end: ${loadavg().map((x) => x.toFixed(2)).join(', ')}.\n`);
+    console.log(`${seconds.toFixed(0)} s after a ${SETTLE_SECONDS} s settling time, no requests; CPU of the whole process tree from /proc (10 ms ticks). Load average at the end: ${loadAverage()}.\n`);
     console.log('| process | CPU ms | ms per s | % of one core |');
     console.log('|---|---|---|---|');
     for (const [comm, ms] of byComm) console.log(`| ${comm} | ${ms} | ${(ms / seconds).toFixed(1)} | ${((ms / seconds) / 10).toFixed(2)} % |`);

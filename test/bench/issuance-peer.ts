@@ -18,11 +18,11 @@
  * BENCH_PEER_WARMUP (400): untimed flows per side first, 10 wallets at once.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { SpecWallet, wellKnownUrls } from '../helpers/spec-wallet';
 import { BENCH_CLAIMS, BENCH_CONFIGURATION_ID, BENCH_SD_LIST, BENCH_SUBJECT, BENCH_VCT, childPids } from './peer/shared';
 import { processCpuMs } from '../helpers/processes';
+import { loadAverage } from './stats';
 
 const env = process.env;
 const ROUNDS = Number(env.BENCH_PEER_ROUNDS ?? 3);
@@ -150,7 +150,6 @@ async function measured<T>(side: Side, work: () => Promise<T>): Promise<{ result
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const sortNum = (xs: number[]) => [...xs].sort((a, b) => a - b);
-const load = () => loadavg().map((x) => x.toFixed(2)).join(', ');
 
 interface Tally {
   times: number[];
@@ -174,7 +173,7 @@ const range = (xs: number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...x
 
 async function main() {
   console.log('\n### OID4VCI side by side: our issuer and Credo 0.6.3, the same wallet, rounds alternated\n');
-  console.log(`Load average at start: ${load()}. SD-JWT VC with 5 claims (4 selectively disclosable, one nested), issuer did:key Ed25519, ES256 holder key with \`jwk\` binding. Each issuer in its own process; ${ROUNDS} rounds per row, alternating which server goes first.\n`);
+  console.log(`Load average at start: ${loadAverage()}. SD-JWT VC with 5 claims (4 selectively disclosable, one nested), issuer did:key Ed25519, ES256 holder key with \`jwk\` binding. Each issuer in its own process; ${ROUNDS} rounds per row, alternating which server goes first.\n`);
   const [a, b] = await Promise.all([oursSide(), credoSide()]);
   const sides = [a.side, b.side] as const;
   try {
@@ -249,7 +248,7 @@ async function main() {
     console.log(`| metadata GET p50 ms: issuer + AS | ${p50(meta[0]![0]!).toFixed(2)} + ${p50(meta[0]![1]!).toFixed(2)} | ${p50(meta[1]![0]!).toFixed(2)} + ${p50(meta[1]![1]!).toFixed(2)} | ${(pair(0) / pair(1)).toFixed(2)}× |`);
     console.log(`| offer creation, 10 callers: offers/s (rounds) | ${rate(offerT[0]!).toFixed(0)} (${range(offerT[0]!.rates)}) | ${rate(offerT[1]!).toFixed(0)} (${range(offerT[1]!.rates)}) | ${(rate(offerT[0]!) / rate(offerT[1]!)).toFixed(2)}× |`);
     console.log(`| offer creation: server CPU ms per offer | ${cpuPer(offerT[0]!).toFixed(1)} (${cpuSplit(sides[0], offerT[0]!)}) | ${cpuPer(offerT[1]!).toFixed(1)} | ${(cpuPer(offerT[0]!) / cpuPer(offerT[1]!)).toFixed(2)}× |`);
-    console.log(`\nLoad average at end: ${load()}. Metadata: ${METADATA_GETS} pairs per server at ${sides[0].metadataUrls.join(' and ')} (ours) and ${sides[1].metadataUrls.join(' and ')} (Credo), ports aside.`);
+    console.log(`\nLoad average at end: ${loadAverage()}. Metadata: ${METADATA_GETS} pairs per server at ${sides[0].metadataUrls.join(' and ')} (ours) and ${sides[1].metadataUrls.join(' and ')} (Credo), ports aside.`);
   } finally {
     for (const c of [a.child, b.child]) c.disconnect();
     await Promise.all([a.child, b.child].map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));

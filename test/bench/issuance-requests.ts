@@ -13,17 +13,16 @@
  */
 import { subscribe } from 'node:diagnostics_channel';
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { SpecWallet } from '../helpers/spec-wallet';
 import { processCpuMs } from '../helpers/processes';
 import { runBench, startBenchRuntime } from './harness';
 import { BENCH_CLAIMS, BENCH_CONFIGURATION_ID, BENCH_SD_LIST, BENCH_SUBJECT, BENCH_VCT, childPids } from './peer/shared';
+import { loadAverage } from './stats';
 
 const FLOWS = Number(process.env.BENCH_REQ_FLOWS ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_REQ_CONCURRENCY ?? 10);
 const PRE_AUTH = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
-const load = () => loadavg().map((x) => x.toFixed(2)).join(', ');
 
 /** Requests by operation (`DynamoDB.GetItem`, `Streams.GetRecords`, `SQS.ReceiveMessage`, …). */
 let counts = new Map<string, number>();
@@ -60,7 +59,7 @@ async function pool(n: number, concurrency: number, fn: (i: number) => Promise<v
 
 runBench(async () => {
   console.log('\n### Requests to the emulators during issuance, by operation\n');
-  console.log(`Load average at start: ${load()}. ${FLOWS} offers by 10 callers, then ${FLOWS} flows at ${CONCURRENCY} wallets (token, nonce, credential; the SD-JWT VC of issuance-peer.ts).\n`);
+  console.log(`Load average at start: ${loadAverage()}. ${FLOWS} offers by 10 callers, then ${FLOWS} flows at ${CONCURRENCY} wallets (token, nonce, credential; the SD-JWT VC of issuance-peer.ts).\n`);
   const { rt, call, newWallet } = await startBenchRuntime();
   const jvm = childPids(process.pid, 'java')[0];
   if (!jvm) throw new Error('no DynamoDB Local JVM among this process’s children');
@@ -115,7 +114,7 @@ runBench(async () => {
       const empty = sizes.filter((b) => b >= 0 && b < 1000).length;
       console.log(`\n${p.name}: GetRecords ${sizes.length}, of which empty (< 1 KB) ${empty}; non-empty answers' mean size ${((sizes.filter((b) => b >= 1000).reduce((a, b) => a + b, 0)) / Math.max(1, sizes.length - empty) / 1024).toFixed(1)} KiB.`);
     }
-    console.log(`\nLoad average at end: ${load()}.`);
+    console.log(`\nLoad average at end: ${loadAverage()}.`);
   } finally {
     await rt.stop();
   }

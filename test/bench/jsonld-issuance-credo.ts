@@ -14,12 +14,11 @@
  *
  * Our runtime runs in its own child process (peer/ours.ts), Credo in this one.
  */
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { DidCommCredentialEventTypes, DidCommCredentialState, type DidCommCredentialStateChangedEvent } from '@credo-ts/didcomm';
 import { CONTEXT_URLS } from '../../lib/jsonld/contexts';
 import { startCredoPeer } from '../helpers/credo-didcomm';
-import { median, percentile } from './stats';
+import { median, percentile, loadAverage } from './stats';
 import { apiCaller, benchTenants } from './admin';
 import { startOurs, stopOurs, until } from './peer/process';
 
@@ -27,13 +26,12 @@ const env = process.env;
 const ISSUANCES = Number(env.BENCH_JSONLD_ISSUANCES ?? 20);
 const POLL_MS = Number(env.BENCH_JSONLD_POLL_MS ?? 25);
 const WAIT_SECONDS = 15;
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
 
 
 
 async function main() {
   console.log('\n### JSON-LD issuance to Credo 0.6.3 over DIDComm, end to end through the local runtime\n');
-  console.log(`Load average at start: ${load()}.\n`);
+  console.log(`Load average at start: ${loadAverage()}.\n`);
   const ours = await startOurs();
   const credo = await startCredoPeer({ label: 'bench-credo-holder', jsonLdCredentials: true });
   // When Credo's exchange of each thread reached done (verified, stored, acked).
@@ -88,7 +86,7 @@ async function main() {
       const states = [...new Set(rs.map((r) => r.answerState))].map((s) => `${s} ×${rs.filter((r) => r.answerState === s).length}`).join(', ');
       console.log(`| ${name} | ${cell(rs.map((r) => r.answered))} | ${states} | ${cell(rs.map((r) => r.credo))} | ${cell(rs.map((r) => r.ours))} |`);
     }
-    console.log(`\nLoad average at end: ${load()}.`);
+    console.log(`\nLoad average at end: ${loadAverage()}.`);
   } finally {
     await credo.stop().catch(() => undefined);
     await stopOurs(ours);

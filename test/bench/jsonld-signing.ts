@@ -7,7 +7,6 @@
  * by run so that a loaded machine's swings fall on all of them alike. p50 and p99 per column.
  */
 import { sign, type KeyObject } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import { cryptosuite as ecdsaRdfc2019 } from '@digitalbazaar/ecdsa-rdfc-2019-cryptosuite';
@@ -26,7 +25,7 @@ import type { KeyAlg } from '../../lib/keys/port';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { tenantScope } from '../../lib/store/keys';
 import { MemoryStore } from '../helpers/memory-store';
-import { percentile } from './stats';
+import { percentile, loadAverage } from './stats';
 
 const RUNS = Number(process.env.BENCH_JSONLD_RUNS ?? '400');
 const WARMUP = Number(process.env.BENCH_JSONLD_WARMUP ?? '100');
@@ -79,7 +78,7 @@ async function main() {
   const secrets = new LocalSecretDeriver('ab'.repeat(32));
   const km = new LocalKeyManager(store, secrets);
   const scope = tenantScope('1');
-  const load = loadavg().map((x) => x.toFixed(2)).join(' / ');
+  const load = loadAverage();
   console.log('\n### JSON-LD credentials: sign and verify per proof suite, one core\n');
   console.log(`Load average at start (1/5/15 min): ${load}. ${RUNS} runs after ${WARMUP} warm-up runs, the three columns interleaved; p50 / p99 in ms per credential.\n`);
   console.log('| suite | bytes (unsigned → signed) | first signature in the process | sign: signing core (port) | sign: raw library, local key | verify (@digitalbazaar/vc) | core − raw, p50 |');
@@ -127,7 +126,7 @@ async function main() {
     const [p, r, v] = await timed([port, raw, verify]);
     console.log(`| ${name} | ${JSON.stringify(credential).length} → ${JSON.stringify(signed).length} | ${first.toFixed(1)} | ${cell(p!)} | ${cell(r!)} | ${cell(v!)} | ${(percentile(p!, 50) - percentile(r!, 50)).toFixed(2)} |`);
   }
-  console.log(`\nLoad average at the end: ${loadavg().map((x) => x.toFixed(2)).join(' / ')}.`);
+  console.log(`\nLoad average at the end: ${loadAverage()}.`);
 }
 
 main().then(

@@ -7,12 +7,12 @@
  * Knobs: BENCH_NODE_ULIDS (100000), BENCH_NODE_REQUESTS (5000 per row and side, in four alternated rounds, after 1000 discarded per side).
  */
 import { GetItemCommand, QueryCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
-import { loadavg } from 'node:os';
 import { ulid as packageUlid } from 'ulid';
 import { SDK_CLIENT_DEFAULTS } from '../../functions/shared/sdk';
 import { ulid } from '../../lib/ids';
 import { cannedDynamoDbClient } from '../helpers/canned-dynamodb';
 import { runBench } from './harness';
+import { loadAverage } from './stats';
 
 const ULIDS = Number(process.env.BENCH_NODE_ULIDS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_NODE_REQUESTS ?? 5000);
@@ -43,7 +43,7 @@ const rows = [
 
 
 async function main() {
-  console.log(`\n### Our Node process: ULIDs and the SDK's client-side work per request (load average at start ${loadavg().map((x) => x.toFixed(2)).join(', ')})\n`);
+  console.log(`\n### Our Node process: ULIDs and the SDK's client-side work per request (load average at start ${loadAverage()})\n`);
   console.log('| | before | after | after/before |');
   console.log('|---|---|---|---|');
   await warm(() => packageUlid(Date.now()));
@@ -68,7 +68,7 @@ async function main() {
     }
     console.log(`| ${row.label}, ms CPU (SDK default logger → SDK_CLIENT_DEFAULTS) | ${before.toFixed(3)} | ${after.toFixed(3)} | ${(after / before).toFixed(2)}× |`);
   }
-  console.log(`\nLoad average at end: ${loadavg().map((x) => x.toFixed(2)).join(', ')}.`);
+  console.log(`\nLoad average at end: ${loadAverage()}.`);
 }
 
 runBench(main);

@@ -1,4 +1,5 @@
-/** Order statistics the benches report, in one place (the JSON-LD benches use them). */
+/** Order statistics and the load average the benches report, in one place. */
+import { loadavg } from 'node:os';
 
 /** The middle value (the mean of the two middle values for an even count). */
 export function median(xs: readonly number[]): number {
@@ -13,4 +14,11 @@ export function percentile(xs: readonly number[], p: number): number {
   if (xs.length === 0) throw new RangeError('percentile of no values');
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+/** The 1, 5 and 15 minute load averages, for a bench's header: the figures mean little on a busy machine. */
+export function loadAverage(): string {
+  return loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ');
 }

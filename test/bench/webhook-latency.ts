@@ -22,11 +22,10 @@
  * read webhook settings once per batch), copied into a worktree of that commit, for a before/after.
  */
 import { execFileSync } from 'node:child_process';
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { runBench, startBenchRuntime } from './harness';
-import { percentile } from './stats';
+import { percentile, loadAverage } from './stats';
 
 const IDLE = Number(process.env.BENCH_WHL_IDLE ?? 100);
 const PAUSE_MS = Number(process.env.BENCH_WHL_PAUSE_MS ?? 1000);
@@ -36,7 +35,6 @@ const WALLETS = Number(process.env.BENCH_WHL_WALLETS ?? 5);
 const DEADLINE_MS = Number(process.env.BENCH_WHL_DEADLINE_S ?? 60) * 1000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () => loadavg().map((x) => x.toFixed(2)).join(', ');
 
 interface Sent {
   readonly id: string;
@@ -117,7 +115,7 @@ async function main() {
   }
 
   console.log(`\n### Webhook delivery latency per event: 202 to POST …/webhook-target-urls/ping -> the receiver has the delivery (commit ${commit})`);
-  console.log(`load average at start: ${load()}\n`);
+  console.log(`load average at start: ${loadAverage()}\n`);
   const rows: string[] = [];
   const row = (label: string, sent: readonly Sent[], latencies: readonly number[]) => {
     const p = (xs: readonly number[], q: number) => percentile(xs, q).toFixed(0);
@@ -154,7 +152,7 @@ async function main() {
   console.log('| phase | events | p50 ms | p95 ms | p99 ms | max ms | ping answered (202), p50 / p99 ms |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
-  console.log(`\nload average at end: ${load()}`);
+  console.log(`\nload average at end: ${loadAverage()}`);
   await Promise.all([rt.stop(), rx.close()]);
 }
 

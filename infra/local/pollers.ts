@@ -1,4 +1,4 @@
-import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type ShardIteratorType, type _Record } from '@aws-sdk/client-dynamodb-streams';
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -356,6 +356,9 @@ export function pollStream(opts: {
   const lastRead = new Map<string, string>(); // shard -> sequence number of the last record read
   let initialized = false;
 
+  const iteratorAt = async (shardId: string, type: ShardIteratorType, sequence?: string) =>
+    (await opts.streams.send(new GetShardIteratorCommand({ StreamArn: opts.streamArn, ShardId: shardId, ShardIteratorType: type, ...(sequence ? { SequenceNumber: sequence } : {}) }))).ShardIterator ?? null;
+
   const refreshShards = async () => {
     const desc = await opts.streams.send(new DescribeStreamCommand({ StreamArn: opts.streamArn }));
     for (const shard of desc.StreamDescription?.Shards ?? []) {
@@ -368,8 +371,7 @@ export function pollStream(opts: {
         iterators.set(shard.ShardId!, null);
         continue;
       }
-      const it = await opts.streams.send(new GetShardIteratorCommand({ StreamArn: opts.streamArn, ShardId: shard.ShardId!, ShardIteratorType: 'TRIM_HORIZON' }));
-      iterators.set(shard.ShardId!, it.ShardIterator ?? null);
+      iterators.set(shard.ShardId!, await iteratorAt(shard.ShardId!, 'TRIM_HORIZON'));
     }
     initialized = true;
   };
@@ -394,14 +396,7 @@ export function pollStream(opts: {
         // trimmed from under it (DynamoDB Local trims when several tables share it) from the oldest left.
         // The relay is idempotent, so what is read again is not relayed twice.
         const after = lastRead.get(shardId);
-        const fresh = await opts.streams.send(
-          new GetShardIteratorCommand(
-            gone === 'expired' && after
-              ? { StreamArn: opts.streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
-              : { StreamArn: opts.streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' },
-          ),
-        );
-        iterators.set(shardId, fresh.ShardIterator ?? null);
+        iterators.set(shardId, gone === 'expired' && after ? await iteratorAt(shardId, 'AFTER_SEQUENCE_NUMBER', after) : await iteratorAt(shardId, 'TRIM_HORIZON'));
         continue;
       }
       const lastSeq = out.Records?.at(-1)?.dynamodb?.SequenceNumber;
@@ -412,10 +407,7 @@ export function pollStream(opts: {
         const res = await opts.worker({ Records: records }, lambdaContext(opts.functionName, 30000)).finally(() => activity.wake());
         const failedSeq = res?.batchItemFailures?.[0]?.itemIdentifier;
         if (failedSeq) {
-          const retry = await opts.streams.send(
-            new GetShardIteratorCommand({ StreamArn: opts.streamArn, ShardId: shardId, ShardIteratorType: 'AT_SEQUENCE_NUMBER', SequenceNumber: failedSeq }),
-          );
-          iterators.set(shardId, retry.ShardIterator ?? null);
+          iterators.set(shardId, await iteratorAt(shardId, 'AT_SEQUENCE_NUMBER', failedSeq));
           throw new Error(`relay failed at sequence ${failedSeq}; retrying`);
         }
       }

@@ -78,6 +78,13 @@ describe('the local stream poller when its iterator is gone', () => {
     expect(out.errors).toEqual([]);
   });
 
+  test('an iterator that expires before any record was read starts again from the oldest record: nothing skipped', async () => {
+    const out = await run({ 'at:1': 'ExpiredIteratorException' }, 5);
+    expect(out.seen).toEqual([1, 2, 3, 4, 5]);
+    expect(out.iteratorRequests).toEqual(['TRIM_HORIZON', 'TRIM_HORIZON']);
+    expect(out.errors).toEqual([]);
+  });
+
   test('records trimmed from under the iterator: reading goes on from the oldest record left', async () => {
     // Records 1–3 trimmed after the first read: 3 is gone from the stream (as in AWS), 4 and 5 are
     // still relayed, and the poller does not stay stuck on the dead iterator.

@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { KEY_DELETION_WINDOW_DAYS, KMS_KEY_SPECS } from '../../lib/keys/port';
-import { ACCESS_TAGS, DATA_KEY_CONTEXT, DATA_KEY_PURPOSES, declaresDataKeys, FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
+import { ACCESS_TAGS, DATA_KEY_CONTEXT, DATA_KEY_PURPOSES, dataKeyActions, declaresDataKeys, FUNCTION_ACCESS, walletPartitionPatterns, type DataGrant, type FunctionName } from '../../lib/service/access';
 import { walletPartitionKey, type QueueId } from '../../lib/service/resources';
 
 /** The tag a wallet's session carries, and the one its issuer keys carry. */
@@ -202,7 +202,7 @@ export class DeclaredAccess extends Construct {
     // encryption context), so for a function that also declares dataKeys the data-key actions leave this
     // Deny for one of their own: denied on every key but the DIDComm key. On the DIDComm key every other
     // action stays denied, and the data-key Allow above holds it to the session's own encryption context.
-    const dataKeyDenied = [...new Set(DATA_KEY_PURPOSES.flatMap((p) => tenant.dataKeys?.[p] ?? []))].map((a) => `kms:${a}`);
+    const dataKeyDenied = dataKeyActions(access).map((a) => `kms:${a}`);
     tenantRole.addToPolicy(
       new iam.PolicyStatement({
         effect: iam.Effect.DENY,

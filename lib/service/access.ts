@@ -94,9 +94,14 @@ export interface FunctionAccess {
 /** Data-key actions per purpose; a purpose left out is refused. */
 export type DataKeyGrants = { readonly [P in DataKeyPurpose]?: readonly DataKeyAction[] };
 
+/** The data-key actions a function declares for any purpose, each once. */
+export function dataKeyActions(access: FunctionAccess): DataKeyAction[] {
+  return [...new Set(DATA_KEY_PURPOSES.flatMap((p) => access.tenant?.dataKeys?.[p] ?? []))];
+}
+
 /** Whether a function declares any data-key action (it then needs the stack's DIDComm key). */
 export function declaresDataKeys(access: FunctionAccess): boolean {
-  return DATA_KEY_PURPOSES.some((p) => (access.tenant?.dataKeys?.[p] ?? []).length > 0);
+  return dataKeyActions(access).length > 0;
 }
 
 const OWN_DATA_ALL: readonly DataAction[] = DATA_ACTIONS;

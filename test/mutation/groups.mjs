@@ -79,7 +79,8 @@ export const MUTATION_GROUPS = [
       lines(VCI, 'private spendDpop(', "throw invalid('invalid_nonce', 'The c_nonce was already used"),
       span(VCI, 'function proofJwts', 'function publicOnly'),
     ],
-    tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts'],
+    // status-lists.test.ts: a status-list definition deleted while a credential was being signed (spend's 503).
+    tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/status-lists.test.ts'],
   },
   {
     name: 'sd-jwt-issuance',

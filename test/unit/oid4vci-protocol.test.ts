@@ -5,6 +5,7 @@ import { keys } from '../../lib/store/keys';
 import { draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { ProtocolError } from '../../lib/http/errors';
+import { WriteConflictError, type WriteOp } from '../../lib/store/port';
 import { MemoryStore } from '../helpers/memory-store';
 import { SpecWallet } from '../helpers/spec-wallet';
 import { ISSUER, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
@@ -414,5 +415,126 @@ describe('the bounds of freshness and size, at both sides', () => {
     expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
     // The draft shape with a good proof is served.
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proof: { proof_type: 'jwt', jwt: good } })).resolves.toHaveProperty('credential');
+  });
+});
+
+/**
+ * A concurrent request that commits between this request's reads and its write: the write loses, and
+ * what the wallet is told comes from what won. The store runs `before` (the winner's write) once, just
+ * before the first write that `when` picks.
+ */
+function raceBefore(store: MemoryStore, when: (ops: readonly WriteOp[]) => boolean, before: () => Promise<void>, opts: { conflict?: boolean } = {}) {
+  const original = store.write.bind(store);
+  let raced = false;
+  store.write = async (ops: readonly WriteOp[]) => {
+    if (!when(ops)) return original(ops);
+    if (!raced) {
+      raced = true;
+      await before();
+    }
+    // DynamoDB cancels both sides of a conflict: every try of the loser is cancelled too.
+    if (opts.conflict) throw new WriteConflictError();
+    return original(ops);
+  };
+  return () => raced;
+}
+
+const spends = (kind: 'nonce' | 'dpop') => (ops: readonly WriteOp[]) => ops.some((op) => op.type === 'put' && String(op.item.SK).startsWith(`VCUSED#${kind}#`));
+
+describe('a write that loses a race, or fails', () => {
+  test('a redemption cancelled against a concurrent one, on every try: the code is already used (invalid_grant), not a 5xx', async () => {
+    const f = await oid4vciFixture();
+    const { code, exchangeId } = await f.offer();
+    const lookup = (await f.store.get(oid4vciKeys.code(scope, code)))!;
+    const raced = raceBefore(
+      f.store,
+      (ops) => ops.some((op) => op.type === 'delete' && op.key.SK === lookup.SK),
+      async () => {
+        await f.store.write([{ type: 'delete', key: oid4vciKeys.code(scope, code) }]);
+        const ex = (await f.store.get(oid4vciKeys.exchange(scope, exchangeId)))!;
+        await f.store.write([{ type: 'put', item: { ...ex, state: 'redeemed' } }]);
+      },
+      { conflict: true },
+    );
+    await expect(f.token(code)).rejects.toEqual(expect.objectContaining({ status: 400, code: 'invalid_grant', message: 'Unknown or already used pre-authorized code' }));
+    expect(raced()).toBe(true);
+  });
+
+  test('a c_nonce spent by a concurrent request of another exchange: invalid_nonce, and this exchange issues nothing', async () => {
+    const a = await redeemed();
+    const nonce = (await a.f.protocol.nonce(scope)).c_nonce;
+    const other = await a.f.offer();
+    const t = (await a.f.token(other.code)) as { access_token: string };
+    const raced = raceBefore(a.f.store, spends('nonce'), async () => {
+      await a.f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [a.proof({ nonce })] } });
+    });
+    await expect(a.f.credential(a.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [a.proof({ nonce })] } })).rejects.toEqual(
+      expect.objectContaining({ status: 400, code: 'invalid_nonce', message: 'The c_nonce was already used; get a fresh one from the nonce endpoint' }),
+    );
+    expect(raced()).toBe(true);
+    expect((await a.f.exchange(a.exchangeId)).state).toBe('redeemed');
+    expect((await a.f.exchange(other.exchangeId)).state).toBe('issued');
+  });
+
+  test('a DPoP proof spent by a concurrent request with the same token: 401 with the DPoP challenge, issued once', async () => {
+    const f = await oid4vciFixture();
+    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
+    const { code, exchangeId } = await f.offer();
+    const t = (await f.token(code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` }) } })) as { access_token: string; c_nonce: string };
+    const headers = { authorization: `DPoP ${t.access_token}`, dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/credential`, accessToken: t.access_token }) };
+    const jti = JSON.parse(Buffer.from(headers.dpop.split('.')[1]!, 'base64url').toString()).jti as string;
+    const raced = raceBefore(f.store, spends('dpop'), async () => {
+      await f.store.write([{ type: 'put', item: { ...oid4vciKeys.used(scope, 'dpop', jti), ttl: 1 } }]);
+    });
+    const proof = wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey() });
+    await expect(f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [proof] } }, headers)).rejects.toEqual(
+      expect.objectContaining({ status: 401, code: 'invalid_dpop_proof', message: 'The DPoP proof was already used', headers: { 'www-authenticate': 'DPoP error="invalid_dpop_proof"' } }),
+    );
+    expect(raced()).toBe(true);
+    expect((await f.exchange(exchangeId)).state).toBe('redeemed');
+  });
+
+  test('the same token used by a concurrent request with another nonce: the loser is told the credentials were issued (invalid_token), not a nonce error', async () => {
+    const r = await redeemed();
+    const fresh = (await r.f.protocol.nonce(scope)).c_nonce;
+    const raced = raceBefore(r.f.store, spends('nonce'), async () => {
+      await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ nonce: fresh })] } });
+    });
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(
+      expect.objectContaining({ status: 401, code: 'invalid_token', message: 'Credentials were already issued with this access token' }),
+    );
+    expect(raced()).toBe(true);
+    expect(r.f.events('oid4vci.exchange.issued')).toHaveLength(1);
+  });
+
+  test("a store failure while burning a code (the last wrong PIN) is the store's error, not a claim that the code is gone", async () => {
+    const f = await oid4vciFixture();
+    const { code, exchangeId } = await f.offer({ pin: '4711' });
+    for (let i = 0; i < 4; i++) await expect(f.token(code, { txCode: '0000' })).rejects.toMatchObject({ code: 'invalid_grant' });
+    const original = f.store.write.bind(f.store);
+    f.store.write = async (ops: readonly WriteOp[]) => {
+      if (ops.some((op) => op.type === 'update' && op.set.state === 'failed')) throw new Error('ProvisionedThroughputExceededException');
+      return original(ops);
+    };
+    await expect(f.token(code, { txCode: '0000' })).rejects.toThrow('ProvisionedThroughputExceededException');
+    expect((await f.exchange(exchangeId)).state).toBe('offer');
+  });
+
+  test("a store failure while denying an offer (its configuration deleted) is the store's error", async () => {
+    const r = await redeemed();
+    await r.f.supported.delete(scope, r.f.config.supported_cred_id);
+    const original = r.f.store.write.bind(r.f.store);
+    r.f.store.write = async (ops: readonly WriteOp[]) => {
+      if (ops.some((op) => op.type === 'update' && op.set.state === 'failed')) throw new Error('InternalServerError');
+      return original(ops);
+    };
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toThrow('InternalServerError');
+  });
+
+  test('a credential_configuration_id other than the token\'s is unknown_credential_configuration, naming the one it is for', async () => {
+    const r = await redeemed();
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Other', proofs: { jwt: [r.proof()] } })).rejects.toEqual(
+      expect.objectContaining({ status: 400, code: 'unknown_credential_configuration', message: 'This access token is for credential configuration Pid' }),
+    );
   });
 });

@@ -159,7 +159,9 @@ describe('the credential endpoint', () => {
     await expect(r.f.credential(r.accessToken, { credential_identifier: 'x', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('unknown_credential_identifier'));
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] }, credential_response_encryption: { jwk: {}, enc: 'A128GCM' } })).rejects.toEqual(refused('invalid_encryption_parameters'));
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: Array.from({ length: 11 }, () => r.proof()) } })).rejects.toEqual(refused('invalid_credential_request'));
-    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid' })).rejects.toEqual(refused('invalid_proof'));
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid' })).rejects.toEqual(
+      expect.objectContaining({ status: 400, code: 'invalid_proof', message: 'A jwt proof of possession of the holder key is required' }),
+    );
     await expect(r.f.credential(r.accessToken, { format: 'vc+sd-jwt', vct: 'urn:other', proof: { proof_type: 'jwt', jwt: r.proof() } })).rejects.toEqual(refused('unknown_credential_configuration'));
     expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
   });

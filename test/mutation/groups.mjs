@@ -91,14 +91,26 @@ export const MUTATION_GROUPS = [
   {
     name: 'oid4vp',
     what: 'OID4VP verification of an SD-JWT VC: issuer signature, validity, key binding',
-    // Narrowed (time) to the signature, validity and key-binding checks: verifySignature, checkValidity,
-    // verifySdJwtPresentation's issuer signature and key-binding steps, verifyKeyBinding. Not yet: decodeJwt,
-    // the disclosures (reconstructClaims), the status step, lib/oid4vp/verification/jwt-vp.ts.
+    // The signature, validity and key-binding checks: verifySignature, checkValidity, verifySdJwtPresentation's
+    // issuer signature and key-binding steps, verifyKeyBinding. The rest of verification is oid4vp-disclosures.
     mutate: [
       span(VP, 'export async function verifySignature', 'export async function verifySignature'),
       span(VP, 'export function checkValidity', 'export function checkValidity'),
       lines(VP, 'const { header, payload } = jwt;', "fail('missing_key_binding'"),
       span(VP, 'async function verifyKeyBinding', 'async function verifyKeyBinding'),
+    ],
+    tests: ['test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vp-status.test.ts'],
+  },
+  {
+    name: 'oid4vp-disclosures',
+    what: "OID4VP verification, the rest of it: JWT decoding, disclosures and the claims rebuilt from them, the status step, the JWT VP path",
+    mutate: [
+      span(VP, 'function decodeSegment', 'export function decodeJwt'),
+      span(VP, 'export async function checkStatus', 'export async function checkStatus'),
+      span(VP, 'const hashB64', 'function splitPresentation'),
+      lines(VP, 'const sdAlg = payload._sd_alg', 'if (!hashAlg) return fail('),
+      lines(VP, 'let status: StatusResult | undefined;', 'status = await checkStatus('),
+      'lib/oid4vp/verification/jwt-vp.ts',
     ],
     tests: ['test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vp-status.test.ts'],
   },

@@ -41,7 +41,7 @@ describe('the token endpoint', () => {
     const proof = wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` });
     await expect(f.token((await f.offer()).code, { headers: { dpop: proof } })).resolves.toMatchObject({ token_type: 'DPoP' });
     const second = await f.offer();
-    await expect(f.token(second.code, { headers: { dpop: proof } })).rejects.toEqual(refused('invalid_dpop_proof'));
+    await expect(f.token(second.code, { headers: { dpop: proof } })).rejects.toEqual(expect.objectContaining({ status: 400, code: 'invalid_dpop_proof', message: 'The DPoP proof was already used' }));
     expect((await f.exchange(second.exchangeId)).state).toBe('offer');
   });
 
@@ -396,11 +396,11 @@ describe('the bounds of freshness and size, at both sides', () => {
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] }, credential_response_encryption: { jwk: {}, enc: 'A128GCM' } })).rejects.toEqual(
       told(400, 'invalid_encryption_parameters', 'This issuer does not encrypt credential responses'),
     );
-    const jwkOnly = await r.f.supported.create(scope, draftFromSdJwt({ id: 'JwkOnly', vct: 'urn:j', claims: { given_name: { value_type: 'string' } }, cryptographic_binding_methods_supported: ['jwk'] }));
-    const t = (await r.f.token((await r.f.offer({ supported_cred_id: jwkOnly.supported_cred_id })).code)) as { access_token: string; c_nonce: string };
+    const twoMethods = await r.f.supported.create(scope, draftFromSdJwt({ id: 'JwkOrDidJwk', vct: 'urn:j', claims: { given_name: { value_type: 'string' } }, cryptographic_binding_methods_supported: ['jwk', 'did:jwk'] }));
+    const t = (await r.f.token((await r.f.offer({ supported_cred_id: twoMethods.supported_cred_id })).code)) as { access_token: string; c_nonce: string };
     const didProof = r.wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: r.wallet.newHolderKey(), binding: 'did:key' });
-    await expect(r.f.credential(t.access_token, { credential_configuration_id: 'JwkOnly', proofs: { jwt: [didProof] } })).rejects.toEqual(
-      told(400, 'invalid_proof', 'This credential binds to jwk, not did:key'),
+    await expect(r.f.credential(t.access_token, { credential_configuration_id: 'JwkOrDidJwk', proofs: { jwt: [didProof] } })).rejects.toEqual(
+      told(400, 'invalid_proof', 'This credential binds to jwk, did:jwk, not did:key'),
     );
     expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
   });
@@ -414,6 +414,16 @@ describe('the bounds of freshness and size, at both sides', () => {
       await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [jwt] } })).rejects.toEqual(told(400, 'invalid_proof', 'Each proof must be a signed compact JWT'));
       await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proof: { proof_type: 'jwt', jwt } })).rejects.toEqual(told(400, 'invalid_proof', 'Each proof must be a signed compact JWT'));
     }
+    // null where an object belongs, and a draft proof without its jwt: refused as requests, never a crash.
+    const answers = [];
+    for (const body of [{ proofs: null }, { proof: null }, { proof: { proof_type: 'jwt' } }]) {
+      answers.push(await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', ...body }).catch((e: ProtocolError) => [e.status, e.code, e.message.split('\n')[0]]));
+    }
+    expect(answers).toEqual([
+      [400, 'invalid_credential_request', 'Error validating credential request'],
+      [400, 'invalid_credential_request', 'Error validating credential request'],
+      [400, 'invalid_proof', 'A jwt proof of possession of the holder key is required'],
+    ]);
     expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
     // The draft shape with a good proof is served.
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proof: { proof_type: 'jwt', jwt: good } })).resolves.toHaveProperty('credential');

@@ -114,6 +114,25 @@ describe('issuance with status entries', () => {
     await expect(r.issue()).rejects.toEqual(expect.objectContaining({ code: 'invalid_nonce' }));
   });
 
+  test('a definition deleted and the c_nonce spent, both while signing: the wallet is told the nonce is spent (final), not to send the request again', async () => {
+    const { receive, store, def, service, f } = await setup();
+    const r = await receive();
+    const nonce = JSON.parse(Buffer.from(r.body.proofs.jwt[0]!.split('.')[1]!, 'base64url').toString()).nonce as string;
+    const original = store.write.bind(store);
+    let raced = false;
+    store.write = async (ops: readonly WriteOp[]) => {
+      if (!raced && ops.some((op) => op.type === 'put' && String(op.item.SK).startsWith('SLE#'))) {
+        raced = true;
+        await service.delete(scope, def.id, true);
+        await original([{ type: 'put', item: { ...oid4vciKeys.used(scope, 'nonce', nonce), ttl: 1 } }]);
+      }
+      return original(ops);
+    };
+    await expect(r.issue()).rejects.toEqual(expect.objectContaining({ status: 400, code: 'invalid_nonce' }));
+    expect(raced).toBe(true);
+    expect((await f.exchange(r.exchangeId)).state).toBe('redeemed');
+  });
+
   test("an SD-JWT configuration's offers come from its status list's signer: verifiers check the list with the issuer's key", async () => {
     const { f, service, def } = await setup();
     const other = await f.dids.create(scope, { method: 'key', baseUrl: BASE });

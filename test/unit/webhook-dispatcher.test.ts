@@ -316,13 +316,13 @@ describe('signing secret rotation: the grace rule on both sides of previous_expi
   test('the rule itself: the previous generation signs strictly before its expiry, not at or after it', () => {
     const expires = new Date(T0 + 60_000);
     const s = { rev: 'r', targets: [], secret_generation: 2, previous_generation: 1, previous_expires_at: expires.toISOString() };
-    expect(signingGenerations(s, new Date(T0))).toEqual([2, 1]);
-    expect(signingGenerations(s, new Date(T0 + 59_999))).toEqual([2, 1]);
-    expect(signingGenerations(s, expires)).toEqual([2]);
-    expect(signingGenerations(s, new Date(T0 + 60_001))).toEqual([2]);
-    expect(signingGenerations({ ...s, previous_expires_at: undefined }, new Date(T0))).toEqual([2]);
+    expect(signingGenerations(s, new Date(T0))).toStrictEqual([2, 1]);
+    expect(signingGenerations(s, new Date(T0 + 59_999))).toStrictEqual([2, 1]);
+    expect(signingGenerations(s, expires)).toStrictEqual([2]);
+    expect(signingGenerations(s, new Date(T0 + 60_001))).toStrictEqual([2]);
+    expect(signingGenerations({ ...s, previous_expires_at: undefined }, new Date(T0))).toStrictEqual([2]);
     // An expiry without a previous generation signs with nothing else (never with an undefined generation).
-    expect(signingGenerations({ ...s, previous_generation: undefined }, new Date(T0))).toEqual([2]);
+    expect(signingGenerations({ ...s, previous_generation: undefined }, new Date(T0))).toStrictEqual([2]);
   });
 
   test('a delivery is signed by both secrets until the grace ends and by the new one only from then; the secret view follows', async () => {

@@ -17,6 +17,8 @@ describe('SSRF address policy', () => {
     '64:ff9b:1::a00:1', '100::1', '2001:0:4136:e378::1', '2001:10::1', '2002:c000:204::1', 'fec0::1', 'fe80::a:b',
     // NAT64 with a multi-digit dotted part, IPv4-compatible 0.0.0.255, IPv4-mapped and NAT64 addresses written out in full.
     '64:ff9b::192.168.1.1', '::ff', '0:0:0:0:0:ffff:a00:1', '0:0:0:0:0:ffff:10.1.2.3', '64:ff9b:0:0:0:0:a00:1',
+    // Not an IP address, though parseInt reads its groups as ::ffff:8.8.8.8 (it stops at the first non-hex character).
+    '::ffff:808:808zz',
   ])('%s is refused', (address) => {
     expect(addressAllowed(address, { allowLoopback: true })).toBe(false);
     expect(addressAllowed(address, { allowLoopback: false })).toBe(false);

@@ -5,7 +5,8 @@ import { keys } from '../../lib/store/keys';
 import { draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { ProtocolError } from '../../lib/http/errors';
-import { WriteConflictError, type WriteOp } from '../../lib/store/port';
+import type { WriteOp } from '../../lib/store/port';
+import { failWrites, raceBefore } from '../helpers/store-hooks';
 import { MemoryStore } from '../helpers/memory-store';
 import { SpecWallet } from '../helpers/spec-wallet';
 import { ISSUER, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
@@ -16,6 +17,9 @@ import { ISSUER, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
  */
 
 const refused = (code: string, status = 400) => expect.objectContaining({ status, code });
+/** A refusal with its description (error_description): what the wallet is told. */
+const told = (status: number, code: string, message: string) => expect.objectContaining({ status, code, message });
+const dpopWallet = () => new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
 
 async function redeemed(opts: { now?: () => Date } = {}) {
   const f = await oid4vciFixture(opts);
@@ -35,7 +39,7 @@ describe('the token endpoint', () => {
 
   test('a DPoP proof is fresh and used once: a stale one, and the same one again, are invalid_dpop_proof', async () => {
     const f = await oid4vciFixture();
-    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
+    const wallet = dpopWallet();
     const stale = wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token`, iat: Math.floor(Date.now() / 1000) - 3600 });
     await expect(f.token((await f.offer()).code, { headers: { dpop: stale } })).rejects.toEqual(refused('invalid_dpop_proof'));
     const proof = wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` });
@@ -63,7 +67,6 @@ describe('the token endpoint', () => {
 });
 
 describe('what a wallet is told when the token endpoint refuses (error_description)', () => {
-  const told = (status: number, code: string, message: string) => expect.objectContaining({ status, code, message });
 
   test('another grant: which grant this issuer serves', async () => {
     const f = await oid4vciFixture();
@@ -258,7 +261,7 @@ describe('the credential endpoint', () => {
 
   test('a DPoP proof used again at the credential endpoint: 401 with the DPoP challenge, invalid_dpop_proof (RFC 9449 §7.1, §11.1)', async () => {
     const f = await oid4vciFixture();
-    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
+    const wallet = dpopWallet();
     const t = (await f.token((await f.offer()).code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` }) } })) as { access_token: string; token_type: string; c_nonce: string };
     expect(t.token_type).toBe('DPoP');
     const dpop = wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/credential`, accessToken: t.access_token });
@@ -326,8 +329,6 @@ test('keys of one-time values are hashes, never the values', async () => {
 describe('the bounds of freshness and size, at both sides', () => {
   const T = Math.floor(Date.now() / 1000);
   const at = () => new Date(T * 1000);
-  const told = (status: number, code: string, message: string) => expect.objectContaining({ status, code, message });
-  const dpopWallet = () => new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
 
   test('a DPoP proof at the token endpoint is fresh from five minutes before its iat to five minutes after (RFC 9449 §11.1)', async () => {
     const f = await oid4vciFixture({ now: at });
@@ -397,12 +398,14 @@ describe('the bounds of freshness and size, at both sides', () => {
       told(400, 'invalid_encryption_parameters', 'This issuer does not encrypt credential responses'),
     );
     const twoMethods = await r.f.supported.create(scope, draftFromSdJwt({ id: 'JwkOrDidJwk', vct: 'urn:j', claims: { given_name: { value_type: 'string' } }, cryptographic_binding_methods_supported: ['jwk', 'did:jwk'] }));
-    const t = (await r.f.token((await r.f.offer({ supported_cred_id: twoMethods.supported_cred_id })).code)) as { access_token: string; c_nonce: string };
+    const offer = await r.f.offer({ supported_cred_id: twoMethods.supported_cred_id });
+    const t = (await r.f.token(offer.code)) as { access_token: string; c_nonce: string };
     const didProof = r.wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: r.wallet.newHolderKey(), binding: 'did:key' });
     await expect(r.f.credential(t.access_token, { credential_configuration_id: 'JwkOrDidJwk', proofs: { jwt: [didProof] } })).rejects.toEqual(
       told(400, 'invalid_proof', 'This credential binds to jwk, did:jwk, not did:key'),
     );
     expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+    expect((await r.f.exchange(offer.exchangeId)).state).toBe('redeemed');
   });
 
   test('a proof that is not a whole signed compact JWT, in 1.0 proofs or a draft proof, is invalid_proof before anything else reads it', async () => {
@@ -430,46 +433,27 @@ describe('the bounds of freshness and size, at both sides', () => {
   });
 });
 
-/**
- * A concurrent request that commits between this request's reads and its write: the write loses, and
- * what the wallet is told comes from what won. The store runs `before` (the winner's write) once, just
- * before the first write that `when` picks.
- */
-function raceBefore(store: MemoryStore, when: (ops: readonly WriteOp[]) => boolean, before: () => Promise<void>, opts: { conflict?: boolean } = {}) {
-  const original = store.write.bind(store);
-  let raced = false;
-  store.write = async (ops: readonly WriteOp[]) => {
-    if (!when(ops)) return original(ops);
-    if (!raced) {
-      raced = true;
-      await before();
-    }
-    // DynamoDB cancels both sides of a conflict: every try of the loser is cancelled too.
-    if (opts.conflict) throw new WriteConflictError();
-    return original(ops);
-  };
-  return () => raced;
-}
-
 const spends = (kind: 'nonce' | 'dpop') => (ops: readonly WriteOp[]) => ops.some((op) => op.type === 'put' && String(op.item.SK).startsWith(`VCUSED#${kind}#`));
+const failing = (ops: readonly WriteOp[]) => ops.some((op) => op.type === 'update' && op.set.state === 'failed');
 
 describe('a write that loses a race, or fails', () => {
   test('a redemption cancelled against a concurrent one, on every try: the code is already used (invalid_grant), not a 5xx', async () => {
     const f = await oid4vciFixture();
     const { code, exchangeId } = await f.offer();
-    const lookup = (await f.store.get(oid4vciKeys.code(scope, code)))!;
+    const codeKey = oid4vciKeys.code(scope, code);
     const raced = raceBefore(
       f.store,
-      (ops) => ops.some((op) => op.type === 'delete' && op.key.SK === lookup.SK),
-      async () => {
-        await f.store.write([{ type: 'delete', key: oid4vciKeys.code(scope, code) }]);
+      (ops) => ops.some((op) => op.type === 'delete' && op.key.SK === codeKey.SK),
+      // The winner: the same offer redeemed by a concurrent request.
+      async (write) => {
         const ex = (await f.store.get(oid4vciKeys.exchange(scope, exchangeId)))!;
-        await f.store.write([{ type: 'put', item: { ...ex, state: 'redeemed' } }]);
+        await write([{ type: 'delete', key: codeKey }, { type: 'put', item: { ...ex, state: 'redeemed' } }]);
       },
       { conflict: true },
     );
-    await expect(f.token(code)).rejects.toEqual(expect.objectContaining({ status: 400, code: 'invalid_grant', message: 'Unknown or already used pre-authorized code' }));
+    await expect(f.token(code)).rejects.toEqual(told(400, 'invalid_grant', 'Unknown or already used pre-authorized code'));
     expect(raced()).toBe(true);
+    expect((await f.exchange(exchangeId)).state).toBe('redeemed');
   });
 
   test('a c_nonce spent by a concurrent request of another exchange: invalid_nonce, and this exchange issues nothing', async () => {
@@ -477,27 +461,25 @@ describe('a write that loses a race, or fails', () => {
     const nonce = (await a.f.protocol.nonce(scope)).c_nonce;
     const other = await a.f.offer();
     const t = (await a.f.token(other.code)) as { access_token: string };
-    const raced = raceBefore(a.f.store, spends('nonce'), async () => {
+    const raced = raceBefore(a.f.store, spends('nonce'), async (write) => {
+      a.f.store.write = write; // the winner's own write is not raced
       await a.f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [a.proof({ nonce })] } });
     });
-    await expect(a.f.credential(a.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [a.proof({ nonce })] } })).rejects.toEqual(
-      expect.objectContaining({ status: 400, code: 'invalid_nonce', message: 'The c_nonce was already used; get a fresh one from the nonce endpoint' }),
-    );
+    const pending = a.f.credential(a.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [a.proof({ nonce })] } });
+    await expect(pending).rejects.toEqual(told(400, 'invalid_nonce', 'The c_nonce was already used; get a fresh one from the nonce endpoint'));
     expect(raced()).toBe(true);
     expect((await a.f.exchange(a.exchangeId)).state).toBe('redeemed');
     expect((await a.f.exchange(other.exchangeId)).state).toBe('issued');
   });
 
-  test('a DPoP proof spent by a concurrent request with the same token: 401 with the DPoP challenge, issued once', async () => {
+  test('a DPoP proof spent by a concurrent request with the same token: 401 with the DPoP challenge, and nothing issued', async () => {
     const f = await oid4vciFixture();
-    const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1', dpop: true });
+    const wallet = dpopWallet();
     const { code, exchangeId } = await f.offer();
     const t = (await f.token(code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` }) } })) as { access_token: string; c_nonce: string };
     const headers = { authorization: `DPoP ${t.access_token}`, dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/credential`, accessToken: t.access_token }) };
     const jti = JSON.parse(Buffer.from(headers.dpop.split('.')[1]!, 'base64url').toString()).jti as string;
-    const raced = raceBefore(f.store, spends('dpop'), async () => {
-      await f.store.write([{ type: 'put', item: { ...oid4vciKeys.used(scope, 'dpop', jti), ttl: 1 } }]);
-    });
+    const raced = raceBefore(f.store, spends('dpop'), (write) => write([{ type: 'put', item: { ...oid4vciKeys.used(scope, 'dpop', jti), ttl: 1 } }]));
     const proof = wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey() });
     await expect(f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [proof] } }, headers)).rejects.toEqual(
       expect.objectContaining({ status: 401, code: 'invalid_dpop_proof', message: 'The DPoP proof was already used', headers: { 'www-authenticate': 'DPoP error="invalid_dpop_proof"' } }),
@@ -506,10 +488,23 @@ describe('a write that loses a race, or fails', () => {
     expect((await f.exchange(exchangeId)).state).toBe('redeemed');
   });
 
+  test('the same request sent twice at once: the copy that loses is told its c_nonce was used (invalid_nonce), the credential issued once', async () => {
+    const r = await redeemed();
+    const body = { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } };
+    const raced = raceBefore(r.f.store, spends('nonce'), async (write) => {
+      r.f.store.write = write;
+      await r.f.credential(r.accessToken, body);
+    });
+    await expect(r.f.credential(r.accessToken, body)).rejects.toEqual(told(400, 'invalid_nonce', 'The c_nonce was already used; get a fresh one from the nonce endpoint'));
+    expect(raced()).toBe(true);
+    expect(r.f.events('oid4vci.exchange.issued')).toHaveLength(1);
+  });
+
   test('the same token used by a concurrent request with another nonce: the loser is told the credentials were issued (invalid_token), not a nonce error', async () => {
     const r = await redeemed();
     const fresh = (await r.f.protocol.nonce(scope)).c_nonce;
-    const raced = raceBefore(r.f.store, spends('nonce'), async () => {
+    const raced = raceBefore(r.f.store, spends('nonce'), async (write) => {
+      r.f.store.write = write;
       await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ nonce: fresh })] } });
     });
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(
@@ -523,11 +518,7 @@ describe('a write that loses a race, or fails', () => {
     const f = await oid4vciFixture();
     const { code, exchangeId } = await f.offer({ pin: '4711' });
     for (let i = 0; i < 4; i++) await expect(f.token(code, { txCode: '0000' })).rejects.toMatchObject({ code: 'invalid_grant' });
-    const original = f.store.write.bind(f.store);
-    f.store.write = async (ops: readonly WriteOp[]) => {
-      if (ops.some((op) => op.type === 'update' && op.set.state === 'failed')) throw new Error('ProvisionedThroughputExceededException');
-      return original(ops);
-    };
+    failWrites(f.store, failing, new Error('ProvisionedThroughputExceededException'));
     await expect(f.token(code, { txCode: '0000' })).rejects.toThrow('ProvisionedThroughputExceededException');
     expect((await f.exchange(exchangeId)).state).toBe('offer');
   });
@@ -535,11 +526,7 @@ describe('a write that loses a race, or fails', () => {
   test("a store failure while denying an offer (its configuration deleted) is the store's error", async () => {
     const r = await redeemed();
     await r.f.supported.delete(scope, r.f.config.supported_cred_id);
-    const original = r.f.store.write.bind(r.f.store);
-    r.f.store.write = async (ops: readonly WriteOp[]) => {
-      if (ops.some((op) => op.type === 'update' && op.set.state === 'failed')) throw new Error('InternalServerError');
-      return original(ops);
-    };
+    failWrites(r.f.store, failing, new Error('InternalServerError'));
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toThrow('InternalServerError');
   });
 

@@ -15,8 +15,12 @@ import type { ItemStore, WriteOp } from '../../lib/store/port';
 import { BASE, ISSUER, oid4vciFixture, REF, scope } from '../helpers/oid4vci-fixture';
 import { MemoryStore } from '../helpers/memory-store';
 import { SpecWallet } from '../helpers/spec-wallet';
+import { failWrites, raceBefore } from '../helpers/store-hooks';
 
 /** Status lists in-process, on the in-memory store: allocation, issuance with entries, publication order, background jobs. */
+
+const assignsEntry = (ops: readonly WriteOp[]) => ops.some((op) => op.type === 'put' && String(op.item.SK).startsWith('SLE#'));
+const storesPublication = (ops: readonly WriteOp[]) => ops.some((op) => op.type === 'put' && op.item.type === 'status_publication');
 
 async function setup(store = new MemoryStore()) {
   const f = await oid4vciFixture({ store, status: true });
@@ -97,17 +101,9 @@ describe('issuance with status entries', () => {
   test('a definition deleted while a credential was being signed: nothing is spent, the same request then succeeds without an entry', async () => {
     const { receive, store, def, service, f } = await setup();
     const r = await receive();
-    const original = store.write.bind(store);
-    let raced = false;
-    store.write = async (ops: readonly WriteOp[]) => {
-      if (!raced && ops.some((op) => op.type === 'put' && String(op.item.SK).startsWith('SLE#'))) {
-        raced = true;
-        await service.delete(scope, def.id, true);
-      }
-      return original(ops);
-    };
+    const raced = raceBefore(store, assignsEntry, async () => void (await service.delete(scope, def.id, true)));
     await expect(r.issue()).rejects.toEqual(expect.objectContaining({ status: 503, code: 'server_error' }));
-    expect(raced).toBe(true);
+    expect(raced()).toBe(true);
     expect((await f.exchange(r.exchangeId)).state).toBe('redeemed');
     const [credential] = await r.issue();
     expect(JSON.parse(Buffer.from(credential!.split('~')[0]!.split('.')[1]!, 'base64url').toString()).status).toBeUndefined();
@@ -118,18 +114,12 @@ describe('issuance with status entries', () => {
     const { receive, store, def, service, f } = await setup();
     const r = await receive();
     const nonce = JSON.parse(Buffer.from(r.body.proofs.jwt[0]!.split('.')[1]!, 'base64url').toString()).nonce as string;
-    const original = store.write.bind(store);
-    let raced = false;
-    store.write = async (ops: readonly WriteOp[]) => {
-      if (!raced && ops.some((op) => op.type === 'put' && String(op.item.SK).startsWith('SLE#'))) {
-        raced = true;
-        await service.delete(scope, def.id, true);
-        await original([{ type: 'put', item: { ...oid4vciKeys.used(scope, 'nonce', nonce), ttl: 1 } }]);
-      }
-      return original(ops);
-    };
+    const raced = raceBefore(store, assignsEntry, async (write) => {
+      await service.delete(scope, def.id, true);
+      await write([{ type: 'put', item: { ...oid4vciKeys.used(scope, 'nonce', nonce), ttl: 1 } }]);
+    });
     await expect(r.issue()).rejects.toEqual(expect.objectContaining({ status: 400, code: 'invalid_nonce' }));
-    expect(raced).toBe(true);
+    expect(raced()).toBe(true);
     expect((await f.exchange(r.exchangeId)).state).toBe('redeemed');
   });
 
@@ -153,17 +143,13 @@ describe('issuance with status entries', () => {
 
   test('a definition cannot be deleted without recursive_delete once an issuance took an entry, even one racing the delete', async () => {
     const { store, service, def, f } = await setup();
-    const original = store.write.bind(store);
-    let raced = false;
-    store.write = async (ops: readonly WriteOp[]) => {
-      if (!raced && ops.some((op) => op.type === 'delete' && String(op.key.SK).startsWith('SLD#'))) {
-        raced = true;
-        await new StatusAllocator({ store, events: f.publisher, refs: f.refs }).allocate(scope, issuableConfiguration(f.config as never), 'cx-race', 1, f.did.qualified);
-      }
-      return original(ops);
-    };
+    const raced = raceBefore(
+      store,
+      (ops) => ops.some((op) => op.type === 'delete' && String(op.key.SK).startsWith('SLD#')),
+      async () => void (await new StatusAllocator({ store, events: f.publisher, refs: f.refs }).allocate(scope, issuableConfiguration(f.config as never), 'cx-race', 1, f.did.qualified)),
+    );
     await expect(service.delete(scope, def.id, false)).rejects.toEqual(expect.objectContaining({ status: 409, code: 'definition_in_use' }));
-    expect(raced).toBe(true);
+    expect(raced()).toBe(true);
     expect((await service.get(scope, def.id)).entries_assigned).toBe(1);
   });
 
@@ -505,8 +491,7 @@ describe('allocation and publication, at their edges', () => {
 
     const other = await setup();
     const otherDef = (await other.publisher.definition(scope, other.def.id))!;
-    const write = other.store.write.bind(other.store);
-    other.store.write = async (ops) => (ops.some((op) => op.type === 'put' && op.item.type === 'status_publication') ? Promise.reject(new Error('DynamoDB unavailable')) : write(ops));
+    failWrites(other.store, storesPublication, new Error('DynamoDB unavailable'));
     await expect(other.publisher.publish(scope, otherDef, 0, 'ietf')).rejects.toThrow('DynamoDB unavailable');
   });
 
@@ -664,8 +649,7 @@ describe('allocation and publication: what a store, a clock or a signer can chan
 
   test('a fetch whose signing fails for another reason passes that error on, not "cannot be signed"', async () => {
     const { publisher, def, store } = await setup();
-    const write = store.write.bind(store);
-    store.write = async (ops) => (ops.some((op) => op.type === 'put' && op.item.type === 'status_publication') ? Promise.reject(new Error('DynamoDB unavailable')) : write(ops));
+    failWrites(store, storesPublication, new Error('DynamoDB unavailable'));
     await expect(publisher.serve(scope, def.id, 0, 'ietf')).rejects.toThrow('DynamoDB unavailable');
     await expect(publisher.serve(scope, def.id, 0, 'ietf')).rejects.not.toBeInstanceOf(AppError);
   });

@@ -1,0 +1,31 @@
+import { WriteConflictError, type WriteOp } from '../../lib/store/port';
+import type { MemoryStore } from './memory-store';
+
+type Write = (ops: readonly WriteOp[]) => Promise<void>;
+
+/**
+ * A concurrent writer that commits between a request's reads and its write: `before` (the winner,
+ * given the store's own write, not this hook) runs once, just before the first write that `when`
+ * picks; then that write goes ahead and loses as it would. With `conflict`, DynamoDB cancels both
+ * sides: every try of the picked write is cancelled. Returns whether the race happened.
+ */
+export function raceBefore(store: MemoryStore, when: (ops: readonly WriteOp[]) => boolean, before: (write: Write) => Promise<void>, opts: { conflict?: boolean } = {}): () => boolean {
+  const original: Write = store.write.bind(store);
+  let raced = false;
+  store.write = async (ops: readonly WriteOp[]) => {
+    if (!when(ops)) return original(ops);
+    if (!raced) {
+      raced = true;
+      await before(original);
+    }
+    if (opts.conflict) throw new WriteConflictError();
+    return original(ops);
+  };
+  return () => raced;
+}
+
+/** Every write that `when` picks fails with `error`, as a store that is down would; the others go ahead. */
+export function failWrites(store: MemoryStore, when: (ops: readonly WriteOp[]) => boolean, error: Error): void {
+  const original: Write = store.write.bind(store);
+  store.write = async (ops: readonly WriteOp[]) => (when(ops) ? Promise.reject(error) : original(ops));
+}

@@ -327,7 +327,11 @@ test('keys of one-time values are hashes, never the values', async () => {
  * is served, one second outside is refused with the protocol's code and description.
  */
 describe('the bounds of freshness and size, at both sides', () => {
-  const T = Math.floor(Date.now() / 1000);
+  // Per test: proofs made without an explicit iat take Date.now(), which must stay near the fixed clock.
+  let T = 0;
+  beforeEach(() => {
+    T = Math.floor(Date.now() / 1000);
+  });
   const at = () => new Date(T * 1000);
 
   test('a DPoP proof at the token endpoint is fresh from five minutes before its iat to five minutes after (RFC 9449 §11.1)', async () => {

@@ -670,6 +670,27 @@ describe('verifyJwtVpPresentation', () => {
     await rejects(verifyJwtVpPresentation(vp, ctx()), 'holder_mismatch');
   });
 
+  it('holder binding: every subject of a VC must be the holder, and a VC that names no subject binds to no one', async () => {
+    const other = didKey(ed25519());
+    const twoSubjects = await vcJwt({ sub: undefined }, { credentialSubject: [{ id: holderDid }, { id: other }] });
+    await rejects(verifyJwtVpPresentation(await vpJwt([twoSubjects]), ctx()), 'holder_mismatch');
+    const bothHolder = await vcJwt({ sub: undefined }, { credentialSubject: [{ id: holderDid }, { id: holderDid }] });
+    await expect(verifyJwtVpPresentation(await vpJwt([bothHolder]), ctx())).resolves.toBeDefined();
+    for (const credentialSubject of [undefined, []]) {
+      await rejects(verifyJwtVpPresentation(await vpJwt([await vcJwt({ sub: undefined }, { credentialSubject })]), ctx()), 'holder_mismatch');
+    }
+  });
+
+  it("the VP's iat: within maxIatSkewSeconds either way of now, to the second; nbf up to the clock skew ahead", async () => {
+    const vc = await vcJwt();
+    for (const iat of [now - 300, now + 300]) await expect(verifyJwtVpPresentation(await vpJwt([vc], { iat }), ctx())).resolves.toBeDefined();
+    for (const iat of [now - 301, now + 301, 'now']) await rejects(verifyJwtVpPresentation(await vpJwt([vc], { iat }), ctx()), 'stale_key_binding');
+    await expect(verifyJwtVpPresentation(await vpJwt([vc], { nbf: now + CLOCK_SKEW_SECONDS }), ctx())).resolves.toBeDefined();
+    for (const nbf of [now + CLOCK_SKEW_SECONDS + 1, 'now']) await rejects(verifyJwtVpPresentation(await vpJwt([vc], { nbf }), ctx()), 'stale_key_binding');
+    await expect(verifyJwtVpPresentation(await vpJwt([vc], { exp: now + 1 }), ctx())).resolves.toBeDefined();
+    for (const exp of [now, 'later']) await rejects(verifyJwtVpPresentation(await vpJwt([vc], { exp }), ctx()), 'credential_expired');
+  });
+
   it('refuses a VC: embedded object, no vc claim, bad or unresolvable issuer signature, expired, not yet valid', async () => {
     await rejects(verifyJwtVpPresentation(await vpJwt([{ '@context': [], type: ['VerifiableCredential'] }]), ctx()), 'unsupported_format');
     await rejects(verifyJwtVpPresentation(await vpJwt([await signJwt(issuerKey, { kid: ISSUER_KID }, { iss: ISSUER, sub: holderDid })]), ctx()), 'unsupported_format');

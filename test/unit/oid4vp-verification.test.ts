@@ -425,6 +425,13 @@ describe('verifySdJwtPresentation: refusals, one reason each', () => {
     await rejects(verify(await present(down, [])), 'status_unavailable');
     const malformed = (await base({ status: { status_list: { idx: '1', uri: 'https://status.example/r' } } })).jwt;
     await rejects(verify(await present(malformed, [])), 'malformed_presentation');
+    // The status claim's shape: an index of 0 is a list's first entry; a negative or fractional index, a
+    // uri that is not a string, a status_list or status that is not an object are malformed.
+    await expect(verify(await present((await base({ status: { status_list: { idx: 0, uri: 'https://status.example/r' } } })).jwt, []))).resolves.toMatchObject({ status: { meaning: 'valid' } });
+    for (const status of [{ status_list: { idx: -1, uri: 'https://status.example/r' } }, { status_list: { idx: 1.5, uri: 'https://status.example/r' } }, { status_list: { idx: 1, uri: 7 } }, { status_list: 'x' }, 'x']) {
+      const err = await verify(await present((await base({ status })).jwt, [])).then(() => null, (e: PresentationInvalidError) => e);
+      expect({ status, reason: err?.reason, detail: err?.detail }).toEqual({ status, reason: 'malformed_presentation', detail: status === 'x' ? 'status is not an object' : 'status.status_list is not {idx, uri}' });
+    }
   });
 
   it('orders the checks: a bad signature wins over bad disclosures, disclosures over the KB-JWT, the KB-JWT over status', async () => {

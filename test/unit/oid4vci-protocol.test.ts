@@ -1,4 +1,4 @@
-import { CompactSign } from 'jose';
+import { CompactSign, decodeJwt } from 'jose';
 import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys } from '../../lib/store/keys';
@@ -482,7 +482,7 @@ describe('a write that loses a race, or fails', () => {
     const { code, exchangeId } = await f.offer();
     const t = (await f.token(code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` }) } })) as { access_token: string; c_nonce: string };
     const headers = { authorization: `DPoP ${t.access_token}`, dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/credential`, accessToken: t.access_token }) };
-    const jti = JSON.parse(Buffer.from(headers.dpop.split('.')[1]!, 'base64url').toString()).jti as string;
+    const jti = decodeJwt(headers.dpop).jti!;
     const raced = raceBefore(f.store, spends('dpop'), (write) => write([{ type: 'put', item: { ...oid4vciKeys.used(scope, 'dpop', jti), ttl: 1 } }]));
     const proof = wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey() });
     await expect(f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [proof] } }, headers)).rejects.toEqual(

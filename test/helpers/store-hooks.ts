@@ -5,18 +5,21 @@ type Write = (ops: readonly WriteOp[]) => Promise<void>;
 
 /**
  * A concurrent writer that commits between a request's reads and its write: `before` (the winner,
- * given the store's own write, not this hook) runs once, just before the first write that `when`
+ * given the store's own write; any write it makes through the store passes unraced) runs once, just before the first write that `when`
  * picks; then that write goes ahead and loses as it would. With `conflict`, DynamoDB cancels both
  * sides: every try of the picked write is cancelled. Returns whether the race happened.
  */
 export function raceBefore(store: MemoryStore, when: (ops: readonly WriteOp[]) => boolean, before: (write: Write) => Promise<void>, opts: { conflict?: boolean } = {}): () => boolean {
   const original: Write = store.write.bind(store);
   let raced = false;
+  let winning = false;
   store.write = async (ops: readonly WriteOp[]) => {
-    if (!when(ops)) return original(ops);
+    // The winner's own writes (a whole concurrent request, say) are not raced.
+    if (winning || !when(ops)) return original(ops);
     if (!raced) {
       raced = true;
-      await before(original);
+      winning = true;
+      await before(original).finally(() => (winning = false));
     }
     if (opts.conflict) throw new WriteConflictError();
     return original(ops);

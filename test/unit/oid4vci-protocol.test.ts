@@ -465,8 +465,7 @@ describe('a write that loses a race, or fails', () => {
     const nonce = (await a.f.protocol.nonce(scope)).c_nonce;
     const other = await a.f.offer();
     const t = (await a.f.token(other.code)) as { access_token: string };
-    const raced = raceBefore(a.f.store, spends('nonce'), async (write) => {
-      a.f.store.write = write; // the winner's own write is not raced
+    const raced = raceBefore(a.f.store, spends('nonce'), async () => {
       await a.f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [a.proof({ nonce })] } });
     });
     const pending = a.f.credential(a.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [a.proof({ nonce })] } });
@@ -495,8 +494,7 @@ describe('a write that loses a race, or fails', () => {
   test('the same request sent twice at once: the copy that loses is told its c_nonce was used (invalid_nonce), the credential issued once', async () => {
     const r = await redeemed();
     const body = { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } };
-    const raced = raceBefore(r.f.store, spends('nonce'), async (write) => {
-      r.f.store.write = write;
+    const raced = raceBefore(r.f.store, spends('nonce'), async () => {
       await r.f.credential(r.accessToken, body);
     });
     await expect(r.f.credential(r.accessToken, body)).rejects.toEqual(told(400, 'invalid_nonce', 'The c_nonce was already used; get a fresh one from the nonce endpoint'));
@@ -507,8 +505,7 @@ describe('a write that loses a race, or fails', () => {
   test('the same token used by a concurrent request with another nonce: the loser is told the credentials were issued (invalid_token), not a nonce error', async () => {
     const r = await redeemed();
     const fresh = (await r.f.protocol.nonce(scope)).c_nonce;
-    const raced = raceBefore(r.f.store, spends('nonce'), async (write) => {
-      r.f.store.write = write;
+    const raced = raceBefore(r.f.store, spends('nonce'), async () => {
       await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ nonce: fresh })] } });
     });
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(

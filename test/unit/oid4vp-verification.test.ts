@@ -486,6 +486,104 @@ describe('verifySdJwtPresentation: the detail of each refusal (what the verifier
     expect(err).toBeInstanceOf(PresentationInvalidError);
     expect({ reason: (err as PresentationInvalidError).reason, detail: (err as PresentationInvalidError).detail }).toEqual({ reason, detail });
   });
+
+  // Refusals whose detail names a value made in the case (a digest, a prefix of what was sent).
+  const parts = async () => (await sdJwt(base)).split('.') as [string, string, string];
+  const withSd = async (claims: Record<string, unknown>, disclosures: string[]) => present(await sdJwt({ ...base, ...claims }), disclosures);
+  const prefix = (encoded: string) => `${encoded.slice(0, 16)}…`;
+  const e = disclosure('DE');
+  const given = disclosure('given_name', 'Erika');
+  const longJunk = 'bm90IGpzb24gYXQgYWxsLCBqdXN0IHRleHQ';
+  const starred = `${given.slice(0, 4)}*${given.slice(4)}`;
+  const padded = b64json(['salt', 'n', 'v']).padEnd(24, '=');
+  const privateCnf = { cnf: { jwk: { ...holderKey.jwk, d: 'x', p: 'y' } } };
+  const made: [string, () => Promise<[presentation: string, detail: string]>, InvalidReason][] = [
+    ['no ~ at all', async () => [await sdJwt(base), 'an SD-JWT has at least one ~'], 'malformed_presentation'],
+    ['an empty disclosure', async () => [`${await sdJwt(base)}~${given}~~`, 'empty disclosure (~~)'], 'malformed_presentation'],
+    ...(
+      [
+        ['two segments', ([h, p]) => `${h}.${p}`],
+        ['four segments', ([h, p, sig]) => `${h}.${p}.${sig}.${sig}`],
+        ['an empty header', ([, p, sig]) => `.${p}.${sig}`],
+        ['an empty payload', ([h, , sig]) => `${h}..${sig}`],
+        ['an empty signature', ([h, p]) => `${h}.${p}.`],
+      ] as [string, (x: [string, string, string]) => string][]
+    ).map(([name, shape]): (typeof made)[number] => [name, async () => [`${shape(await parts())}~`, 'issuer-signed JWT is not a compact JWS'], 'malformed_presentation']),
+    ['a header that is not JSON', async () => [`${longJunk}.${(await parts())[1]}.${fakeSig}~`, 'issuer-signed JWT header or payload is not base64url JSON'], 'malformed_presentation'],
+    [
+      'a payload with a character outside base64url (which Buffer would skip)',
+      async () => {
+        const [h, p, sig] = await parts();
+        return [`${h}.${p.slice(0, 8)}*${p.slice(8)}.${sig}~`, 'issuer-signed JWT header or payload is not base64url JSON'];
+      },
+      'malformed_presentation',
+    ],
+    ['a header that is an array', async () => [`${b64json(['dc+sd-jwt'])}.${b64json(base)}.${fakeSig}~`, 'issuer-signed JWT header or payload is not a JSON object'], 'malformed_presentation'],
+    ['a payload that is null', async () => [`${b64json({ typ: 'dc+sd-jwt', alg: 'ES256' })}.${b64json(null)}.${fakeSig}~`, 'issuer-signed JWT header or payload is not a JSON object'], 'malformed_presentation'],
+    ['a private key in cnf.jwk', async () => [await withSd(privateCnf, []), 'issuer-signed JWT carries private key members (d, p) in its header jwk or cnf.jwk'], 'malformed_presentation'],
+    [
+      'a private key in the header jwk and in cnf.jwk',
+      async () => [await present(await sdJwt({ ...base, cnf: { jwk: { ...holderKey.jwk, d: 'x' } } }, { header: { jwk: { ...holderKey.jwk, d: 'x', k: 'z' } } }), []), 'issuer-signed JWT carries private key members (d, k) in its header jwk or cnf.jwk'],
+      'malformed_presentation',
+    ],
+    ['a disclosure that is not JSON', async () => [await withSd({}, [longJunk]), `disclosure ${prefix(longJunk)} is not base64url JSON`], 'invalid_disclosure'],
+    ['a disclosure with a character outside base64url, though signed', async () => [await withSd({ _sd: [ref(starred)] }, [starred]), `disclosure ${prefix(starred)} is not base64url JSON`], 'invalid_disclosure'],
+    ['a padded disclosure, though signed', async () => [await withSd({ _sd: [ref(padded)] }, [padded]), `disclosure ${prefix(padded)} is not base64url JSON`], 'invalid_disclosure'],
+    ...[{ a: 1 }, ['a-long-salt-value', 'n', 'v', 'x'], ['salt'], [1, 'n', 'v']].map((shape): (typeof made)[number] => [
+      `a disclosure shaped ${JSON.stringify(shape)}`,
+      async () => [await withSd({}, [b64json(shape)]), `disclosure ${prefix(b64json(shape))} is not [salt, (name,) value]`],
+      'invalid_disclosure',
+    ]),
+    ['a claim name that is not a string', async () => [await withSd({}, [b64json(['s', 2, 'v'])]), `disclosure ${ref(b64json(['s', 2, 'v']))} has a non-string claim name`], 'invalid_disclosure'],
+    ...['_sd', '...'].map((name): (typeof made)[number] => [`the reserved name ${name}`, async () => [await withSd({}, [b64json(['s', name, 'v'])]), `disclosure ${ref(b64json(['s', name, 'v']))} names the reserved claim ${name}`], 'invalid_disclosure']),
+    ['a disclosure presented twice', async () => [await withSd({ _sd: [ref(given)] }, [given, given]), `disclosure ${ref(given)} is presented twice`], 'invalid_disclosure'],
+    ['a digest signed twice', async () => [await withSd({ _sd: [ref(given)], list: [{ '...': ref(given) }] }, []), `digest ${ref(given)} appears more than once`], 'invalid_disclosure'],
+    ['a digest that is not a string, at the root', async () => [await withSd({ _sd: [5] }, []), 'a digest at / is not a string'], 'invalid_disclosure'],
+    ['a digest that is not a string, in an object', async () => [await withSd({ address: { _sd: [null] } }, []), 'a digest at /address is not a string'], 'invalid_disclosure'],
+    ['an element digest that is not a string', async () => [await withSd({ list: ['a', { '...': 5 }] }, []), 'a digest at /list is not a string'], 'invalid_disclosure'],
+    ['an element digest beside other keys', async () => [await withSd({ list: [{ '...': ref(e), x: 1 }] }, [e]), 'an array element digest at /list has other keys'], 'invalid_disclosure'],
+    ['a claim disclosure where an element is', async () => [await withSd({ list: [{ '...': ref(given) }] }, [given]), `disclosure ${ref(given)} of claim given_name is referenced as an array element`], 'invalid_disclosure'],
+    ['an element disclosure where a claim is', async () => [await withSd({ _sd: [ref(e)] }, [e]), `array element disclosure ${ref(e)} is referenced from an _sd array`], 'invalid_disclosure'],
+    ['a disclosed claim that is also plain, at the root', async () => [await withSd({ _sd: [ref(b64json(['s', 'vct', 'x']))] }, [b64json(['s', 'vct', 'x'])]), 'disclosed claim vct already exists at /'], 'invalid_disclosure'],
+    [
+      'a disclosed claim that is also plain, in an object',
+      async () => [await withSd({ address: { locality: 'Köln', _sd: [ref(b64json(['s', 'locality', 'Bonn']))] } }, [b64json(['s', 'locality', 'Bonn'])]), 'disclosed claim locality already exists at /address'],
+      'invalid_disclosure',
+    ],
+    ['a registered claim made disclosable', async () => [await withSd({ _sd: [ref(b64json(['s', 'status', {}]))] }, [b64json(['s', 'status', {}])]), 'status must not be selectively disclosable'], 'invalid_disclosure'],
+    ['an _sd that is not an array', async () => [await withSd({ address: { _sd: 'x' } }, []), '_sd at /address is not an array'], 'invalid_disclosure'],
+    ['a disclosure nothing references', async () => [await withSd({}, [given]), `disclosure ${ref(given)} is referenced by no digest of the credential`], 'unreferenced_disclosure'],
+    ['a status list that cannot be read', async () => [await withSd({ status: { status_list: { idx: 3, uri: 'https://down.example/r' } } }, []), 'the credential: connect ETIMEDOUT'], 'status_unavailable'],
+    ['a revoked credential', async () => [await withSd({ status: { status_list: { idx: 1, uri: 'https://status.example/detail' } } }, []), 'the credential is revoked'], 'credential_revoked'],
+    ['a suspended credential', async () => [await withSd({ status: { status_list: { idx: 2, uri: 'https://status.example/detail' } } }, []), 'the credential is suspended'], 'credential_suspended'],
+  ];
+  test.each(made)('%s', async (_name, make, reason) => {
+    statuses.set('https://status.example/detail#1', 'revoked');
+    statuses.set('https://status.example/detail#2', 'suspended');
+    const [presentation, detail] = await make();
+    const err = await verify(presentation).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PresentationInvalidError);
+    expect({ reason: (err as PresentationInvalidError).reason, detail: (err as PresentationInvalidError).detail }).toEqual({ reason, detail });
+  });
+
+  it("a status checker's own refusal passes through as it is, not as status_unavailable", async () => {
+    const refusing = ctx({ status: { ...status, ietf: async () => Promise.reject(new PresentationInvalidError('issuer_unresolvable', 'the list is signed by another issuer')) } });
+    const p = await withSd({ status: { status_list: { idx: 1, uri: 'https://status.example/r' } } }, []);
+    await expect(verify(p, refusing)).rejects.toMatchObject({ reason: 'issuer_unresolvable', detail: 'the list is signed by another issuer' });
+  });
+
+  it('a registered claim name is refused only at the top level: nested, exp and status are ordinary claims', async () => {
+    const exp = b64json(['s', 'exp', 5]);
+    const st = b64json(['t', 'status', 'ok']);
+    const out = await verify(await withSd({ address: { _sd: [ref(exp)] }, list: [{ _sd: [ref(st)] }] }, [exp, st]));
+    expect({ claims: { address: out.claims.address, list: out.claims.list }, paths: out.disclosedPaths }).toEqual({
+      claims: { address: { exp: 5 }, list: [{ status: 'ok' }] },
+      paths: [['address', 'exp'], ['list', 0, 'status']],
+    });
+  });
 });
 
 describe('reconstructClaims (RFC 9901 §7.1 step 3)', () => {
@@ -719,5 +817,117 @@ describe('verifyJwtVpPresentation', () => {
       verifyJwtVpPresentation(await vpJwt([await vcJwt(), await vcJwt({}, { credentialStatus: [entry('4', 'revocation'), entry('41', 'suspension')] })]), ctx()),
       'credential_suspended',
     );
+  });
+});
+
+describe('verifyJwtVpPresentation: the detail of each refusal (what the verifier records and shows)', () => {
+  const unsignedJwt = (header: Record<string, unknown>, payload: Record<string, unknown>) => `${b64json(header)}.${b64json(payload)}.${'A'.repeat(86)}`;
+  const vpPayload = (vcs: unknown[], over: Record<string, unknown> = {}) => ({ iss: holderDid, aud: AUD, nonce: NONCE, vp: { verifiableCredential: vcs }, ...over });
+  const vc = () => vcJwt();
+  const iso = (seconds: number) => new Date(seconds * 1000).toISOString().replace('.000', '');
+  const stranger = ed25519();
+  const web = (o: Record<string, unknown> = {}) => vcJwt({ sub: webHolder }, { credentialSubject: { id: webHolder }, ...o });
+
+  const cases: [string, () => Promise<string>, InvalidReason, string][] = [
+    ['not a compact JWS', async () => 'not-a-jwt', 'malformed_presentation', 'VP is not a compact JWS'],
+    ['no vp claim', async () => signJwt(edHolder, { kid: vmOf(holderDid) }, { iss: holderDid, aud: AUD, nonce: NONCE }), 'malformed_presentation', 'the VP JWT has no vp object'],
+    ['vp an array', async () => signJwt(edHolder, { kid: vmOf(holderDid) }, { iss: holderDid, aud: AUD, nonce: NONCE, vp: [await vc()] }), 'malformed_presentation', 'the VP JWT has no vp object'],
+    ['iss not a DID', async () => vpJwt([await vc()], { iss: 'https://holder.example' }), 'malformed_presentation', 'the VP names no holder DID (iss)'],
+    ['neither iss nor vp.holder', async () => vpJwt([await vc()], { iss: undefined }), 'malformed_presentation', 'the VP names no holder DID (iss)'],
+    [
+      'vp.holder another DID',
+      async () => signJwt(edHolder, { kid: vmOf(holderDid) }, vpPayload([await vc()], { vp: { holder: 'did:web:other.example', verifiableCredential: [await vc()] } })),
+      'holder_mismatch',
+      `vp.holder did:web:other.example is not the VP iss ${holderDid}`,
+    ],
+    ['a VP alg not accepted', async () => unsignedJwt({ alg: 'HS256', kid: vmOf(holderDid) }, vpPayload([await vc()])), 'invalid_key_binding', 'VP alg HS256 is not accepted'],
+    // Signed by the stranger's own key and naming it: only the kid's DID betrays that it is not the holder's.
+    [
+      "a kid of another DID, signed by that DID's key",
+      async () => vpJwt([await vc()], {}, { key: stranger, kid: vmOf(didKey(stranger)) }),
+      'invalid_key_binding',
+      `VP kid ${vmOf(didKey(stranger))} is not a key of its holder ${holderDid}`,
+    ],
+    ['a did:web holder that names no key', async () => vpJwt([await web()], {}, { key: webHolderKey, holder: webHolder, kid: null }), 'invalid_key_binding', 'the VP names no key (kid)'],
+    ['signed by another key', async () => vpJwt([await vc()], {}, { key: stranger }), 'invalid_key_binding', `the VP is not signed by a key of ${holderDid}`],
+    ['another audience', async () => vpJwt([await vc()], { aud: ['x509_san_dns:evil.example', 7] }), 'wrong_audience', 'VP aud ["x509_san_dns:evil.example",7] is not this verifier'],
+    ['no audience', async () => vpJwt([await vc()], { aud: undefined }), 'wrong_audience', 'VP aud undefined is not this verifier'],
+    ['another nonce', async () => vpJwt([await vc()], { nonce: 'old' }), 'wrong_nonce', 'the VP nonce is not the request nonce'],
+    ['a stale iat', async () => vpJwt([await vc()], { iat: now - 301 }), 'stale_key_binding', `VP iat ${now - 301} is not within 300s of now`],
+    ['an nbf ahead', async () => vpJwt([await vc()], { nbf: now + CLOCK_SKEW_SECONDS + 1 }), 'stale_key_binding', `VP not valid before ${now + CLOCK_SKEW_SECONDS + 1}`],
+    ['expired', async () => vpJwt([await vc()], { exp: now }), 'credential_expired', `the VP expired at ${now}`],
+    [
+      'no verifiableCredential',
+      async () => signJwt(edHolder, { kid: vmOf(holderDid) }, { iss: holderDid, aud: AUD, nonce: NONCE, vp: { type: ['VerifiablePresentation'] } }),
+      'malformed_presentation',
+      'the VP has no verifiableCredential',
+    ],
+    ['an embedded VC', async () => vpJwt([await vc(), { type: ['VerifiableCredential'] }]), 'unsupported_format', 'credential 1 is embedded as an object, not a VC-JWT'],
+    ['a VC that is not a JWS', async () => vpJwt([await vc(), 'a.b']), 'malformed_presentation', 'credential 1 is not a compact JWS'],
+    ['a JWT with no vc claim', async () => vpJwt([await signJwt(issuerKey, { kid: ISSUER_KID }, { iss: ISSUER, sub: holderDid })]), 'unsupported_format', 'credential 0 is not a VC-JWT (no vc claim)'],
+    ['a VC with no issuer', async () => vpJwt([await vcJwt({ iss: undefined }, { issuer: undefined })]), 'malformed_presentation', 'credential 0 has no issuer'],
+    ['a VC alg not accepted', async () => vpJwt([unsignedJwt({ alg: 'HS256', kid: ISSUER_KID }, { iss: ISSUER, sub: holderDid, vc: {} })]), 'invalid_issuer_signature', 'credential 0 alg HS256 is not accepted'],
+    ['a VC signed by another key', async () => vpJwt([await vcJwt({}, {}, otherKey)]), 'invalid_issuer_signature', `credential 0: the signature of ${ISSUER} does not verify`],
+    ['a VC past its exp', async () => vpJwt([await vcJwt({ exp: now })]), 'credential_expired', `credential 0 expired at ${now}`],
+    ['a VC at its validUntil', async () => vpJwt([await vcJwt({ exp: undefined }, { validUntil: iso(now) })]), 'credential_expired', `credential 0 expired at ${iso(now)}`],
+    ['a VC past its expirationDate', async () => vpJwt([await vcJwt({ exp: undefined }, { expirationDate: '2026-01-01T00:00:00Z' })]), 'credential_expired', 'credential 0 expired at 2026-01-01T00:00:00Z'],
+    [
+      'a VC whose validFrom is past the skew',
+      async () => vpJwt([await vcJwt({}, { validFrom: iso(now + CLOCK_SKEW_SECONDS + 1) })]),
+      'credential_not_yet_valid',
+      `credential 0 not valid before ${iso(now + CLOCK_SKEW_SECONDS + 1)}`,
+    ],
+    ['a VC whose issuanceDate is ahead', async () => vpJwt([await vcJwt({}, { issuanceDate: '2026-03-02T00:00:00Z' })]), 'credential_not_yet_valid', 'credential 0 not valid before 2026-03-02T00:00:00Z'],
+    ['a validUntil that is no date', async () => vpJwt([await vcJwt({}, { validUntil: 'soon' })]), 'malformed_presentation', 'credential 0 vc.validUntil is not a date-time'],
+    ['a validFrom that is a number', async () => vpJwt([await vcJwt({}, { validFrom: now })]), 'malformed_presentation', 'credential 0 vc.validFrom is not a date-time'],
+    ['a VC issued to someone else', async () => vpJwt([await vcJwt({ sub: didKey(stranger) })]), 'holder_mismatch', `credential 0 was not issued to ${holderDid}`],
+    ['a credentialStatus that is no object', async () => vpJwt([await vcJwt({}, { credentialStatus: ['x'] })]), 'malformed_presentation', 'credential 0 credentialStatus is not an object'],
+  ];
+  test.each(cases)('%s', async (_name, make, reason, detail) => {
+    const err = await verifyJwtVpPresentation(await make(), ctx()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PresentationInvalidError);
+    expect({ reason: (err as PresentationInvalidError).reason, detail: (err as PresentationInvalidError).detail }).toEqual({ reason, detail });
+  });
+
+  it('accepts what the refusals above are the other side of', async () => {
+    const ok = async (vp: string) => verifyJwtVpPresentation(vp, ctx());
+    // the holder from vp.holder (string or {id}) when there is no iss, or both agreeing
+    for (const holder of [holderDid, { id: holderDid }]) {
+      await expect(ok(await signJwt(edHolder, { kid: vmOf(holderDid) }, { aud: AUD, nonce: NONCE, vp: { holder, verifiableCredential: [await vc()] } }))).resolves.toMatchObject({ holder: holderDid });
+      await expect(ok(await signJwt(edHolder, { kid: vmOf(holderDid) }, vpPayload([], { vp: { holder, verifiableCredential: [await vc()] } })))).resolves.toMatchObject({ holder: holderDid });
+    }
+    // a did:jwk holder, like did:key, may name no kid (its document has one key)
+    const jwkHolder = ed25519();
+    const jwkDid = didJwk(jwkHolder);
+    const jwkVc = await vcJwt({ sub: jwkDid }, { credentialSubject: { id: jwkDid } });
+    await expect(ok(await vpJwt([jwkVc], {}, { key: jwkHolder, holder: jwkDid, kid: null }))).resolves.toMatchObject({ holder: jwkDid });
+    // one of several audiences is enough; a single string is one audience
+    await expect(ok(await vpJwt([await vc()], { aud: ['x509_san_dns:other.example', AUD] }))).resolves.toBeDefined();
+    await expect(ok(await vpJwt([await vc()], { aud: 'verifier.example' }))).resolves.toBeDefined();
+    // validUntil one second ahead; validFrom at the edge of the skew
+    await expect(ok(await vpJwt([await vcJwt({ exp: undefined }, { validUntil: iso(now + 1) })]))).resolves.toBeDefined();
+    await expect(ok(await vpJwt([await vcJwt({}, { validFrom: iso(now + CLOCK_SKEW_SECONDS) })]))).resolves.toBeDefined();
+    // no credentialStatus: no status, and no refusal; a status entry of another kind is not read
+    const plain = await ok(await vpJwt([await vcJwt({}, { credentialStatus: undefined })]));
+    expect(plain.credentials[0]!.status).toBeUndefined();
+    const other = await ok(await vpJwt([await vcJwt({}, { credentialStatus: { type: 'StatusList2021Entry', statusListIndex: '9', statusListCredential: 'https://status.example/w3c' } })]));
+    expect(other.credentials[0]!.status).toBeUndefined();
+    // types keep only strings
+    const typed = await ok(await vpJwt([await vcJwt({}, { type: ['VerifiableCredential', 7, 'Degree'] })]));
+    expect(typed.credentials[0]!.types).toEqual(['VerifiableCredential', 'Degree']);
+  });
+
+  it('of several BitstringStatusListEntry answers, the first that is not valid wins', async () => {
+    statuses.set('https://status.example/w3c#70', 'other');
+    const entry = (idx: string) => ({ type: 'BitstringStatusListEntry', statusPurpose: 'message', statusListIndex: idx, statusListCredential: 'https://status.example/w3c' });
+    for (const order of [['71', '70'], ['70', '71']]) {
+      const out = await verifyJwtVpPresentation(await vpJwt([await vcJwt({}, { credentialStatus: order.map(entry) })]), ctx());
+      expect({ order, meaning: out.credentials[0]!.status?.meaning }).toEqual({ order, meaning: 'other' });
+    }
+    statuses.set('https://status.example/w3c#72', 'revoked');
+    await expect(verifyJwtVpPresentation(await vpJwt([await vcJwt({}, { credentialStatus: [entry('71'), entry('72')] })]), ctx())).rejects.toMatchObject({ reason: 'credential_revoked', detail: 'credential 0 is revoked' });
   });
 });

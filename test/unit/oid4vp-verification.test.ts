@@ -540,8 +540,10 @@ describe('verifySdJwtPresentation: the detail of each refusal (what the verifier
     ['a digest signed twice', async () => [await withSd({ _sd: [ref(given)], list: [{ '...': ref(given) }] }, []), `digest ${ref(given)} appears more than once`], 'invalid_disclosure'],
     ['a digest that is not a string, at the root', async () => [await withSd({ _sd: [5] }, []), 'a digest at / is not a string'], 'invalid_disclosure'],
     ['a digest that is not a string, in an object', async () => [await withSd({ address: { _sd: [null] } }, []), 'a digest at /address is not a string'], 'invalid_disclosure'],
+    ['a digest that is not a string, two levels down', async () => [await withSd({ address: { geo: { _sd: [null] } } }, []), 'a digest at /address/geo is not a string'], 'invalid_disclosure'],
     ['an element digest that is not a string', async () => [await withSd({ list: ['a', { '...': 5 }] }, []), 'a digest at /list is not a string'], 'invalid_disclosure'],
     ['an element digest beside other keys', async () => [await withSd({ list: [{ '...': ref(e), x: 1 }] }, [e]), 'an array element digest at /list has other keys'], 'invalid_disclosure'],
+    ['an element digest beside other keys, in a nested array', async () => [await withSd({ list: [[{ '...': ref(e), x: 1 }]] }, [e]), 'an array element digest at /list/0 has other keys'], 'invalid_disclosure'],
     ['a claim disclosure where an element is', async () => [await withSd({ list: [{ '...': ref(given) }] }, [given]), `disclosure ${ref(given)} of claim given_name is referenced as an array element`], 'invalid_disclosure'],
     ['an element disclosure where a claim is', async () => [await withSd({ _sd: [ref(e)] }, [e]), `array element disclosure ${ref(e)} is referenced from an _sd array`], 'invalid_disclosure'],
     ['a disclosed claim that is also plain, at the root', async () => [await withSd({ _sd: [ref(b64json(['s', 'vct', 'x']))] }, [b64json(['s', 'vct', 'x'])]), 'disclosed claim vct already exists at /'], 'invalid_disclosure'],
@@ -550,8 +552,14 @@ describe('verifySdJwtPresentation: the detail of each refusal (what the verifier
       async () => [await withSd({ address: { locality: 'Köln', _sd: [ref(b64json(['s', 'locality', 'Bonn']))] } }, [b64json(['s', 'locality', 'Bonn'])]), 'disclosed claim locality already exists at /address'],
       'invalid_disclosure',
     ],
+    [
+      'a disclosed claim that is also plain, two levels down',
+      async () => [await withSd({ address: { geo: { lat: 1, _sd: [ref(b64json(['s', 'lat', 2]))] } } }, [b64json(['s', 'lat', 2])]), 'disclosed claim lat already exists at /address/geo'],
+      'invalid_disclosure',
+    ],
     ['a registered claim made disclosable', async () => [await withSd({ _sd: [ref(b64json(['s', 'status', {}]))] }, [b64json(['s', 'status', {}])]), 'status must not be selectively disclosable'], 'invalid_disclosure'],
     ['an _sd that is not an array', async () => [await withSd({ address: { _sd: 'x' } }, []), '_sd at /address is not an array'], 'invalid_disclosure'],
+    ['an _sd that is not an array, two levels down', async () => [await withSd({ address: { geo: { _sd: 'x' } } }, []), '_sd at /address/geo is not an array'], 'invalid_disclosure'],
     ['a disclosure nothing references', async () => [await withSd({}, [given]), `disclosure ${ref(given)} is referenced by no digest of the credential`], 'unreferenced_disclosure'],
     ['a status list that cannot be read', async () => [await withSd({ status: { status_list: { idx: 3, uri: 'https://down.example/r' } } }, []), 'the credential: connect ETIMEDOUT'], 'status_unavailable'],
     ['a revoked credential', async () => [await withSd({ status: { status_list: { idx: 1, uri: 'https://status.example/detail' } } }, []), 'the credential is revoked'], 'credential_revoked'],
@@ -831,6 +839,7 @@ describe('verifyJwtVpPresentation: the detail of each refusal (what the verifier
   const cases: [string, () => Promise<string>, InvalidReason, string][] = [
     ['not a compact JWS', async () => 'not-a-jwt', 'malformed_presentation', 'VP is not a compact JWS'],
     ['no vp claim', async () => signJwt(edHolder, { kid: vmOf(holderDid) }, { iss: holderDid, aud: AUD, nonce: NONCE }), 'malformed_presentation', 'the VP JWT has no vp object'],
+    ['vp null', async () => signJwt(edHolder, { kid: vmOf(holderDid) }, { iss: holderDid, aud: AUD, nonce: NONCE, vp: null }), 'malformed_presentation', 'the VP JWT has no vp object'],
     ['vp an array', async () => signJwt(edHolder, { kid: vmOf(holderDid) }, { iss: holderDid, aud: AUD, nonce: NONCE, vp: [await vc()] }), 'malformed_presentation', 'the VP JWT has no vp object'],
     ['iss not a DID', async () => vpJwt([await vc()], { iss: 'https://holder.example' }), 'malformed_presentation', 'the VP names no holder DID (iss)'],
     ['neither iss nor vp.holder', async () => vpJwt([await vc()], { iss: undefined }), 'malformed_presentation', 'the VP names no holder DID (iss)'],
@@ -881,6 +890,8 @@ describe('verifyJwtVpPresentation: the detail of each refusal (what the verifier
     ['a validUntil that is no date', async () => vpJwt([await vcJwt({}, { validUntil: 'soon' })]), 'malformed_presentation', 'credential 0 vc.validUntil is not a date-time'],
     ['a validFrom that is a number', async () => vpJwt([await vcJwt({}, { validFrom: now })]), 'malformed_presentation', 'credential 0 vc.validFrom is not a date-time'],
     ['a VC issued to someone else', async () => vpJwt([await vcJwt({ sub: didKey(stranger) })]), 'holder_mismatch', `credential 0 was not issued to ${holderDid}`],
+    // A cnf.jwk that is no key (no thumbprint can be computed) binds to no one.
+    ['a VC bound to a cnf.jwk that is no key', async () => vpJwt([await vcJwt({ sub: 'urn:student:42', cnf: { jwk: { kty: 'EC' } } }, { credentialSubject: { id: 'urn:student:42' } })]), 'holder_mismatch', `credential 0 was not issued to ${holderDid}`],
     ['a credentialStatus that is no object', async () => vpJwt([await vcJwt({}, { credentialStatus: ['x'] })]), 'malformed_presentation', 'credential 0 credentialStatus is not an object'],
   ];
   test.each(cases)('%s', async (_name, make, reason, detail) => {

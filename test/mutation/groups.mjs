@@ -104,13 +104,13 @@ export const MUTATION_GROUPS = [
   },
   {
     name: 'oid4vp-disclosures',
-    what: "OID4VP verification, the rest of it: JWT decoding, disclosures and the claims rebuilt from them, the status step, the JWT VP path",
+    what: "OID4VP verification, the rest of it: JWT decoding, disclosures and the claims rebuilt from them, the status step and the result, the JWT VP path",
     mutate: [
       span(VP, 'function decodeSegment', 'export function decodeJwt'),
       span(VP, 'export async function checkStatus', 'export async function checkStatus'),
       span(VP, 'const hashB64', 'function splitPresentation'),
-      lines(VP, 'const sdAlg = payload._sd_alg', 'if (!hashAlg) return fail('),
-      lines(VP, 'let status: StatusResult | undefined;', 'status = await checkStatus('),
+      // The status step and what a verified credential reports (the _sd_alg lines before it are oid4vp's).
+      lines(VP, 'let status: StatusResult | undefined;', '...(status ? { status } : {}),'),
       'lib/oid4vp/verification/jwt-vp.ts',
     ],
     tests: ['test/unit/oid4vp-verification.test.ts', 'test/unit/oid4vp-status.test.ts'],

@@ -264,6 +264,13 @@ describe('verifySdJwtPresentation: accepted presentations', () => {
     const es = es256();
     expect(await verifySignature(await new CompactSign(enc({ a: 1 })).setProtectedHeader({ alg: 'ES256' }).sign(es.privateKey), es.jwk, 'ES256')).toBe(true);
   });
+
+  it('verifySignature verifies with the algorithm asked for, not the one the header names (Ed25519 is not EdDSA here)', async () => {
+    // jose would verify this Ed25519-headed JWS with an EdDSA-imported key if it were not told which algorithms to allow.
+    const ed = ed25519();
+    const headed = (alg: string) => new CompactSign(enc({ a: 1 })).setProtectedHeader({ alg }).sign(ed.privateKey);
+    expect({ ed25519: await verifySignature(await headed('Ed25519'), ed.jwk, 'EdDSA'), eddsa: await verifySignature(await headed('EdDSA'), ed.jwk, 'EdDSA') }).toEqual({ ed25519: false, eddsa: true });
+  });
 });
 
 describe('verifySdJwtPresentation: refusals, one reason each', () => {
@@ -461,6 +468,7 @@ describe('verifySdJwtPresentation: the detail of each refusal (what the verifier
     ['a signature by another key', async () => present(await sdJwt(base, { key: otherKey }), []), 'invalid_issuer_signature', `signature of ${ISSUER} does not verify`],
     ['an _sd_alg not supported', async () => present(await sdJwt({ ...base, _sd_alg: 'sha-1' }), []), 'malformed_presentation', '_sd_alg sha-1 is not supported'],
     ['no key binding', async () => present(await sdJwt(base), [], null), 'missing_key_binding', 'the SD-JWT has no key-binding JWT'],
+    ['a KB-JWT that is not a JWS', async () => `${sdPartOf(await sdJwt(base), [])}not-a-jwt`, 'malformed_presentation', 'key-binding JWT is not a compact JWS'],
     ['a KB-JWT typ', async () => present(await sdJwt(base), [], { typ: 'jwt' }), 'invalid_key_binding', 'key-binding JWT typ is jwt, not kb+jwt'],
     [
       'a KB-JWT alg not accepted',

@@ -84,6 +84,19 @@ export const MUTATION_GROUPS = [
     tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/status-lists.test.ts'],
   },
   {
+    name: 'oid4vci-access',
+    what: "OID4VCI access to the credential and notification endpoints: the access token's tie to its exchange, a private DPoP key, the 401 challenge, the configuration a request names, the notification's id and state",
+    // authorize() but for the exchange comparison (oid4vci); refusePrivateDpopKey, unauthorized; checkRequestedConfiguration; notification().
+    mutate: [
+      span(VCI, 'function refusePrivateDpopKey', 'function unauthorized'),
+      lines(VCI, 'private async authorize(', 'const [exItem, record, didItem'),
+      lines(VCI, 'if (dpopUsed) throw', 'return { ex, scheme, record'),
+      lines(VCI, 'private checkRequestedConfiguration(', "if (!formatMatches || !typeMatches) throw invalid('unknown_credential_configuration'"),
+      lines(VCI, 'async notification(', "throw invalid('invalid_notification_request', `The exchange is already ${now?.state ?? 'gone'}`);"),
+    ],
+    tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/oid4vci-issuance.test.ts'],
+  },
+  {
     name: 'sd-jwt-issuance',
     what: 'SD-JWT VC and jwt_vc_json issuance: the disclosure frame, holder binding, validity, status claims',
     mutate: [span('lib/oid4vci/protocol/formats.ts', 'export function disclosureFrame', 'export function issueCredential')],

@@ -2,7 +2,7 @@ import { CompactSign, decodeJwt } from 'jose';
 import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys } from '../../lib/store/keys';
-import { draftFromSdJwt } from '../../lib/oid4vci/supported';
+import { draftFromJwt, draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { ProtocolError } from '../../lib/http/errors';
 import type { WriteOp } from '../../lib/store/port';
@@ -536,5 +536,80 @@ describe('a write that loses a race, or fails', () => {
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Other', proofs: { jwt: [r.proof()] } })).rejects.toEqual(
       expect.objectContaining({ status: 400, code: 'unknown_credential_configuration', message: 'This access token is for credential configuration Pid' }),
     );
+  });
+});
+
+describe('access to the credential and notification endpoints', () => {
+  const decodeSegment = (s: string) => JSON.parse(Buffer.from(s, 'base64url').toString()) as Record<string, unknown>;
+  /** The same DPoP proof with private members added to its header jwk (refused before its signature is read). */
+  const withPrivateJwk = (proof: string) => {
+    const [h, p, s] = proof.split('.') as [string, string, string];
+    const header = decodeSegment(h);
+    return `${Buffer.from(JSON.stringify({ ...header, jwk: { ...(header.jwk as object), d: 'c2VjcmV0', p: 'eA' } })).toString('base64url')}.${p}.${s}`;
+  };
+
+  test("a DPoP proof whose jwk holds private members: 400 at the token endpoint, 401 with the DPoP challenge at the credential endpoint, naming them; nothing moves", async () => {
+    const f = await oid4vciFixture();
+    const wallet = dpopWallet();
+    const { code, exchangeId } = await f.offer();
+    const description = "The DPoP proof's jwk header holds private key members (d, p); send the public key only";
+    await expect(f.token(code, { headers: { dpop: withPrivateJwk(wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` })) } })).rejects.toEqual(told(400, 'invalid_dpop_proof', description));
+    expect((await f.exchange(exchangeId)).state).toBe('offer');
+    const t = (await f.token(code, { headers: { dpop: wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` }) } })) as { access_token: string; c_nonce: string };
+    const leaky = withPrivateJwk(wallet.makeDpopProof({ htm: 'POST', htu: `${ISSUER}/credential`, accessToken: t.access_token }));
+    const proof = wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey() });
+    await expect(f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [proof] } }, { authorization: `DPoP ${t.access_token}`, dpop: leaky })).rejects.toEqual(
+      expect.objectContaining({ status: 401, code: 'invalid_dpop_proof', message: description, headers: { 'www-authenticate': 'DPoP error="invalid_dpop_proof"' } }),
+    );
+    expect((await f.exchange(exchangeId)).state).toBe('redeemed');
+  });
+
+  test('a draft request (format, vct, credential_definition) must name the configuration of its token: format and types both', async () => {
+    const r = await redeemed();
+    const draft = (body: Record<string, unknown>) => r.f.credential(r.accessToken, { ...body, proof: { proof_type: 'jwt', jwt: r.proof() } });
+    const other = told(400, 'unknown_credential_configuration', 'This access token is for credential configuration Pid');
+    // the SD-JWT configuration's vct under another format
+    await expect(draft({ format: 'jwt_vc_json', vct: 'urn:pid', credential_definition: { type: ['VerifiableCredential'] } })).rejects.toEqual(other);
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+    // either SD-JWT format name serves an SD-JWT configuration
+    await expect(draft({ format: 'dc+sd-jwt', vct: 'urn:pid' })).resolves.toHaveProperty('credential');
+
+    const degree = await r.f.supported.create(scope, draftFromJwt({ id: 'Degree', type: ['VerifiableCredential', 'Degree'], '@context': ['https://www.w3.org/2018/credentials/v1'], credentialSubject: { given_name: { value_type: 'string' } } }));
+    const degreeToken = async () => {
+      const t = (await r.f.token((await r.f.offer({ supported_cred_id: degree.supported_cred_id })).code)) as { access_token: string; c_nonce: string };
+      return (type?: string[]) =>
+        r.f.credential(t.access_token, { format: 'jwt_vc_json', ...(type ? { credential_definition: { type } } : {}), proof: { proof_type: 'jwt', jwt: r.wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: r.wallet.newHolderKey() }) } });
+    };
+    // every type of the configuration must be asked for; a subset names another credential
+    await expect((await degreeToken())(['VerifiableCredential'])).rejects.toEqual(told(400, 'unknown_credential_configuration', 'This access token is for credential configuration Degree'));
+    await expect((await degreeToken())(['VerifiableCredential', 'Degree'])).resolves.toHaveProperty('credential');
+  });
+
+  test('the notification endpoint: a notification_id only an issued exchange has, the wallet\'s reason cut at 500 characters', async () => {
+    const r = await redeemed();
+    const notify = (body: Record<string, unknown>) => r.f.protocol.notification(scope, ISSUER, r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), body as never);
+    // before any credential: the exchange has no notification_id, and none sent matches it
+    await expect(notify({ event: 'credential_accepted' })).rejects.toEqual(told(400, 'invalid_notification_id', 'Unknown notification_id'));
+    await expect(notify({ notification_id: '', event: 'credential_accepted' })).rejects.toEqual(told(400, 'invalid_notification_id', 'Unknown notification_id'));
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+    const issued = (await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })) as { notification_id: string };
+    await notify({ notification_id: issued.notification_id, event: 'credential_failure', event_description: 'x'.repeat(600) });
+    expect((await r.f.exchange(r.exchangeId)).failure_reason).toBe(`wallet: ${'x'.repeat(500)}`);
+  });
+
+  test.each([
+    ['the same notification', 'credential_deleted', null],
+    ['another notification', 'credential_accepted', 'The exchange is already accepted'],
+  ] as const)('%s sent at the same time as credential_deleted: the copy is served once, another is refused with the state it found', async (_name, winner, refusal) => {
+    const r = await redeemed();
+    const issued = (await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })) as { notification_id: string };
+    const notify = (event: string) => r.f.protocol.notification(scope, ISSUER, r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), { notification_id: issued.notification_id, event: event as never });
+    const raced = raceBefore(r.f.store, () => true, async () => notify(winner));
+    const loser = notify('credential_deleted');
+    if (refusal) await expect(loser).rejects.toEqual(told(400, 'invalid_notification_request', refusal));
+    else await expect(loser).resolves.toBeUndefined();
+    expect(raced()).toBe(true);
+    const state = winner === 'credential_deleted' ? 'deleted' : 'accepted';
+    expect({ state: (await r.f.exchange(r.exchangeId)).state, events: r.f.events(`oid4vci.exchange.${state}`).length }).toEqual({ state, events: 1 });
   });
 });

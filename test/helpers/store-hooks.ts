@@ -1,4 +1,4 @@
-import { WriteConflictError, type WriteOp } from '../../lib/store/port';
+import { WriteConflictError, type ItemKey, type ItemStore, type WriteOp } from '../../lib/store/port';
 import type { MemoryStore } from './memory-store';
 
 type Write = (ops: readonly WriteOp[]) => Promise<void>;
@@ -31,4 +31,21 @@ export function raceBefore(store: MemoryStore, when: (ops: readonly WriteOp[]) =
 export function failWrites(store: MemoryStore, when: (ops: readonly WriteOp[]) => boolean, error: Error): void {
   const original: Write = store.write.bind(store);
   store.write = async (ops: readonly WriteOp[]) => (when(ops) ? Promise.reject(error) : original(ops));
+}
+
+/**
+ * A lagging replica: eventually consistent reads see nothing yet of the items `stale` picks, as
+ * DynamoDB's can just after a write. A read lags unless it asks for `consistent: true`; with
+ * `adapterDefault`, only an explicit `consistent: false` lags (the adapter reads consistently unless
+ * told otherwise). Returns the store's own `get`, which always sees the latest write.
+ */
+export function laggingReads(store: ItemStore, stale: (key: ItemKey) => boolean = () => true, opts: { adapterDefault?: boolean } = {}): ItemStore['get'] {
+  const get = store.get.bind(store);
+  const query = store.query.bind(store);
+  const lags = (read: { consistent?: boolean } | undefined, key: ItemKey) => (opts.adapterDefault ? read?.consistent === false : read?.consistent !== true) && stale(key);
+  store.get = async (key, read) => (lags(read, key) ? undefined : get(key, read));
+  // Each key through the unpatched get: MemoryStore's own getMany would call the patched one without options.
+  store.getMany = async (keys, read) => Promise.all(keys.map(async (key) => (lags(read, key) ? undefined : get(key, read))));
+  store.query = async (pk, read) => (await query(pk, read)).filter((item) => !lags(read, item));
+  return get;
 }

@@ -2,11 +2,12 @@ import { simpleParser } from 'mailparser';
 import { MailerRejectedError, MailerThrottledError, type Mailer } from '../../lib/email/mailer';
 import { emailKeys, emailRecordView, FINAL, type EmailJob } from '../../lib/email/bulk';
 import { AppError } from '../../lib/http/errors';
-import type { Item, ItemKey } from '../../lib/store/port';
+import type { ItemStore } from '../../lib/store/port';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { OfferMailer } from '../../lib/email/sender';
 import { draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciFixture, putWallet, scope, BASE } from '../helpers/oid4vci-fixture';
+import { laggingReads } from '../helpers/store-hooks';
 
 /** The email worker's work for one recipient, in-process: one offer, one mail, the outcome recorded once. */
 
@@ -253,12 +254,8 @@ describe('claiming a recipient, and what is recorded', () => {
   });
 
   describe('reads of the recipient are strongly consistent: a lagging replica changes nothing', () => {
-    /** Eventually consistent reads of email records see nothing yet (DynamoDB's replica before the write reached it). */
-    function lagging(f: { store: { get: (key: ItemKey, opts?: { consistent?: boolean }) => Promise<Item | undefined> } }) {
-      const get = f.store.get.bind(f.store);
-      f.store.get = async (key, opts) => (opts?.consistent !== true && String(key.SK).startsWith('EML#') ? undefined : get(key));
-      return get;
-    }
+    /** Email records lag on a read that does not ask for consistency (test/helpers/store-hooks.ts). */
+    const lagging = (f: { store: ItemStore }) => laggingReads(f.store, (key) => String(key.SK).startsWith('EML#'));
 
     test('a retry deletes the earlier attempt’s offer and keeps created_at', async () => {
       let now = Date.parse('2026-03-01T10:00:00Z');

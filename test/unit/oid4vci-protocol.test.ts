@@ -6,7 +6,7 @@ import { draftFromJwt, draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { ProtocolError } from '../../lib/http/errors';
 import type { WriteOp } from '../../lib/store/port';
-import { failWrites, raceBefore } from '../helpers/store-hooks';
+import { failWrites, laggingReads, raceBefore } from '../helpers/store-hooks';
 import { MemoryStore } from '../helpers/memory-store';
 import { SpecWallet } from '../helpers/spec-wallet';
 import { ISSUER, oid4vciFixture, scope } from '../helpers/oid4vci-fixture';
@@ -141,7 +141,10 @@ describe('what a wallet is told when the token endpoint refuses (error_descripti
     expect((await f.exchange(exchangeId)).state).toBe('offer');
   });
 
-  test('a PIN guess at an exchange that stopped being an offer meanwhile: unknown or already used', async () => {
+  test.each([
+    ['the right PIN', '4711'],
+    ['a wrong PIN', '0000'],
+  ])('%s, guessed at an exchange that stopped being an offer meanwhile: unknown or already used, and not counted', async (_name, txCode) => {
     class LateRedemption extends MemoryStore {
       override async increment(...args: Parameters<MemoryStore['increment']>): Promise<number> {
         const [key] = args;
@@ -151,8 +154,9 @@ describe('what a wallet is told when the token endpoint refuses (error_descripti
       }
     }
     const f = await oid4vciFixture({ store: new LateRedemption() });
-    const { code } = await f.offer({ pin: '4711' });
-    await expect(f.token(code, { txCode: '4711' })).rejects.toEqual(told(400, 'invalid_grant', 'Unknown or already used pre-authorized code'));
+    const { code, exchangeId } = await f.offer({ pin: '4711' });
+    await expect(f.token(code, { txCode })).rejects.toEqual(told(400, 'invalid_grant', 'Unknown or already used pre-authorized code'));
+    expect((await f.exchange(exchangeId)).tx_code_attempts ?? 0).toBe(0);
   });
 });
 
@@ -312,6 +316,17 @@ describe('the notification endpoint', () => {
     expect(r.f.events(`oid4vci.exchange.${state}`)).toHaveLength(1);
     await expect(notify('credential_accepted')).rejects.toEqual(refused('invalid_notification_request'));
   });
+});
+
+test('every read of the flow sees the latest write: with a lagging replica, an offer just made is redeemed, issued and notified', async () => {
+  const r0 = await oid4vciFixture();
+  const { code, exchangeId } = await r0.offer({ pin: '4711' });
+  const latest = laggingReads(r0.store);
+  const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
+  const t = (await r0.token(code, { txCode: '4711' })) as { access_token: string; c_nonce: string };
+  const issued = (await r0.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey() })] } })) as { notification_id: string };
+  await r0.protocol.notification(scope, ISSUER, r0.request('notification', { authorization: `Bearer ${t.access_token}` }), { notification_id: issued.notification_id, event: 'credential_accepted' });
+  expect(await latest(oid4vciKeys.exchange(scope, exchangeId))).toMatchObject({ state: 'accepted' });
 });
 
 test('keys of one-time values are hashes, never the values', async () => {

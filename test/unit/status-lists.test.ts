@@ -12,11 +12,11 @@ import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { StatusDefinitionGoneError } from '../../lib/oid4vci/protocol/formats';
 import { StatusListService } from '../../lib/status-lists/service';
 import { AppError } from '../../lib/http/errors';
-import type { ItemStore, WriteOp } from '../../lib/store/port';
+import type { WriteOp } from '../../lib/store/port';
 import { BASE, ISSUER, oid4vciFixture, REF, scope } from '../helpers/oid4vci-fixture';
 import { MemoryStore } from '../helpers/memory-store';
 import { SpecWallet } from '../helpers/spec-wallet';
-import { failWrites, raceBefore } from '../helpers/store-hooks';
+import { failWrites, laggingReads, raceBefore } from '../helpers/store-hooks';
 
 /** Status lists in-process, on the in-memory store: allocation, issuance with entries, publication order, background jobs. */
 
@@ -510,21 +510,8 @@ describe('allocation and publication, at their edges', () => {
 
 describe('allocation and publication: what a store, a clock or a signer can change', () => {
 
-  /**
-   * Eventually consistent reads (`consistent: false`) of the binding, shard and counter items see
-   * nothing yet: DynamoDB's replica before the write reached it. The adapter reads consistently unless
-   * told otherwise, so only an explicit `false` lags.
-   */
-  function lagging(memory: MemoryStore) {
-    const store: ItemStore = memory;
-    const stale = (pk: unknown, sk?: unknown) => /#SL[SA]#/.test(String(pk)) || String(sk ?? '').startsWith('SLB#');
-    const get = store.get.bind(store);
-    const getMany = store.getMany.bind(store);
-    const query = store.query.bind(store);
-    store.get = async (key, opts) => (opts?.consistent === false && stale(key.PK, key.SK) ? undefined : get(key));
-    store.getMany = async (keys, opts) => (await getMany(keys)).map((item, i) => (opts?.consistent === false && stale(keys[i]!.PK, keys[i]!.SK) ? undefined : item));
-    store.query = async (pk, opts) => (await query(pk, opts)).filter((item) => !(opts?.consistent === false && stale(item.PK, item.SK)));
-  }
+  /** The binding, shard and counter items lag on a read that says `consistent: false` (test/helpers/store-hooks.ts). */
+  const lagging = (memory: MemoryStore) => laggingReads(memory, (key) => /#SL[SA]#/.test(String(key.PK)) || String(key.SK ?? '').startsWith('SLB#'), { adapterDefault: true });
 
   test('reads that must see the latest write are strongly consistent: a binding, a status, a counter just written', async () => {
     const { f, store, publisher, def } = await setup();

@@ -225,8 +225,11 @@ describe('the credential endpoint', () => {
     // The token names its configuration (scd) and issuer DID (idid) besides sub and jti.
     expect(payload).toMatchObject({ sub: r.exchangeId, jti: expect.any(String), scd: expect.any(String), idid: expect.any(String) });
     const sign = (claims: Record<string, unknown>) => new CompactSign(new TextEncoder().encode(JSON.stringify({ ...payload, ...claims }))).setProtectedHeader(header).sign(tokenKey.privateKey);
-    for (const change of [{ jti: 'urn:uuid:00000000-0000-4000-8000-000000000000' }, { scd: 'Other' }, { idid: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK' }]) {
-      await expect(r.f.credential(await sign(change), { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('invalid_token', 401));
+    // ... or missing one of them, or not as a string (a token of another version, say; a missing jti the library refuses itself).
+    const changes = [{ jti: 'urn:uuid:00000000-0000-4000-8000-000000000000' }, { scd: 'Other' }, { idid: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK' }, { scd: undefined }, { idid: 5 }, { idid: ['x'] }];
+    for (const change of changes) {
+      const refusal = await r.f.credential(await sign(change), { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } }).then(() => null, (e: unknown) => e);
+      expect({ change, refusal }).toEqual({ change, refusal: told(401, 'invalid_token', 'The access token is not valid for this issuer') });
     }
     expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
     // Re-signed unchanged, the token is accepted: the refusals above are the claims', not the signature's.

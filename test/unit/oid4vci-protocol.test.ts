@@ -29,6 +29,11 @@ async function redeemed(opts: { now?: () => Date } = {}) {
   return { f, exchangeId, accessToken: t.access_token, nonce: t.c_nonce, wallet, proof: (o: Record<string, unknown> = {}) => wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey(), ...o }) };
 }
 
+/** The notification endpoint under the exchange's access token (a Bearer token). */
+const notifier = (r: Awaited<ReturnType<typeof redeemed>>) => (body: Record<string, unknown>) =>
+  r.f.protocol.notification(scope, ISSUER, r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), body as never);
+const issueOne = (r: Awaited<ReturnType<typeof redeemed>>) => r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } }) as Promise<{ notification_id: string }>;
+
 describe('the token endpoint', () => {
   test('refuses grants other than the pre-authorized code, and headers that are not visible ASCII', async () => {
     const f = await oid4vciFixture();
@@ -310,9 +315,8 @@ describe('the notification endpoint', () => {
     ['credential_failure', 'failed', 'wallet: storage full'],
   ] as const)('%s moves the exchange to %s (with the wallet\'s reason), once; later notifications are refused', async (event, state, reason) => {
     const r = await redeemed();
-    const issued = (await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })) as { notification_id: string };
-    const notify = (ev: string, description?: string) =>
-      r.f.protocol.notification(scope, ISSUER, r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), { notification_id: issued.notification_id, event: ev as never, ...(description ? { event_description: description } : {}) });
+    const issued = await issueOne(r);
+    const notify = (ev: string, description?: string) => notifier(r)({ notification_id: issued.notification_id, event: ev, ...(description ? { event_description: description } : {}) });
     await notify(event, 'storage full');
     expect(await r.f.exchange(r.exchangeId)).toMatchObject({ state, ...(reason ? { failure_reason: reason } : {}) });
     await notify(event); // the same again: nothing changes
@@ -605,12 +609,12 @@ describe('access to the credential and notification endpoints', () => {
 
   test('the notification endpoint: a notification_id only an issued exchange has, the wallet\'s reason cut at 500 characters', async () => {
     const r = await redeemed();
-    const notify = (body: Record<string, unknown>) => r.f.protocol.notification(scope, ISSUER, r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), body as never);
+    const notify = notifier(r);
     // before any credential: the exchange has no notification_id, and none sent matches it
     await expect(notify({ event: 'credential_accepted' })).rejects.toEqual(told(400, 'invalid_notification_id', 'Unknown notification_id'));
     await expect(notify({ notification_id: '', event: 'credential_accepted' })).rejects.toEqual(told(400, 'invalid_notification_id', 'Unknown notification_id'));
     expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
-    const issued = (await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })) as { notification_id: string };
+    const issued = await issueOne(r);
     await notify({ notification_id: issued.notification_id, event: 'credential_failure', event_description: 'x'.repeat(600) });
     expect((await r.f.exchange(r.exchangeId)).failure_reason).toBe(`wallet: ${'x'.repeat(500)}`);
   });
@@ -620,8 +624,8 @@ describe('access to the credential and notification endpoints', () => {
     ['another notification', 'credential_accepted', 'The exchange is already accepted'],
   ] as const)('%s sent at the same time as credential_deleted: the copy is served once, another is refused with the state it found', async (_name, winner, refusal) => {
     const r = await redeemed();
-    const issued = (await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })) as { notification_id: string };
-    const notify = (event: string) => r.f.protocol.notification(scope, ISSUER, r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), { notification_id: issued.notification_id, event: event as never });
+    const issued = await issueOne(r);
+    const notify = (event: string) => notifier(r)({ notification_id: issued.notification_id, event });
     const raced = raceBefore(r.f.store, () => true, async () => notify(winner));
     const loser = notify('credential_deleted');
     if (refusal) await expect(loser).rejects.toEqual(told(400, 'invalid_notification_request', refusal));

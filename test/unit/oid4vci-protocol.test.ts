@@ -321,7 +321,19 @@ describe('the notification endpoint', () => {
     expect(await r.f.exchange(r.exchangeId)).toMatchObject({ state, ...(reason ? { failure_reason: reason } : {}) });
     await notify(event); // the same again: nothing changes
     expect(r.f.events(`oid4vci.exchange.${state}`)).toHaveLength(1);
-    await expect(notify('credential_accepted')).rejects.toEqual(refused('invalid_notification_request'));
+    await expect(notify('credential_accepted')).rejects.toEqual(told(400, 'invalid_notification_request', `The exchange is already ${state}`));
+  });
+
+  test('an accepted credential records no failure; a failure without a description is recorded as credential_failure; another notification_id is unknown', async () => {
+    const accepted = await redeemed();
+    const first = await issueOne(accepted);
+    await expect(notifier(accepted)({ notification_id: `${first.notification_id}x`, event: 'credential_accepted' })).rejects.toEqual(told(400, 'invalid_notification_id', 'Unknown notification_id'));
+    await notifier(accepted)({ notification_id: first.notification_id, event: 'credential_accepted', event_description: 'stored' });
+    const record = await accepted.f.exchange(accepted.exchangeId);
+    expect({ state: record.state, failure_reason: record.failure_reason }).toEqual({ state: 'accepted', failure_reason: undefined });
+    const failed = await redeemed();
+    await notifier(failed)({ notification_id: (await issueOne(failed)).notification_id, event: 'credential_failure' });
+    expect(await failed.f.exchange(failed.exchangeId)).toMatchObject({ state: 'failed', failure_reason: 'wallet: credential_failure' });
   });
 });
 
@@ -617,6 +629,13 @@ describe('access to the credential and notification endpoints', () => {
     const issued = await issueOne(r);
     await notify({ notification_id: issued.notification_id, event: 'credential_failure', event_description: 'x'.repeat(600) });
     expect((await r.f.exchange(r.exchangeId)).failure_reason).toBe(`wallet: ${'x'.repeat(500)}`);
+  });
+
+  test('a notification whose exchange was deleted meanwhile: refused, saying the exchange is gone', async () => {
+    const r = await redeemed();
+    const issued = await issueOne(r);
+    raceBefore(r.f.store, () => true, (write) => write([{ type: 'delete', key: oid4vciKeys.exchange(scope, r.exchangeId) }]));
+    await expect(notifier(r)({ notification_id: issued.notification_id, event: 'credential_accepted' })).rejects.toEqual(told(400, 'invalid_notification_request', 'The exchange is already gone'));
   });
 
   test.each([

@@ -61,8 +61,8 @@ export const MUTATION_GROUPS = [
     what: 'OID4VCI token and credential endpoints: code and PIN, access token, proof nonces',
     // Narrowed to the authentication checks (time): the code, state and tx_code checks of token(), countTxCode()
     // (the PIN count), sameSecret; authorize()'s tie of the access token to its exchange; the spent-nonce and
-    // proof nonce checks of credential(). DPoP, spending and the prechecks are oid4vci-proofs, formats.ts is
-    // sd-jwt-issuance; the rest of token() and credential() is not measured.
+    // proof nonce checks of credential(). DPoP, spending and the prechecks are oid4vci-proofs, authorize() and
+    // notification() oid4vci-access, formats.ts is sd-jwt-issuance; the rest of token() and credential() is not measured.
     mutate: [
       lines(VCI, 'if (parsed.grant.grantType !== preAuthorizedCodeGrantIdentifier)', 'const tokenId = `urn:uuid:'),
       lines(VCI, 'private async countTxCode(', 'throw invalid(Oauth2ErrorCodes.InvalidGrant, `Invalid tx_code ('),

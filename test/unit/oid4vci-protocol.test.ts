@@ -619,6 +619,20 @@ describe('access to the credential and notification endpoints', () => {
     await expect((await degreeToken())(['VerifiableCredential', 'Degree'])).resolves.toHaveProperty('credential');
   });
 
+  test('the same credential request sent again after it was served: invalid_nonce (its proof spent), before the token is found used', async () => {
+    const r = await redeemed();
+    const body = { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } };
+    await r.f.credential(r.accessToken, body);
+    await expect(r.f.credential(r.accessToken, body)).rejects.toEqual(told(400, 'invalid_nonce', 'The c_nonce was already used; get a fresh one from the nonce endpoint'));
+  });
+
+  test('a draft request whose format is empty names no credential', async () => {
+    const r = await redeemed();
+    await expect(r.f.credential(r.accessToken, { format: '', proof: { proof_type: 'jwt', jwt: r.proof() } })).rejects.toEqual(
+      told(400, 'invalid_credential_request', 'Name the credential: credential_configuration_id (1.0), or format with vct / credential_definition (drafts)'),
+    );
+  });
+
   test('the notification endpoint: a notification_id only an issued exchange has, the wallet\'s reason cut at 500 characters', async () => {
     const r = await redeemed();
     const notify = notifier(r);

@@ -940,11 +940,12 @@ describe('verifyJwtVpPresentation: the detail of each refusal (what the verifier
   });
 
   it('of several BitstringStatusListEntry answers, the first that is not valid wins', async () => {
-    statuses.set('https://status.example/w3c#70', 'other');
+    // Entries from 80 on answer 'other' with their index as the value, so two of them can be told apart.
+    const messages = ctx({ status: { ...status, w3c: async (e, o) => (Number(e.statusListIndex) >= 80 ? { value: Number(e.statusListIndex), meaning: 'other' } : status.w3c(e, o)) } });
     const entry = (idx: string) => ({ type: 'BitstringStatusListEntry', statusPurpose: 'message', statusListIndex: idx, statusListCredential: 'https://status.example/w3c' });
-    for (const order of [['71', '70'], ['70', '71']]) {
-      const out = await verifyJwtVpPresentation(await vpJwt([await vcJwt({}, { credentialStatus: order.map(entry) })]), ctx());
-      expect({ order, meaning: out.credentials[0]!.status?.meaning }).toEqual({ order, meaning: 'other' });
+    for (const [order, value] of [[['71', '80'], 80], [['80', '71'], 80], [['81', '80', '71'], 81], [['71', '80', '81'], 80]] as const) {
+      const out = await verifyJwtVpPresentation(await vpJwt([await vcJwt({}, { credentialStatus: order.map(entry) })]), messages);
+      expect({ order, status: out.credentials[0]!.status }).toEqual({ order, status: { value, meaning: 'other' } });
     }
     statuses.set('https://status.example/w3c#72', 'revoked');
     await expect(verifyJwtVpPresentation(await vpJwt([await vcJwt({}, { credentialStatus: [entry('71'), entry('72')] })]), ctx())).rejects.toMatchObject({ reason: 'credential_revoked', detail: 'credential 0 is revoked' });

@@ -30,7 +30,7 @@ async function redeemed(opts: { now?: () => Date } = {}) {
 }
 
 /** The notification endpoint under the exchange's access token (a Bearer token). */
-const notifier = (r: Awaited<ReturnType<typeof redeemed>>) => (body: Record<string, unknown>) =>
+const notifier = (r: Pick<Awaited<ReturnType<typeof redeemed>>, 'f' | 'accessToken'>) => (body: Record<string, unknown>) =>
   r.f.protocol.notification(scope, ISSUER, r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), body as never);
 const issueOne = (r: Awaited<ReturnType<typeof redeemed>>) => r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } }) as Promise<{ notification_id: string }>;
 
@@ -344,7 +344,7 @@ test('every read of the flow sees the latest write: with a lagging replica, an o
   const wallet = new SpecWallet({ alg: 'ES256', binding: 'jwk', shape: 'v1' });
   const t = (await r0.token(code, { txCode: '4711' })) as { access_token: string; c_nonce: string };
   const issued = (await r0.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [wallet.makeProof({ aud: ISSUER, nonce: t.c_nonce, key: wallet.newHolderKey() })] } })) as { notification_id: string };
-  await r0.protocol.notification(scope, ISSUER, r0.request('notification', { authorization: `Bearer ${t.access_token}` }), { notification_id: issued.notification_id, event: 'credential_accepted' });
+  await notifier({ f: r0, accessToken: t.access_token })({ notification_id: issued.notification_id, event: 'credential_accepted' });
   expect(await latest(oid4vciKeys.exchange(scope, exchangeId))).toMatchObject({ state: 'accepted' });
 });
 

@@ -46,21 +46,23 @@ for (const [net, prefix] of [
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
 loopback.addAddress('::1', 'ipv6');
 
-/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part folded in); null if malformed. */
-function ipv6Groups(address: string): number[] | null {
-  let text = address;
-  const dotted = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+/**
+ * The eight 16-bit groups of an address `isIP` accepted as IPv6 (a zone id dropped, a trailing dotted
+ * IPv4 part folded in). Only called after that check, so the text has at most one `::`, a dotted part
+ * only at its end, and expands to eight groups in range: nothing here checks that again.
+ */
+function ipv6Groups(address: string): number[] {
+  let text = address.split('%')[0]!;
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)/.exec(text);
   if (dotted) {
     const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
     text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const halves = text.split('::');
-  if (halves.length > 2) return null;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
-  const groups = [...head, ...Array(Math.max(0, fill)).fill('0'), ...tail].map((g) => parseInt(g, 16));
-  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : null;
+  const [head, tail] = text.split('::');
+  const groupsOf = (part: string | undefined) => (part ? part.split(':') : []);
+  // `::` stands for the groups missing from eight (none when there is no `::`).
+  const fill = 8 - groupsOf(head).length - groupsOf(tail).length;
+  return [...groupsOf(head), ...Array<string>(fill).fill('0'), ...groupsOf(tail)].map((g) => parseInt(g, 16));
 }
 
 /**
@@ -70,7 +72,6 @@ function ipv6Groups(address: string): number[] | null {
 function embeddedIpv4(address: string): string | null {
   if (isIP(address) !== 6) return null;
   const g = ipv6Groups(address);
-  if (!g) return null;
   const prefix = g.slice(0, 6).join(':');
   const embedding = ['0:0:0:0:0:65535', '0:0:0:0:65535:0', '0:0:0:0:0:0', '100:65435:0:0:0:0'];
   if (!embedding.includes(prefix)) return null;

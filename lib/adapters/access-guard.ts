@@ -96,6 +96,9 @@ function deny(p: Principal, r: AccessRequest | string): never {
   throw new AccessDeniedError(p, r);
 }
 
+/** Where the guard sits in an SDK client's middleware stack: first, before the request is built. */
+const GUARD_MIDDLEWARE = { step: 'initialize', name: 'localAccessGuard', priority: 'high' } as const;
+
 export function guardDynamoDb(client: DynamoDBClient, principal: Principal): DynamoDBClient {
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -104,7 +107,7 @@ export function guardDynamoDb(client: DynamoDBClient, principal: Principal): Dyn
       for (const r of requests) if (!decide(principal, r)) deny(principal, r);
       return next(args);
     },
-    { step: 'initialize', name: 'localAccessGuard', priority: 'high' },
+    GUARD_MIDDLEWARE,
   );
   return client;
 }
@@ -118,7 +121,7 @@ export function guardSqs(client: SQSClient, principal: Principal, queueOfUrl: (u
       if (!sending || !queue || !decide(principal, { service: 'sqs', queue })) deny(principal, { service: 'sqs', queue: queue ?? ('unknown' as QueueId) });
       return next(args);
     },
-    { step: 'initialize', name: 'localAccessGuard', priority: 'high' },
+    GUARD_MIDDLEWARE,
   );
   return client;
 }
@@ -130,7 +133,7 @@ export function guardSes(client: SESClient, principal: Principal): SESClient {
       if (!decide(principal, { service: 'ses' })) deny(principal, { service: 'ses' });
       return next(args);
     },
-    { step: 'initialize', name: 'localAccessGuard', priority: 'high' },
+    GUARD_MIDDLEWARE,
   );
   return client;
 }

@@ -97,6 +97,34 @@ export const MUTATION_GROUPS = [
     tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/oid4vci-issuance.test.ts'],
   },
   {
+    name: 'oid4vci-endpoints',
+    what: 'OID4VCI token and credential endpoints, the rest: library errors as protocol errors, the token response and the redemption, the credential request read, the denials, the proof nonce expiry, holder keys, status allocation, the credentials and their response, the issuance write',
+    // What the other oid4vci groups leave out of token() and credential(), and the library error mapping both use.
+    mutate: [
+      span(VCI, 'export function toProtocolError', 'async function mapped'),
+      span(VCI, 'function requestLike', 'function requestLike'),
+      lines(VCI, 'async token(', 'const parsed = await mapped(() => as.parseAccessTokenRequest'),
+      lines(VCI, 'const cNonce = mintNonce(secrets.nonceKey, epoch(now) + this.settings.cNonceTtlSeconds);', 'return response as unknown as Record<string, unknown>;'),
+      lines(VCI, 'async credential(', "claimedNonces.map((n) => oid4vciKeys.used(scope, 'nonce', n)),"),
+      lines(VCI, 'if (!record) await this.deny(', 'const holders: HolderBinding[] = [];'),
+      lines(VCI, "if (exp === null) throw invalid('invalid_nonce'", 'return response as Record<string, unknown>;'),
+      lines(VCI, 'private async deny(', "throw invalid('credential_request_denied', description);"),
+    ],
+    tests: ['test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-token-races.test.ts', 'test/unit/oid4vci-issuance.test.ts', 'test/unit/status-lists.test.ts'],
+  },
+  {
+    name: 'oid4vci-metadata',
+    what: 'OID4VCI metadata: the issuer and authorization server documents, what a configuration publishes, the per-instance document cache, the offer by reference, the nonce endpoint',
+    mutate: [
+      'lib/oid4vci/protocol/metadata.ts',
+      span(VCI, 'function serialized', 'function serialized'),
+      lines(VCI, 'private async walletState(', 'async nonce(scope: TenantScope)'),
+      lines(VCI, 'const { nonceKey } = await this.deps.secrets.of(scope.walletId);', 'c_nonce_expires_in: this.settings.cNonceTtlSeconds };'),
+      lines(VCI, 'private readonly metadata = memo(', "} as IssuerMetadataResult;"),
+    ],
+    tests: ['test/unit/oid4vci-metadata-cache.test.ts', 'test/unit/oid4vci-supported.test.ts', 'test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-issuance.test.ts'],
+  },
+  {
     name: 'sd-jwt-issuance',
     what: 'SD-JWT VC and jwt_vc_json issuance: the disclosure frame, holder binding, validity, status claims',
     mutate: [span('lib/oid4vci/protocol/formats.ts', 'export function disclosureFrame', 'export function issueCredential')],

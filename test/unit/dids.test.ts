@@ -1,6 +1,6 @@
 import bs58 from 'bs58';
 import { memoryPublicDidDidcomm } from '../helpers/didcomm-memory-vault';
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { Resolver } from 'did-resolver';
 import { getResolver as keyDidResolver } from 'key-did-resolver';
 import { importJWK, jwtVerify } from 'jose';
@@ -25,14 +25,25 @@ describe('DID methods', () => {
     expect(indyIdentifier(jwkOfRaw(bs58.decode(verkey)))).toEqual({ nym: 'Th7MpTaRZVRYnPiabds81Y', verkey });
   });
 
-  test('did:key agrees with an independent resolver (key-did-resolver) for Ed25519 and P-256', async () => {
+  test('did:key agrees with an independent resolver (key-did-resolver) for Ed25519 and P-256, coordinates with a leading zero byte too', async () => {
     const resolver = new Resolver(keyDidResolver());
-    for (const kp of [generateKeyPairSync('ed25519'), generateKeyPairSync('ec', { namedCurve: 'P-256' })]) {
-      const jwk = kp.publicKey.export({ format: 'jwk' }) as { kty: 'OKP' | 'EC'; crv: 'Ed25519' | 'P-256'; x: string; y?: string };
+    // Two fixed P-256 keys whose x, then y, starts with a zero byte (1 key in 128 does): a random key seldom shows it.
+    const leadingZero = [
+      { kty: 'EC', crv: 'P-256', x: 'AC9yd7PDYscL8FwIAtIfnPCZzflzCwzGkEGV5hSQ6Ec', y: 'SC53B2mLve4yJOsIMmT1var8FzE-NHgjZ6V8u61kKkk' },
+      { kty: 'EC', crv: 'P-256', x: 'VKcjDtrQf4ADMTi5y0Yo8flsR4d48W_R5CgTMBd8DEs', y: 'ACOKJxGH9f5nW0rohHFANpLuhtC6CzWIuJdZcbolM2Y' },
+    ].map((key) => createPublicKey({ key, format: 'jwk' }));
+    // key-did-resolver 4.0.0 writes a coordinate as the shortest big-endian number (a leading zero byte dropped,
+    // unlike RFC 7518 §6.2.1.2's full 32 bytes), so its coordinates are compared as 32-byte values.
+    const full = (c: unknown) => Buffer.from(c as string, 'base64url').toString('hex').padStart(64, '0');
+    for (const publicKey of [generateKeyPairSync('ed25519').publicKey, generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey, ...leadingZero]) {
+      const jwk = publicKey.export({ format: 'jwk' }) as { kty: 'OKP' | 'EC'; crv: 'Ed25519' | 'P-256'; x: string; y?: string };
       const did = `did:key:${multibaseKey(jwk as never)}`;
       const theirs = (await resolver.resolve(did)).didDocument!.verificationMethod![0]!;
       if (jwk.kty === 'OKP') expect(Buffer.from(bs58.decode(theirs.publicKeyBase58!)).toString('base64url')).toBe(jwk.x);
-      else expect(theirs.publicKeyJwk).toMatchObject({ crv: 'P-256', x: jwk.x, y: jwk.y });
+      else {
+        expect(theirs.publicKeyJwk).toMatchObject({ crv: 'P-256' });
+        expect([full(theirs.publicKeyJwk!.x), full(theirs.publicKeyJwk!.y)]).toEqual([full(jwk.x), full(jwk.y)]);
+      }
       // Our own document for the same DID carries the same key.
       const ours = selfResolve(did)!.verificationMethod;
       expect(ours[0]!.publicKeyJwk).toEqual(jwk.kty === 'OKP' ? { kty: 'OKP', crv: 'Ed25519', x: jwk.x } : { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y });

@@ -1,10 +1,14 @@
 import { CompactSign, decodeJwt } from 'jose';
+import { Oauth2ResourceUnauthorizedError } from '@openid4vc/oauth2';
+import { ValidationError as LibraryValidationError } from '@openid4vc/utils';
 import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
 import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys } from '../../lib/store/keys';
 import { draftFromJwt, draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
 import { ProtocolError } from '../../lib/http/errors';
+import { errorDescription, toProtocolError } from '../../lib/oid4vci/protocol/service';
+import { nonceExpiry } from '../../lib/oid4vci/protocol/issuer-secrets';
 import type { WriteOp } from '../../lib/store/port';
 import { failWrites, laggingReads, raceBefore } from '../helpers/store-hooks';
 import { MemoryStore } from '../helpers/memory-store';
@@ -287,11 +291,12 @@ describe('the credential endpoint', () => {
   });
 
   test.each([
-    ['its configuration was deleted', 'configuration_deleted', async (r: Awaited<ReturnType<typeof redeemed>>) => r.f.supported.delete(scope, r.f.config.supported_cred_id)],
-    ['its issuer DID was deactivated', 'issuer_did_unavailable', async (r: Awaited<ReturnType<typeof redeemed>>) => void (await r.f.dids.deactivate(scope, r.f.did.did))],
+    ['its configuration was deleted', 'configuration_deleted', 'The credential configuration of this offer no longer exists', async (r: Awaited<ReturnType<typeof redeemed>>) => r.f.supported.delete(scope, r.f.config.supported_cred_id)],
+    ['its issuer DID was deactivated', 'issuer_did_unavailable', 'The issuer DID of this offer no longer exists or was deactivated', async (r: Awaited<ReturnType<typeof redeemed>>) => void (await r.f.dids.deactivate(scope, r.f.did.did))],
     [
       'its configuration no longer passes the library',
       'configuration_invalid',
+      'The credential configuration of this offer cannot be issued (wallets would reject its metadata)',
       async (r: Awaited<ReturnType<typeof redeemed>>) => {
         const key = oid4vciKeys.supported(scope, r.f.config.supported_cred_id);
         const item = (await r.f.store.get(key))!;
@@ -300,10 +305,10 @@ describe('the credential endpoint', () => {
         await r.f.store.write([{ type: 'put', item: { ...item, format_data: formatData } }]);
       },
     ],
-  ])('an offer is denied when %s, and the exchange fails with the reason', async (_name, reason, spoil) => {
+  ])('an offer is denied when %s, and the exchange fails with the reason', async (_name, reason, description, spoil) => {
     const r = await redeemed();
     await spoil(r);
-    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(refused('credential_request_denied'));
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).rejects.toEqual(told(400, 'credential_request_denied', description));
     expect(await r.f.exchange(r.exchangeId)).toMatchObject({ state: 'failed', failure_reason: reason });
     expect(r.f.events('oid4vci.exchange.failed').map((e) => e.data.failure_reason)).toEqual([reason]);
   });
@@ -458,11 +463,11 @@ describe('the bounds of freshness and size, at both sides', () => {
     // null where an object belongs, and a draft proof without its jwt: refused as requests, never a crash.
     const answers = [];
     for (const body of [{ proofs: null }, { proof: null }, { proof: { proof_type: 'jwt' } }]) {
-      answers.push(await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', ...body }).catch((e: ProtocolError) => [e.status, e.code, e.message.split('\n')[0]]));
+      answers.push(await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', ...body }).catch((e: ProtocolError) => [e.status, e.code, e.message]));
     }
     expect(answers).toEqual([
-      [400, 'invalid_credential_request', 'Error validating credential request'],
-      [400, 'invalid_credential_request', 'Error validating credential request'],
+      [400, 'invalid_credential_request', "Error validating credential request: Expected record, received null at 'proofs'"],
+      [400, 'invalid_credential_request', "Error validating credential request: Expected object, received null at 'proof'"],
       [400, 'invalid_proof', 'A jwt proof of possession of the holder key is required'],
     ]);
     expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
@@ -666,5 +671,155 @@ describe('access to the credential and notification endpoints', () => {
     expect(raced()).toBe(true);
     const state = winner === 'credential_deleted' ? 'deleted' : 'accepted';
     expect({ state: (await r.f.exchange(r.exchangeId)).state, events: r.f.events(`oid4vci.exchange.${state}`).length }).toEqual({ state, events: 1 });
+  });
+});
+
+describe("the libraries' refusals as a wallet reads them", () => {
+  test('no access token: 401 with each scheme as a bare challenge (RFC 6750 §3: no error code), not the names of absent parameters', async () => {
+    const r = await redeemed();
+    const refusal = r.f.protocol.credential(scope, ISSUER, r.f.request('credential'), { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } });
+    await expect(refusal).rejects.toEqual(told(401, 'invalid_token', 'The access token is missing or invalid'));
+    await expect(refusal).rejects.toHaveProperty('headers', { 'www-authenticate': 'Bearer, DPoP' });
+  });
+
+  test("a made-up access token: the library's challenge with its error and description, quoted", async () => {
+    const r = await redeemed();
+    const refusal = r.f.credential('a.b.c', { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } });
+    await expect(refusal).rejects.toEqual(told(401, 'invalid_token', 'Token is not valid'));
+    await expect(refusal).rejects.toHaveProperty('headers', { 'www-authenticate': 'Bearer error="invalid_token", error_description="Token is not valid"' });
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+  });
+
+  test("a challenge's values on one line of RFC 6749's characters, every parameter the library gave kept", () => {
+    const e = new Oauth2ResourceUnauthorizedError('internal', [
+      { scheme: 'DPoP', error: 'invalid_dpop_proof', error_description: 'line one\nline "two"\twith é and \\', additionalPayload: { algs: 'ES256 EdDSA' } },
+      { scheme: 'Bearer', scope: 'openid' },
+    ]);
+    const mapped = toProtocolError(e) as ProtocolError;
+    expect(mapped).toEqual(told(401, 'invalid_dpop_proof', "line one: line 'two' with and"));
+    expect(mapped.headers).toEqual({ 'www-authenticate': `DPoP error="invalid_dpop_proof", error_description="line one: line 'two' with and", algs="ES256 EdDSA", Bearer scope="openid"` });
+  });
+
+  test("a request the library's schema refuses: the summary and its first issue, on one line", async () => {
+    const r = await redeemed();
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: 'x' } })).rejects.toEqual(
+      told(400, 'invalid_credential_request', "Error validating credential request: Expected array, received string at 'proofs.jwt'"),
+    );
+    // The library's other kind of validation error: the endpoint's own code for a malformed request.
+    expect(toProtocolError(new LibraryValidationError('Error validating the request'), 'invalid_credential_request')).toEqual(told(400, 'invalid_credential_request', 'Error validating the request'));
+    expect(toProtocolError(new LibraryValidationError('Error validating the request'))).toEqual(told(400, 'invalid_request', 'Error validating the request'));
+    const other = new Error('not a library error');
+    expect(toProtocolError(other)).toBe(other);
+  });
+
+  test('a header that is not visible ASCII: invalid_request naming the header', async () => {
+    const f = await oid4vciFixture();
+    await expect(f.token((await f.offer()).code, { headers: { dpop: 'é.x.y' } })).rejects.toEqual(told(400, 'invalid_request', 'The dpop header must be visible ASCII'));
+  });
+
+  test('errorDescription: one line, no quote or backslash, no control or non-ASCII character', () => {
+    expect(errorDescription('Summary\n✖ first issue "x"\n✖ second issue')).toBe("Summary: first issue 'x'");
+    expect(errorDescription('  plain  text \r\n')).toBe('plain text');
+    expect(errorDescription('a\\b\u0000c\u007fdé')).toBe('a b c d');
+  });
+});
+
+describe('what the credential endpoint answers and records', () => {
+  let T = 0;
+  beforeEach(() => {
+    T = Math.floor(Date.now() / 1000);
+  });
+  const at = () => new Date(T * 1000);
+  const nonceKey = async () => (await new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))).of(scope.walletId)).nonceKey;
+
+  test('ten proofs are a batch (batch_credential_issuance); eleven are refused, saying the most', async () => {
+    const r = await redeemed();
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: Array.from({ length: 11 }, () => r.proof()) } })).rejects.toEqual(
+      told(400, 'invalid_credential_request', 'At most 10 proofs per request (batch_credential_issuance)'),
+    );
+    const issued = (await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: Array.from({ length: 10 }, () => r.proof()) } })) as { credentials: unknown[] };
+    expect(issued.credentials).toHaveLength(10);
+  });
+
+  test('a request with many proofs, each naming its own nonce, reads at most ten spent-nonce records before it is refused', async () => {
+    const r = await redeemed();
+    const nonces = await Promise.all(Array.from({ length: 40 }, () => r.f.protocol.nonce(scope)));
+    const read: number[] = [];
+    const getMany = r.f.store.getMany.bind(r.f.store);
+    r.f.store.getMany = async (keys: Parameters<typeof getMany>[0]) => (read.push(keys.length), getMany(keys));
+    const proofs = nonces.map((n, i) => r.proof({ nonce: `${n.c_nonce}${'x'.repeat(i % 2)}` }));
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: proofs } })).rejects.toEqual(refused('invalid_credential_request'));
+    // The exchange, its configuration and issuer DID, and ten nonces.
+    expect(read).toEqual([13]);
+  });
+
+  test('two proofs for the same key: invalid_proof, and nothing is issued (§8.3: each key binds one credential)', async () => {
+    const r = await redeemed();
+    const key = r.wallet.newHolderKey();
+    const twice = [r.wallet.makeProof({ aud: ISSUER, nonce: r.nonce, key }), r.wallet.makeProof({ aud: ISSUER, nonce: r.nonce, key })];
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: twice } })).rejects.toEqual(told(400, 'invalid_proof', 'Each proof must be for a different key'));
+    expect((await r.f.exchange(r.exchangeId)).state).toBe('redeemed');
+  });
+
+  test('a proof without a signature is invalid_proof even when its nonce was spent: the spent-nonce check reads only signed proofs', async () => {
+    const r = await redeemed();
+    await issueOne(r);
+    const t = (await r.f.token((await r.f.offer()).code)) as { access_token: string };
+    const [h, p] = r.proof({ nonce: r.nonce }).split('.') as [string, string];
+    await expect(r.f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [`${h}.${p}.`] } })).rejects.toEqual(told(400, 'invalid_proof', 'Each proof must be a signed compact JWT'));
+    // Signed, it is told its nonce was used.
+    await expect(r.f.credential(t.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ nonce: r.nonce })] } })).rejects.toEqual(refused('invalid_nonce'));
+  });
+
+  test('a nonce this issuer never minted: invalid_nonce, saying so', async () => {
+    const r = await redeemed();
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ nonce: 'minted-elsewhere' })] } })).rejects.toEqual(
+      told(400, 'invalid_nonce', 'The proof carries no c_nonce of this issuer; get one from the nonce endpoint'),
+    );
+  });
+
+  test('a c_nonce is good through the second it expires, and expired the second after', async () => {
+    let now = T * 1000;
+    const r = await redeemed({ now: () => new Date(now) });
+    // The token's c_nonce (and the token), and this one, expire at T + 300.
+    const { c_nonce } = await r.f.protocol.nonce(scope);
+    now = (T + 300) * 1000;
+    await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).resolves.toHaveProperty('credentials');
+    const next = await redeemed({ now: () => new Date(now) });
+    now = (T + 301) * 1000;
+    await expect(next.f.credential(next.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [next.proof({ nonce: c_nonce })] } })).rejects.toEqual(
+      told(400, 'invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint'),
+    );
+  });
+
+  test("a draft request for one credential is answered with a fresh c_nonce (draft 13 §7.3), one the issuer accepts for its full lifetime", async () => {
+    const r = await redeemed({ now: at });
+    const answer = (await r.f.credential(r.accessToken, { format: 'vc+sd-jwt', vct: 'urn:pid', proof: { proof_type: 'jwt', jwt: r.proof() } })) as { credential: string; c_nonce: string; c_nonce_expires_in: number };
+    expect(answer.c_nonce_expires_in).toBe(300);
+    expect(answer.c_nonce).not.toBe(r.nonce);
+    expect(nonceExpiry(await nonceKey(), answer.c_nonce)).toBe(T + 300);
+    // A 1.0 request's answer has none: 1.0 wallets ask the nonce endpoint.
+    const v1 = await redeemed({ now: at });
+    expect(((await issueOne(v1)) as { c_nonce?: string }).c_nonce).toBeUndefined();
+  });
+
+  test("a spent c_nonce's record outlives the nonce, and the exchange records the nonce its proof used", async () => {
+    const r = await redeemed({ now: at });
+    const { c_nonce } = await r.f.protocol.nonce(scope);
+    await r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ nonce: c_nonce })] } });
+    const spent = await r.f.store.get(oid4vciKeys.used(scope, 'nonce', c_nonce));
+    // DynamoDB's TTL deletes an item once its ttl is in the past; the nonce is good through T + 300.
+    expect(Number(spent!.ttl)).toBeGreaterThan(T + 300);
+    expect(Number(spent!.ttl)).toBeLessThan(T + 3600);
+    expect(await r.f.exchanges.get(scope, r.exchangeId)).toMatchObject({ state: 'issued', nonce: c_nonce });
+  });
+
+  test('a redeemed exchange stays redeemed while its access token is valid, and is expired once it is not', async () => {
+    let now = T * 1000;
+    const r = await redeemed({ now: () => new Date(now) });
+    now = (T + 290) * 1000;
+    expect((await r.f.exchanges.get(scope, r.exchangeId)).state).toBe('redeemed');
+    now = (T + 306) * 1000;
+    expect((await r.f.exchanges.get(scope, r.exchangeId)).state).toBe('expired');
   });
 });

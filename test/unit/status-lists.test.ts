@@ -527,6 +527,22 @@ describe('allocation and publication: what a store, a clock or a signer can chan
     expect((await publisher.serve(scope, def.id, 1, 'ietf')).url).toContain(`/${def.id}/1/ietf`);
   });
 
+  test('the credential endpoint when allocation fails: a definition gone meanwhile is a 503 to send again, a store failure is thrown as it is; nothing moves either way', async () => {
+    const { f, store, def, receive } = await setup();
+    const r = await receive();
+    const counter = (await store.get(statusKeys.counter(scope, def.id)))!;
+    await store.write([{ type: 'delete', key: statusKeys.counter(scope, def.id) }]);
+    await expect(r.issue()).rejects.toEqual(expect.objectContaining({ status: 503, code: 'server_error', message: 'A status list of this credential changed during issuance; send the request again' }));
+    expect((await f.exchange(r.exchangeId)).state).toBe('redeemed');
+    await store.write([{ type: 'put', item: counter }]);
+    const increment = store.increment;
+    store.increment = async () => Promise.reject(new Error('DynamoDB unavailable'));
+    await expect(r.issue()).rejects.toThrow('DynamoDB unavailable');
+    expect((await f.exchange(r.exchangeId)).state).toBe('redeemed');
+    store.increment = increment;
+    expect(await r.issue()).toHaveLength(1);
+  });
+
   test('a configuration never bound to a status list costs no query at issuance', async () => {
     const { f, store } = await setup();
     const query = jest.spyOn(store, 'query');

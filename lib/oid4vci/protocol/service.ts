@@ -97,21 +97,46 @@ const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 const invalid = (error: string, description: string, status = 400) => new ProtocolError(status, error, description);
 
 /**
+ * A library's error text as an error_description: RFC 6749 §5.2 allows visible ASCII but `"` and `\`.
+ * The library's validation messages run over many lines ("Error validating …", then one `✖` line per
+ * issue): the summary and the first issue are kept, on one line.
+ */
+export function errorDescription(text: string): string {
+  const [summary, issue] = text.split('\n', 2) as [string, string | undefined];
+  const line = issue ? `${summary}: ${issue}` : summary;
+  // Any run of other characters (tabs, line breaks, non-ASCII) becomes one space.
+  return line.replace(/"/g, "'").replace(/[^\x21\x23-\x5b\x5d-\x7e]+/g, ' ').trim();
+}
+
+/**
+ * RFC 7235 challenges, each parameter that has a value quoted. The library's own encoder writes a bare
+ * name for an absent parameter (`Bearer error, error_description, scope` when no token was sent), which
+ * is not RFC 7235 syntax; RFC 6750 §3 asks for no error code then, so the challenge is the scheme alone.
+ */
+function challenges(list: readonly { scheme: string; params: Readonly<Record<string, string | undefined>> }[]): string {
+  return list
+    .map(({ scheme, params }) => {
+      const set = Object.entries(params).flatMap(([name, value]) => (value ? [`${name}="${errorDescription(value)}"`] : []));
+      return set.length > 0 ? `${scheme} ${set.join(', ')}` : scheme;
+    })
+    .join(', ');
+}
+
+/**
  * Library errors carry protocol data: turn them into our ProtocolError (the only thing that speaks to
  * the caller). A request the library finds malformed is `invalidRequest`: the endpoint's own code.
  */
 export function toProtocolError(e: unknown, invalidRequest: string = Oauth2ErrorCodes.InvalidRequest): unknown {
   if (e instanceof Oauth2ResourceUnauthorizedError) {
     const challenge = e.wwwAuthenticateHeaders[0];
-    return new ProtocolError(401, (challenge?.error as string | undefined) ?? 'invalid_token', (challenge?.error_description as string | undefined) ?? 'The access token is missing or invalid', {
-      // Header values must be visible ASCII: the library's descriptions may carry newlines.
-      'www-authenticate': e.toHeaderValue().replace(/[\r\n\t]+/g, ' ').replace(/[^\x20-\x7e]/g, ''),
+    return new ProtocolError(401, challenge?.error ?? 'invalid_token', errorDescription(challenge?.error_description ?? 'The access token is missing or invalid'), {
+      'www-authenticate': challenges(e.wwwAuthenticateHeaders.map((c) => ({ scheme: c.scheme, params: { error: c.error, error_description: c.error_description, scope: c.scope, ...c.additionalPayload } }))),
     });
   }
   if (e instanceof Oauth2ServerErrorResponseError) {
-    return new ProtocolError(e.status, e.errorResponse.error, e.errorResponse.error_description ?? e.errorResponse.error);
+    return new ProtocolError(e.status, e.errorResponse.error, errorDescription(e.errorResponse.error_description ?? e.errorResponse.error));
   }
-  if (e instanceof LibraryValidationError) return invalid(invalidRequest, e.message.split('\n')[0]!);
+  if (e instanceof LibraryValidationError) return invalid(invalidRequest, errorDescription(e.message));
   return e;
 }
 
@@ -152,7 +177,7 @@ function refusePrivateDpopKey(request: ProtocolRequest, atResource: boolean): vo
 
 /** A resource server's refusal (RFC 6750 §3, RFC 9449 §7.1): 401 with the challenge of the token's scheme. */
 function unauthorized(scheme: string, error: string, description: string): ProtocolError {
-  return new ProtocolError(401, error, description, { 'www-authenticate': `${scheme === 'DPoP' ? 'DPoP' : 'Bearer'} error="${error}"` });
+  return new ProtocolError(401, error, description, { 'www-authenticate': challenges([{ scheme: scheme === 'DPoP' ? 'DPoP' : 'Bearer', params: { error } }]) });
 }
 
 /**
@@ -468,7 +493,8 @@ export class IssuerProtocol {
     const issuerMetadata = this.metadataOf(issuer, config) ?? (await this.deny(scope, ex, 'configuration_invalid', 'The credential configuration of this offer cannot be issued (wallets would reject its metadata)'));
     const lib = new Openid4vciIssuer({ callbacks });
     precheckCredentialRequest(body, config);
-    const parsed = await mapped(() => lib.parseCredentialRequest({ issuerMetadata, credentialRequest: body }), 'invalid_credential_request');
+    // The library answers any request it cannot parse with invalid_credential_request itself.
+    const parsed = await mapped(() => lib.parseCredentialRequest({ issuerMetadata, credentialRequest: body }));
     this.checkRequestedConfiguration(parsed, body, config);
     const proofs = parsed.proofs?.jwt ?? [];
     if (proofs.length === 0) throw invalid('invalid_proof', 'A jwt proof of possession of the holder key is required');

@@ -122,7 +122,7 @@ export const MUTATION_GROUPS = [
       lines(VCI, 'const { nonceKey } = await this.deps.secrets.of(scope.walletId);', 'c_nonce_expires_in: this.settings.cNonceTtlSeconds };'),
       lines(VCI, 'private readonly metadata = memo(', "} as IssuerMetadataResult;"),
     ],
-    tests: ['test/unit/oid4vci-metadata-cache.test.ts', 'test/unit/oid4vci-supported.test.ts', 'test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-issuance.test.ts'],
+    tests: ['test/unit/oid4vci-metadata.test.ts', 'test/unit/oid4vci-metadata-cache.test.ts', 'test/unit/oid4vci-supported.test.ts', 'test/unit/oid4vci-protocol.test.ts', 'test/unit/oid4vci-issuance.test.ts'],
   },
   {
     name: 'sd-jwt-issuance',

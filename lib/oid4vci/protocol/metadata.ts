@@ -36,7 +36,7 @@ const imageUri = (v: unknown): string | undefined => {
  */
 export function displayFor(entries: readonly DisplayEntry[] | null | undefined): DisplayEntry[] | undefined {
   const out = (entries ?? []).flatMap((e) => {
-    if (!e || typeof e !== 'object' || !str(e.name)) return [];
+    if (!e || !str(e.name)) return [];
     const entry: Record<string, unknown> = { name: e.name };
     for (const k of ['locale', 'description', 'background_color', 'text_color'] as const) if (str(e[k])) entry[k] = e[k];
     for (const k of ['logo', 'background_image'] as const) {

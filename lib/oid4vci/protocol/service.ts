@@ -124,9 +124,10 @@ function challenges(list: readonly { scheme: string; params: Readonly<Record<str
 
 /**
  * Library errors carry protocol data: turn them into our ProtocolError (the only thing that speaks to
- * the caller). A request the library finds malformed is `invalidRequest`: the endpoint's own code.
+ * the caller). The openid4vci methods answer their own malformed input with the endpoint's code
+ * (`invalid_credential_request`, `invalid_proof`); a bare validation error is `invalid_request`.
  */
-export function toProtocolError(e: unknown, invalidRequest: string = Oauth2ErrorCodes.InvalidRequest): unknown {
+export function toProtocolError(e: unknown): unknown {
   if (e instanceof Oauth2ResourceUnauthorizedError) {
     const challenge = e.wwwAuthenticateHeaders[0];
     return new ProtocolError(401, challenge?.error ?? 'invalid_token', errorDescription(challenge?.error_description ?? 'The access token is missing or invalid'), {
@@ -136,15 +137,15 @@ export function toProtocolError(e: unknown, invalidRequest: string = Oauth2Error
   if (e instanceof Oauth2ServerErrorResponseError) {
     return new ProtocolError(e.status, e.errorResponse.error, errorDescription(e.errorResponse.error_description ?? e.errorResponse.error));
   }
-  if (e instanceof LibraryValidationError) return invalid(invalidRequest, errorDescription(e.message));
+  if (e instanceof LibraryValidationError) return invalid(Oauth2ErrorCodes.InvalidRequest, errorDescription(e.message));
   return e;
 }
 
-async function mapped<T>(fn: () => Promise<T> | T, invalidRequest?: string): Promise<T> {
+async function mapped<T>(fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    throw toProtocolError(e, invalidRequest);
+    throw toProtocolError(e);
   }
 }
 
@@ -493,7 +494,6 @@ export class IssuerProtocol {
     const issuerMetadata = this.metadataOf(issuer, config) ?? (await this.deny(scope, ex, 'configuration_invalid', 'The credential configuration of this offer cannot be issued (wallets would reject its metadata)'));
     const lib = new Openid4vciIssuer({ callbacks });
     precheckCredentialRequest(body, config);
-    // The library answers any request it cannot parse with invalid_credential_request itself.
     const parsed = await mapped(() => lib.parseCredentialRequest({ issuerMetadata, credentialRequest: body }));
     this.checkRequestedConfiguration(parsed, body, config);
     const proofs = parsed.proofs?.jwt ?? [];
@@ -517,7 +517,7 @@ export class IssuerProtocol {
       if (exp === null) throw invalid('invalid_nonce', 'The proof carries no c_nonce of this issuer; get one from the nonce endpoint');
       if (exp < epoch(now)) throw invalid('invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint');
       checkProofTime(claims.iat, epoch(now), this.settings.cNonceTtlSeconds);
-      const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }), 'invalid_proof');
+      const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }));
       nonces.add(nonce);
       const signer = verified.signer as { method: string; publicJwk: Jwk; didUrl?: string };
       const holder: HolderBinding = { jwk: publicOnly(signer.publicJwk), ...(signer.method === 'did' && signer.didUrl ? { did: signer.didUrl.split('#')[0]!, didUrl: signer.didUrl } : {}) };

@@ -74,11 +74,25 @@ export class RateLimitedError extends AppError {
  * An error in a protocol's own shape (OAuth 2.0 / OpenID4VCI: `{error, error_description}`), with the
  * headers the protocol asks for (`WWW-Authenticate` on 401s). `code` is the protocol's error code.
  */
+/**
+ * A text as an error_description: RFC 6749 §5.2 allows visible ASCII but `"` and `\`. Library
+ * validation messages run over many lines ("Error validating …", then one `✖` line per issue): the
+ * summary and the first issue are kept, on one line.
+ */
+export function errorDescription(text: string): string {
+  const [summary, issue] = text.split('\n', 2) as [string, string | undefined];
+  const line = issue ? `${summary}: ${issue}` : summary;
+  // Any run of other characters (tabs, line breaks, non-ASCII) becomes one space.
+  return line.replace(/"/g, "'").replace(/[^\x21\x23-\x5b\x5d-\x7e]+/g, ' ').trim();
+}
+
+/** An OAuth-shaped refusal (RFC 6749 §5.2): its description, as sent, is `errorDescription`'s. */
 export class ProtocolError extends AppError {
   override readonly headers: Readonly<Record<string, string>>;
 
   constructor(status: number, error: string, description: string, headers: Readonly<Record<string, string>> = {}) {
-    super(status, error, description, undefined, { error, error_description: description });
+    const said = errorDescription(description);
+    super(status, error, said, undefined, { error, error_description: said });
     this.headers = headers;
   }
 }

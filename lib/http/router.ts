@@ -19,6 +19,7 @@ import {
   UnauthorizedError,
   ValidationError,
   errorBody,
+  errorDescription,
   type ErrorDetail,
 } from './errors';
 
@@ -118,7 +119,7 @@ function errorMapper(
         if (err.status >= 500) logger.error('request failed', { error: err });
         // A protocol endpoint's malformed request gets the protocol's error shape (RFC 6749 §5.2).
         const oauth = routeOf(request.event)?.invalidRequest;
-        const body = err.body ?? (oauth && (err.status === 400 || err.status === 413) ? { error: oauth, error_description: err.details ? `${err.message}: ${err.details.map((d) => `${d.path} ${d.message}`).join('; ')}` : err.message } : errorBody(err));
+        const body = err.body ?? (oauth && (err.status === 400 || err.status === 413) ? { error: oauth, error_description: errorDescription(err.details ? `${err.message}: ${err.details.map((d) => `${d.path} ${d.message}`).join('; ')}` : err.message) } : errorBody(err));
         request.response = json(err.status, body, { ...headersFor(request.event), ...err.headers });
         return;
       }

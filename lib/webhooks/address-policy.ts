@@ -47,12 +47,12 @@ loopback.addSubnet('127.0.0.0', 8, 'ipv4');
 loopback.addAddress('::1', 'ipv6');
 
 /**
- * The eight 16-bit groups of an address `isIP` accepted as IPv6 (a zone id dropped, a trailing dotted
+ * The eight 16-bit groups of an address `isIP` accepted as IPv6, without a zone id (a trailing dotted
  * IPv4 part folded in). Only called after that check, so the text has at most one `::`, a dotted part
  * only at its end, and expands to eight groups in range: nothing here checks that again.
  */
 function ipv6Groups(address: string): number[] {
-  let text = address.split('%')[0]!;
+  let text = address;
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)/.exec(text);
   if (dotted) {
     const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
@@ -81,7 +81,10 @@ function embeddedIpv4(address: string): string | null {
 
 export type AddressVerdict = 'allowed' | 'loopback' | 'forbidden';
 
-export function classifyAddress(address: string): AddressVerdict {
+export function classifyAddress(withZone: string): AddressVerdict {
+  // A zone id (`fe80::1%eth0`) says which interface, not which address; BlockList cannot parse some
+  // addresses that carry one (libuv reads at most 39 characters before the `%`), so it is dropped first.
+  const address = withZone.split('%')[0]!;
   const v4 = embeddedIpv4(address);
   if (v4) return classifyAddress(v4);
   const family = isIP(address);

@@ -656,6 +656,9 @@ describe('OID4VCI interop (spec wallet): malformed requests get the protocol err
     const tokenEndpoint = `${r.summary.credentialIssuer}/token`;
     const asJson = await fetch(tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect([asJson.status, await asJson.json()]).toEqual([400, { error: 'invalid_request', error_description: expect.any(String) }]);
+    // RFC 6749 §3.2 and §5.2: a repeated parameter is refused, named in the characters a description may use.
+    const repeated = await fetch(tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a%22%09b=1&a%22%09b=2' });
+    expect([repeated.status, await repeated.json()]).toEqual([400, { error: 'invalid_request', error_description: "Parameter a' b is repeated" }]);
     const credentialEndpoint = `${r.summary.credentialIssuer}/credential`;
     for (const body of ['{not json', '[1,2]']) {
       const res = await fetch(credentialEndpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${r.accessToken}` }, body });

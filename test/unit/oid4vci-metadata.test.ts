@@ -138,7 +138,7 @@ describe('metadata and offers as served', () => {
     }
   });
 
-  test('a configuration the library rejects is left out; the others stay listed and usable', async () => {
+  test('a configuration the library rejects is left out; the others stay listed', async () => {
     const f = await oid4vciFixture();
     const other = await f.supported.create(scope, draftFromSdJwt({ id: 'Other', vct: 'urn:other', claims: {} }));
     const item = (await f.store.get(oid4vciKeys.supported(scope, other.supported_cred_id)))!;

@@ -6,8 +6,8 @@ import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys } from '../../lib/store/keys';
 import { draftFromJwt, draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
-import { ProtocolError } from '../../lib/http/errors';
-import { errorDescription, toProtocolError } from '../../lib/oid4vci/protocol/service';
+import { errorDescription, ProtocolError } from '../../lib/http/errors';
+import { toProtocolError } from '../../lib/oid4vci/protocol/service';
 import { nonceExpiry } from '../../lib/oid4vci/protocol/issuer-secrets';
 import type { WriteOp } from '../../lib/store/port';
 import { failWrites, laggingReads, raceBefore } from '../helpers/store-hooks';
@@ -716,6 +716,11 @@ describe("the libraries' refusals as a wallet reads them", () => {
     await expect(f.token((await f.offer()).code, { headers: { dpop: 'é.x.y' } })).rejects.toEqual(told(400, 'invalid_request', 'The dpop header must be visible ASCII'));
   });
 
+  test("every protocol refusal's description is sent so, whatever text it was made from", () => {
+    const e = new ProtocolError(400, 'invalid_notification_request', 'event: expected one of "credential_accepted"|"credential_deleted"\nmore');
+    expect([e.message, e.body]).toEqual(["event: expected one of 'credential_accepted'|'credential_deleted': more", { error: 'invalid_notification_request', error_description: "event: expected one of 'credential_accepted'|'credential_deleted': more" }]);
+  });
+
   test('errorDescription: one line, no quote or backslash, no control or non-ASCII character', () => {
     expect(errorDescription('Summary\n✖ first issue "x"\n✖ second issue')).toBe("Summary: first issue 'x'");
     expect(errorDescription('  plain  text \r\n')).toBe('plain text');
@@ -777,7 +782,7 @@ describe('what the credential endpoint answers and records', () => {
     );
   });
 
-  test('a c_nonce is good through the second it expires, and expired the second after', async () => {
+  test('a c_nonce is good through the instant it expires, and expired (invalid_nonce, not invalid_proof) a millisecond after', async () => {
     let now = T * 1000;
     const r = await redeemed({ now: () => new Date(now) });
     // The token's c_nonce (and the token), and this one, expire at T + 300.
@@ -785,18 +790,21 @@ describe('what the credential endpoint answers and records', () => {
     now = (T + 300) * 1000;
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } })).resolves.toHaveProperty('credentials');
     const next = await redeemed({ now: () => new Date(now) });
-    now = (T + 301) * 1000;
+    now = (T + 300) * 1000 + 1;
     await expect(next.f.credential(next.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [next.proof({ nonce: c_nonce })] } })).rejects.toEqual(
       told(400, 'invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint'),
     );
   });
 
-  test("a draft request for one credential is answered with a fresh c_nonce (draft 13 §7.3), one the issuer accepts for its full lifetime", async () => {
+  test("a draft request for one credential is answered with a fresh c_nonce (draft 13 §7.3), valid for the full lifetime and accepted", async () => {
     const r = await redeemed({ now: at });
     const answer = (await r.f.credential(r.accessToken, { format: 'vc+sd-jwt', vct: 'urn:pid', proof: { proof_type: 'jwt', jwt: r.proof() } })) as { credential: string; c_nonce: string; c_nonce_expires_in: number };
     expect(answer.c_nonce_expires_in).toBe(300);
     expect(answer.c_nonce).not.toBe(r.nonce);
     expect(nonceExpiry(await nonceKey(), answer.c_nonce)).toBe(T + 300);
+    // Accepted with another token of the same issuer, up to its expiry.
+    const next = await r.f.token((await r.f.offer()).code) as { access_token: string };
+    await expect(r.f.credential(next.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ nonce: answer.c_nonce })] } })).resolves.toHaveProperty('credentials');
     // A 1.0 request's answer has none: 1.0 wallets ask the nonce endpoint.
     const v1 = await redeemed({ now: at });
     expect(((await issueOne(v1)) as { c_nonce?: string }).c_nonce).toBeUndefined();
@@ -813,12 +821,13 @@ describe('what the credential endpoint answers and records', () => {
     expect(await r.f.exchanges.get(scope, r.exchangeId)).toMatchObject({ state: 'issued', nonce: c_nonce });
   });
 
-  test('a redeemed exchange stays redeemed while its access token is valid, and is expired once it is not', async () => {
+  test('a redeemed exchange stays redeemed while its access token is valid (five seconds of grace), and is expired after', async () => {
     let now = T * 1000;
     const r = await redeemed({ now: () => new Date(now) });
-    now = (T + 290) * 1000;
+    // The token's exp is checked in whole seconds: five seconds' grace after it.
+    now = (T + 305) * 1000;
     expect((await r.f.exchanges.get(scope, r.exchangeId)).state).toBe('redeemed');
-    now = (T + 306) * 1000;
+    now = (T + 305) * 1000 + 1;
     expect((await r.f.exchanges.get(scope, r.exchangeId)).state).toBe('expired');
   });
 });

@@ -19,14 +19,16 @@ describe('SSRF address policy', () => {
     '64:ff9b::192.168.1.1', '::ff', '0:0:0:0:0:ffff:a00:1', '0:0:0:0:0:ffff:10.1.2.3', '64:ff9b:0:0:0:0:a00:1',
     // Not an IP address, though parseInt reads its groups as ::ffff:8.8.8.8 (it stops at the first non-hex character).
     '::ffff:808:808zz',
-    // A zone id does not hide the address before it.
-    'fe80::1%eth0', '::ffff:10.0.0.1%eth0', '::ffff:169.254.169.254%1', '64:ff9b::a00:1%2',
+    // A zone id does not hide the address before it, nor a written-out address too long for BlockList with one.
+    'fe80::1%eth0', '::ffff:10.0.0.1%eth0', '::ffff:169.254.169.254%1', '64:ff9b::a00:1%2', 'fe80:0000:0000:0000:0000:0000:100.100.100.100%eth0',
+    // IPv4-compatible 0.0.0.10 (0.0.0.0/8): the last octet read whole, not as ::1.
+    '::0.0.0.10',
   ])('%s is refused', (address) => {
     expect(addressAllowed(address, { allowLoopback: true })).toBe(false);
     expect(addressAllowed(address, { allowLoopback: false })).toBe(false);
   });
 
-  // A zone id (isIP allows any text after `%`, dots too) is not read as part of the address.
+  // A zone id (isIP allows letters, digits, `-`, `.` and `:` after `%`) is not read as part of the address.
   test.each(['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1', '::ffff:127.0.0.1%lo', '::1%lo', '::1%1.2.3.4'])('loopback %s only where the local runtime allows it', (address) => {
     expect(classifyAddress(address)).toBe('loopback');
     expect(addressAllowed(address, { allowLoopback: false })).toBe(false);

@@ -16,7 +16,7 @@ import { Openid4vciIssuer, Openid4vciVersion, type IssuerMetadataResult } from '
 import { ValidationError as LibraryValidationError } from '@openid4vc/utils';
 import { didFromItem, qualify } from '../../dids/records';
 import type { EventPublisher } from '../../events/publisher';
-import { NotFoundError, ProtocolError } from '../../http/errors';
+import { errorDescription, NotFoundError, ProtocolError } from '../../http/errors';
 import type { KeyManager } from '../../keys/port';
 import { issuerSigner } from '../../keys/signer';
 import { oid4vcCallbacks, type CallbackKeys } from '../../oid4vc/callbacks';
@@ -97,18 +97,6 @@ const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 const invalid = (error: string, description: string, status = 400) => new ProtocolError(status, error, description);
 
 /**
- * A library's error text as an error_description: RFC 6749 §5.2 allows visible ASCII but `"` and `\`.
- * The library's validation messages run over many lines ("Error validating …", then one `✖` line per
- * issue): the summary and the first issue are kept, on one line.
- */
-export function errorDescription(text: string): string {
-  const [summary, issue] = text.split('\n', 2) as [string, string | undefined];
-  const line = issue ? `${summary}: ${issue}` : summary;
-  // Any run of other characters (tabs, line breaks, non-ASCII) becomes one space.
-  return line.replace(/"/g, "'").replace(/[^\x21\x23-\x5b\x5d-\x7e]+/g, ' ').trim();
-}
-
-/**
  * RFC 7235 challenges, each parameter that has a value quoted. The library's own encoder writes a bare
  * name for an absent parameter (`Bearer error, error_description, scope` when no token was sent), which
  * is not RFC 7235 syntax; RFC 6750 §3 asks for no error code then, so the challenge is the scheme alone.
@@ -130,14 +118,14 @@ function challenges(list: readonly { scheme: string; params: Readonly<Record<str
 export function toProtocolError(e: unknown): unknown {
   if (e instanceof Oauth2ResourceUnauthorizedError) {
     const challenge = e.wwwAuthenticateHeaders[0];
-    return new ProtocolError(401, challenge?.error ?? 'invalid_token', errorDescription(challenge?.error_description ?? 'The access token is missing or invalid'), {
+    return new ProtocolError(401, challenge?.error ?? 'invalid_token', challenge?.error_description ?? 'The access token is missing or invalid', {
       'www-authenticate': challenges(e.wwwAuthenticateHeaders.map((c) => ({ scheme: c.scheme, params: { error: c.error, error_description: c.error_description, scope: c.scope, ...c.additionalPayload } }))),
     });
   }
   if (e instanceof Oauth2ServerErrorResponseError) {
-    return new ProtocolError(e.status, e.errorResponse.error, errorDescription(e.errorResponse.error_description ?? e.errorResponse.error));
+    return new ProtocolError(e.status, e.errorResponse.error, e.errorResponse.error_description ?? e.errorResponse.error);
   }
-  if (e instanceof LibraryValidationError) return invalid(Oauth2ErrorCodes.InvalidRequest, errorDescription(e.message));
+  if (e instanceof LibraryValidationError) return invalid(Oauth2ErrorCodes.InvalidRequest, e.message);
   return e;
 }
 
@@ -515,7 +503,8 @@ export class IssuerProtocol {
       if (!nonce) throw invalid('invalid_proof', 'The proof carries no nonce; get a c_nonce from the nonce endpoint');
       const exp = nonceExpiry(secrets.nonceKey, nonce);
       if (exp === null) throw invalid('invalid_nonce', 'The proof carries no c_nonce of this issuer; get one from the nonce endpoint');
-      if (exp < epoch(now)) throw invalid('invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint');
+      // The instant the library is given too: past it, the nonce is expired, not the proof invalid.
+      if (exp * 1000 < now.getTime()) throw invalid('invalid_nonce', 'The c_nonce has expired; get a fresh one from the nonce endpoint');
       checkProofTime(claims.iat, epoch(now), this.settings.cNonceTtlSeconds);
       const verified = await mapped(() => lib.verifyCredentialRequestJwtProof({ jwt, expectedNonce: nonce, nonceExpiresAt: new Date(exp * 1000), issuerMetadata, now }));
       nonces.add(nonce);

@@ -54,6 +54,7 @@ describe('display entries (1.0 §12.2.4, Appendix B.2)', () => {
       { name: 'B', logo: { uri: 'HTTPS://example.com/b.png', url: 'https://example.com/ignored.png', alt_text: 5 } },
       { name: 'C', logo: { url: 'http://example.com/c.png' }, background_image: { uri: 'javascript:alert(1)' } },
       { name: 'D', logo: 'https://example.com/d.png', background_image: { uri: 42 } },
+      { name: 'N', logo: null, background_image: null },
       { name: 'E', logo: { uri: 'ftp://x/https://y' }, background_image: { uri: ' https://example.com/e.png' } },
     ] as DisplayEntry[];
     expect(displayFor(entries)).toEqual([
@@ -61,6 +62,7 @@ describe('display entries (1.0 §12.2.4, Appendix B.2)', () => {
       { name: 'B', logo: { uri: 'HTTPS://example.com/b.png' } },
       { name: 'C' },
       { name: 'D' },
+      { name: 'N' },
       { name: 'E' },
     ]);
   });

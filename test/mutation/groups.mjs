@@ -101,7 +101,8 @@ export const MUTATION_GROUPS = [
     what: 'OID4VCI token and credential endpoints, the rest: library errors as protocol errors, the token response and the redemption, the credential request read, the denials, the proof nonce expiry, holder keys, status allocation, the credentials and their response, the issuance write',
     // What the other oid4vci groups leave out of token() and credential(), and the library error mapping both use.
     mutate: [
-      span(VCI, 'export function errorDescription', 'async function mapped'),
+      span('lib/http/errors.ts', 'export function errorDescription', 'export class ProtocolError'),
+      span(VCI, 'function challenges', 'async function mapped'),
       span(VCI, 'function requestLike', 'function requestLike'),
       lines(VCI, 'async token(', 'const parsed = await mapped(() => as.parseAccessTokenRequest'),
       lines(VCI, 'const cNonce = mintNonce(secrets.nonceKey, epoch(now) + this.settings.cNonceTtlSeconds);', 'return response as unknown as Record<string, unknown>;'),

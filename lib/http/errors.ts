@@ -71,10 +71,6 @@ export class RateLimitedError extends AppError {
 }
 
 /**
- * An error in a protocol's own shape (OAuth 2.0 / OpenID4VCI: `{error, error_description}`), with the
- * headers the protocol asks for (`WWW-Authenticate` on 401s). `code` is the protocol's error code.
- */
-/**
  * A text as an error_description: RFC 6749 §5.2 allows visible ASCII but `"` and `\`. Library
  * validation messages run over many lines ("Error validating …", then one `✖` line per issue): the
  * summary and the first issue are kept, on one line.
@@ -86,7 +82,11 @@ export function errorDescription(text: string): string {
   return line.replace(/"/g, "'").replace(/[^\x21\x23-\x5b\x5d-\x7e]+/g, ' ').trim();
 }
 
-/** An OAuth-shaped refusal (RFC 6749 §5.2): its description, as sent, is `errorDescription`'s. */
+/**
+ * An error in a protocol's own shape (OAuth 2.0 / OpenID4VCI: `{error, error_description}`), with the
+ * headers the protocol asks for (`WWW-Authenticate` on 401s). `code` is the protocol's error code; the
+ * description, as sent and as `message`, is `errorDescription`'s.
+ */
 export class ProtocolError extends AppError {
   override readonly headers: Readonly<Record<string, string>>;
 

@@ -58,11 +58,10 @@ function ipv6Groups(address: string): number[] {
     const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
     text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const [head, tail] = text.split('::');
-  const groupsOf = (part: string | undefined) => (part ? part.split(':') : []);
+  const [head, tail] = text.split('::').map((part) => (part ? part.split(':') : []));
   // `::` stands for the groups missing from eight (none when there is no `::`).
-  const fill = 8 - groupsOf(head).length - groupsOf(tail).length;
-  return [...groupsOf(head), ...Array<string>(fill).fill('0'), ...groupsOf(tail)].map((g) => parseInt(g, 16));
+  const fill = 8 - head!.length - (tail?.length ?? 0);
+  return [...head!, ...Array<string>(fill).fill('0'), ...(tail ?? [])].map((g) => parseInt(g, 16));
 }
 
 /**

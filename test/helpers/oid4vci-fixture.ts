@@ -44,7 +44,9 @@ export async function oid4vciFixture(opts: { store?: MemoryStore; now?: () => Da
   const did = await dids.create(scope, { method: 'key', baseUrl: BASE });
   const status = opts.status ? new StatusAllocator({ store, events, refs, now }) : null;
   const exchanges = new ExchangeService({ store, events, refs, now, ...(status ? { status } : {}) });
-  const protocol = new IssuerProtocol({ store, events, keyManager, secrets: new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))), status, now });
+  // The wallet's token and nonce keys, as the protocol derives them (tests read them to forge or decode).
+  const secrets = new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32)));
+  const protocol = new IssuerProtocol({ store, events, keyManager, secrets, status, now });
 
   const offer = async (extra: { pin?: string; supported_cred_id?: string } = {}) => {
     const out = await exchanges.issue(scope, { supported_cred_id: config.supported_cred_id, credential_subject: { given_name: 'E' }, did: did.did, ...extra }, BASE);
@@ -63,5 +65,5 @@ export async function oid4vciFixture(opts: { store?: MemoryStore; now?: () => Da
   const exchange = async (id: string) => exchangeFromItem((await store.get(oid4vciKeys.exchange(scope, id)))!);
   const eventsOf = (type: string) =>
     [...store.items.values()].filter((i) => i.PK === 'W#7' && String(i.SK).startsWith('EVT#')).map((i) => i.event as EventEnvelope).filter((e) => e.type === type);
-  return { store, dids, did, supported, config, exchanges, protocol, offer, token, credential, exchange, events: eventsOf, request, keyManager, publisher: events, refs };
+  return { store, dids, did, supported, config, exchanges, protocol, secrets, offer, token, credential, exchange, events: eventsOf, request, keyManager, publisher: events, refs };
 }

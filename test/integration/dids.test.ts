@@ -244,12 +244,16 @@ describe('limits, deactivation and oversized DIDs', () => {
     let refused: Awaited<ReturnType<typeof api.call>> | undefined;
     // The default limit is 10 in each clock minute. These requests take well under a minute, so they meet at
     // most two windows (the minute may turn meanwhile, more likely on a loaded machine): the 21st is refused.
+    const minuteBefore = Math.floor(Date.now() / 60_000);
     for (let i = 0; i < 21 && !refused; i++) {
       const res = await api.call('POST', '/api/v1/create-did', { key: w.apiKey, body: { method: 'key' } });
       statuses.push(res.status);
       if (res.status === 429) refused = res;
     }
-    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(10);
+    const admitted = statuses.filter((s) => s === 200).length;
+    // Within one minute, exactly the limit; across a turn, the rest of the first window and up to ten more.
+    if (Math.floor(Date.now() / 60_000) === minuteBefore) expect(admitted).toBe(10);
+    else expect(admitted).toBeGreaterThanOrEqual(10);
     expect(refused).toBeDefined();
     expectError(refused!, 429, 'rate_limited');
     expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

@@ -1,8 +1,7 @@
+import { jest } from '@jest/globals';
 import { CompactSign, decodeJwt } from 'jose';
 import { Oauth2ResourceUnauthorizedError } from '@openid4vc/oauth2';
 import { ValidationError as LibraryValidationError } from '@openid4vc/utils';
-import { IssuerSecretSource } from '../../lib/oid4vci/protocol/issuer-secrets';
-import { LocalSecretDeriver } from '../../lib/secrets/local-secret-deriver';
 import { keys } from '../../lib/store/keys';
 import { draftFromJwt, draftFromSdJwt } from '../../lib/oid4vci/supported';
 import { oid4vciKeys } from '../../lib/oid4vci/records';
@@ -227,7 +226,7 @@ describe('the credential endpoint', () => {
   test("an access token signed with this issuer's key but naming another token id, configuration or issuer DID than its exchange is invalid_token", async () => {
     const r = await redeemed();
     // The fixture's secret deriver: this is the issuer's own token key, so only the claims differ.
-    const { tokenKey } = await new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))).of(scope.walletId);
+    const { tokenKey } = await r.f.secrets.of(scope.walletId);
     const [h, p] = r.accessToken.split('.') as [string, string];
     const header = JSON.parse(Buffer.from(h, 'base64url').toString());
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
@@ -734,7 +733,6 @@ describe('what the credential endpoint answers and records', () => {
     T = Math.floor(Date.now() / 1000);
   });
   const at = () => new Date(T * 1000);
-  const nonceKey = async () => (await new IssuerSecretSource(new LocalSecretDeriver('cd'.repeat(32))).of(scope.walletId)).nonceKey;
 
   test('ten proofs are a batch (batch_credential_issuance); eleven are refused, saying the most', async () => {
     const r = await redeemed();
@@ -748,13 +746,11 @@ describe('what the credential endpoint answers and records', () => {
   test('a request with many proofs, each naming its own nonce, reads at most ten spent-nonce records before it is refused', async () => {
     const r = await redeemed();
     const nonces = await Promise.all(Array.from({ length: 40 }, () => r.f.protocol.nonce(scope)));
-    const read: number[] = [];
-    const getMany = r.f.store.getMany.bind(r.f.store);
-    r.f.store.getMany = async (keys: Parameters<typeof getMany>[0]) => (read.push(keys.length), getMany(keys));
+    const getMany = jest.spyOn(r.f.store, 'getMany');
     const proofs = nonces.map((n, i) => r.proof({ nonce: `${n.c_nonce}${'x'.repeat(i % 2)}` }));
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: proofs } })).rejects.toEqual(refused('invalid_credential_request'));
     // The exchange, its configuration and issuer DID, and ten nonces.
-    expect(read).toEqual([13]);
+    expect(getMany.mock.calls.map(([keys]) => keys.length)).toEqual([13]);
   });
 
   test('two proofs for the same key: invalid_proof, and nothing is issued (§8.3: each key binds one credential)', async () => {
@@ -801,7 +797,7 @@ describe('what the credential endpoint answers and records', () => {
     const answer = (await r.f.credential(r.accessToken, { format: 'vc+sd-jwt', vct: 'urn:pid', proof: { proof_type: 'jwt', jwt: r.proof() } })) as { credential: string; c_nonce: string; c_nonce_expires_in: number };
     expect(answer.c_nonce_expires_in).toBe(300);
     expect(answer.c_nonce).not.toBe(r.nonce);
-    expect(nonceExpiry(await nonceKey(), answer.c_nonce)).toBe(T + 300);
+    expect(nonceExpiry((await r.f.secrets.of(scope.walletId)).nonceKey, answer.c_nonce)).toBe(T + 300);
     // Accepted with another token of the same issuer, up to its expiry.
     const next = await r.f.token((await r.f.offer()).code) as { access_token: string };
     await expect(r.f.credential(next.access_token, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof({ nonce: answer.c_nonce })] } })).resolves.toHaveProperty('credentials');

@@ -37,6 +37,13 @@ const notifier = (r: Pick<Awaited<ReturnType<typeof redeemed>>, 'f' | 'accessTok
   r.f.protocol.notification(scope, ISSUER, r.f.request('notification', { authorization: `Bearer ${r.accessToken}` }), body as never);
 const issueOne = (r: Awaited<ReturnType<typeof redeemed>>) => r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: [r.proof()] } }) as Promise<{ notification_id: string }>;
 
+/** A clock fixed per test at the second it starts: proofs made without an explicit iat take Date.now(), which must stay near it. */
+let T = 0;
+beforeEach(() => {
+  T = Math.floor(Date.now() / 1000);
+});
+const at = () => new Date(T * 1000);
+
 describe('the token endpoint', () => {
   test('refuses grants other than the pre-authorized code, and headers that are not visible ASCII', async () => {
     const f = await oid4vciFixture();
@@ -365,13 +372,6 @@ test('keys of one-time values are hashes, never the values', async () => {
  * is served, one second outside is refused with the protocol's code and description.
  */
 describe('the bounds of freshness and size, at both sides', () => {
-  // Per test: proofs made without an explicit iat take Date.now(), which must stay near the fixed clock.
-  let T = 0;
-  beforeEach(() => {
-    T = Math.floor(Date.now() / 1000);
-  });
-  const at = () => new Date(T * 1000);
-
   test('a DPoP proof at the token endpoint is fresh from five minutes before its iat to five minutes after (RFC 9449 §11.1)', async () => {
     const f = await oid4vciFixture({ now: at });
     const wallet = dpopWallet();
@@ -728,12 +728,6 @@ describe("the libraries' refusals as a wallet reads them", () => {
 });
 
 describe('what the credential endpoint answers and records', () => {
-  let T = 0;
-  beforeEach(() => {
-    T = Math.floor(Date.now() / 1000);
-  });
-  const at = () => new Date(T * 1000);
-
   test('ten proofs are a batch (batch_credential_issuance); eleven are refused, saying the most', async () => {
     const r = await redeemed();
     await expect(r.f.credential(r.accessToken, { credential_configuration_id: 'Pid', proofs: { jwt: Array.from({ length: 11 }, () => r.proof()) } })).rejects.toEqual(

@@ -1,6 +1,4 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { Resolver } from 'did-resolver';
-import { getResolver as keyDidResolver } from 'key-did-resolver';
 import { compactVerify, decodeProtectedHeader, EmbeddedJWK, importJWK, jwtVerify, type JWK } from 'jose';
 import {
   accessTokenHash,
@@ -23,8 +21,9 @@ import {
   wellKnownUrls,
 } from '../helpers/spec-wallet';
 import { resolveIssuerKey, verifySdJwtVc, issuerKeyResolver } from '../helpers/issued-credentials';
+import { fullLengthJwk, keyDidResolver } from '../helpers/key-did-resolver';
 
-const resolver = new Resolver(keyDidResolver());
+const resolver = keyDidResolver();
 
 /** A fetch that answers from a table of handlers and records every request. */
 function fakeFetch(routes: Record<string, (req: { method: string; headers: Headers; body: string; url: string }) => { status?: number; body?: unknown; headers?: Record<string, string> }>) {
@@ -74,7 +73,7 @@ describe('base58btc, did:key and did:jwk', () => {
       const vm = (await resolver.resolve(key.didKey)).didDocument!.verificationMethod![0]!;
       expect(vm.id).toBe(key.didKeyUrl);
       if (alg === 'EdDSA') expect(Buffer.from(base58btcDecode(vm.publicKeyBase58!)).toString('base64url')).toBe(key.publicJwk.x);
-      else expect(vm.publicKeyJwk).toMatchObject(key.publicJwk);
+      else expect(fullLengthJwk(vm.publicKeyJwk!)).toMatchObject(key.publicJwk);
       expect(jwkOfDidKey(key.didKeyUrl)).toEqual(key.publicJwk);
       expect(key.didKey).toMatch(alg === 'ES256' ? /^did:key:zDn/ : /^did:key:z6Mk/);
     }

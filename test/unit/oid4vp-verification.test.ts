@@ -62,6 +62,8 @@ const published: Record<string, JWK> = {
   [`${webHolder}#key-1`]: webHolderKey.jwk,
 };
 const statuses = new Map<string, StatusResult['meaning']>();
+// Each test sets the entries it needs; none sees another's.
+afterEach(() => statuses.clear());
 const status: StatusChecker = {
   ietf: async ({ uri, idx }) => {
     if (uri.includes('down')) throw new Error('connect ETIMEDOUT');

@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { ulid as ulidWith } from 'ulid';
+import { monotonicFactory, ulid as ulidWith } from 'ulid';
 
 /**
  * Random bytes drawn 4 KiB at a time. The `ulid` package asks `crypto.getRandomValues` for one byte
@@ -18,7 +18,18 @@ function poolPrng(): number {
   return pool[next++]! / 256;
 }
 
-/** A ULID (time-ordered, 80 random bits) from the crypto generator. */
-export function ulid(seedTime?: number): string {
-  return ulidWith(seedTime, poolPrng);
+const monotonic = monotonicFactory(poolPrng);
+let latest = -Infinity;
+
+/**
+ * A ULID from the crypto generator: the time, then 80 random bits. Lists promise "oldest first" by
+ * sorting on these ids, so ids made in one process within one millisecond take the previous id's
+ * random part plus one (the package's monotonic mode), keeping their order of creation; a fresh
+ * millisecond draws fresh bits. A time before the latest one seen (an injected clock) gets a fresh id
+ * of its own time, where the package's monotonic mode would stamp it with the later time.
+ */
+export function ulid(seedTime: number = Date.now()): string {
+  if (seedTime < latest) return ulidWith(seedTime, poolPrng);
+  latest = seedTime;
+  return monotonic(seedTime);
 }

@@ -231,8 +231,9 @@ describe('bounded verification: one anonymous response cannot hold the verifier'
     const creds = await slowIssuers('one-query', 12);
     await trustIssuers(['*']);
     const out = await present(DCQL, { identity: creds.map((c) => c.credential) }, { skipMatching: true });
-    // Measured: 35 ms (60 ms with the machine under load); the issue saw 29 s and a 500.
-    expect(out.ms).toBeLessThan(1000);
+    // Measured: 35 ms (60 ms with the machine under load); the issue saw 29 s and a 500. The bound leaves
+    // room for a loaded CI machine and still catches that.
+    expect(out.ms).toBeLessThan(5000);
     expectRefused(out, 'invalid_submission');
     expect(hitsUnder('one-query')).toBe(0);
     await trustIssuers([]);
@@ -242,8 +243,8 @@ describe('bounded verification: one anonymous response cannot hold the verifier'
     const creds = await slowIssuers('untrusted', 12);
     await trustIssuers([]);
     const out = await present(queries(12), byQuery(creds));
-    // Measured: 40 ms (330 ms under load: twelve own-DID reads).
-    expect(out.ms).toBeLessThan(1000);
+    // Measured: 40 ms (330 ms under load: twelve own-DID reads); fetching the slow issuers took 29 s.
+    expect(out.ms).toBeLessThan(5000);
     expectRefused(out, 'untrusted_issuer');
     expect(hitsUnder('untrusted')).toBe(0);
   }, 60_000);
@@ -307,8 +308,8 @@ describe('linear-time patterns', () => {
     const res = await postDirectPost(req.payload.response_uri!, fields);
     const ms = performance.now() - t0;
     // V8's backtracking engine took 2.3 s on this value in the issue (9.7 s on this machine); RE2, the
-    // whole request: measured 30 ms (70 ms under load).
-    expect(ms).toBeLessThan(1000);
+    // whole request: measured 30 ms (70 ms under load). 2 s is under the fastest backtracking time seen.
+    expect(ms).toBeLessThan(2000);
     expectRefused({ res, record: await presentation(created.presentation.presentation_id) }, 'constraints_not_met');
     await trustIssuers([]);
   }, 60_000);

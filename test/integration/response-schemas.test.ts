@@ -245,11 +245,13 @@ describe('tenancy', () => {
     await hit('getOwnApiKey', `/api/v1/apikeys/${w.keyId}`, 200, { key: w.token });
 
     // An expired key: 401.
+    // 3 s ahead, so that a slow create is not refused as already past; then wait for the expiry itself.
+    const shortExpiry = Date.now() + 3000;
     const short = await hit('createApiKey', '/api/apikey/create', 200, {
       key: api.baseKey,
-      body: { wallet_id: w.walletId, roles: ['admin'], expires_at: new Date(Date.now() + 1000).toISOString() },
+      body: { wallet_id: w.walletId, roles: ['admin'], expires_at: new Date(shortExpiry).toISOString() },
     });
-    await new Promise((r) => setTimeout(r, 1200));
+    await new Promise((r) => setTimeout(r, shortExpiry - Date.now() + 200));
     await hit('listOwnApiKeys', '/api/v1/apikeys', 401, { key: short.body.api_key });
     await hit('listOwnApiKeys', '/api/v1/apikeys', 200, { key: w.token });
   });

@@ -131,12 +131,14 @@ describe('API keys (contract 4.6)', () => {
   });
 
   test('a key created with expires_at stops working when it expires (401)', async () => {
+    // 3 s ahead: the create and the first GET must both land before it, on a loaded machine too.
+    const expiresAt = Date.now() + 3000;
     const res = await api.call('POST', '/api/apikey/create', {
       key: api.baseKey,
-      body: { wallet_id: walletId, roles: ['admin'], name: 'short', expires_at: new Date(Date.now() + 1500).toISOString() },
+      body: { wallet_id: walletId, roles: ['admin'], name: 'short', expires_at: new Date(expiresAt).toISOString() },
     });
     expect((await api.call('GET', '/api/v1/wallet', { key: res.body.api_key })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1700));
+    await new Promise((r) => setTimeout(r, expiresAt - Date.now() + 200));
     expectError(await api.call('GET', '/api/v1/wallet', { key: res.body.api_key }), 401, 'unauthorized');
     const keys = await api.call('GET', '/api/v1/apikeys', { key: (await api.newWallet()).apiKey });
     expect(keys.status).toBe(200);

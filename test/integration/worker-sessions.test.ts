@@ -61,11 +61,12 @@ async function sessionsWhileHandling(queue: QueueId, fn: FunctionName, body: Rec
   const sqs = new SqsJobQueue(new SQSClient({ endpoint: api.rt.endpoints.sqs, region: 'eu-west-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }), api.rt.queueUrls[queue]!);
   decisions.length = 0;
   await sqs.send([{ body: JSON.stringify(body), delaySeconds: 0, group: tenantMessageGroup(wallet) }]);
-  // Handled once the worker's calls stop coming: at least one in a session, then a quiet half second.
+  // Handled once the worker's calls stop coming: at least one in a session, then a quiet 1.5 s (a call
+  // of the first wallet's job that a loaded machine delays past it would be counted as the second's).
   const deadline = Date.now() + 15_000;
   let seen = 0;
   for (;;) {
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 1500));
     const now = decisions.filter((d) => d.principal.fn === fn && d.principal.wallet !== null).length;
     if ((now > 0 && now === seen) || Date.now() > deadline) break;
     seen = now;

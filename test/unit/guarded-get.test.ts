@@ -1,6 +1,7 @@
 import { GuardedFetchError, guardedGet, type GuardedGetOptions } from '../../lib/adapters/guarded-http';
 import { startDocumentServer, type DocumentServer } from '../helpers/document-server';
 import { fenceTestNetwork, loopbackOnlyRequest } from '../helpers/loopback-only';
+import { eventually } from '../helpers/receiver';
 
 // Whatever the guard decides, nothing here connects outside loopback (the fence throws first).
 fenceTestNetwork();
@@ -73,13 +74,15 @@ test('the body limit holds with and without a content-length; the deadline cover
 test("the caller's signal ends a GET in flight at once (a timeout), and the connection is closed", async () => {
   server.serve('/slow-signal', { body: '{}', delayMs: 3000 });
   const controller = new AbortController();
-  const started = performance.now();
-  setTimeout(() => controller.abort(), 100);
-  const err = await failure(guardedGet(`${server.origin}/slow-signal`, base({ timeoutMs: 5000, signal: controller.signal })));
+  const pending = failure(guardedGet(`${server.origin}/slow-signal`, base({ timeoutMs: 5000, signal: controller.signal })));
+  // Aborted once the request is in flight (the server has it), however slow the machine.
+  await eventually(async () => server.hits('/slow-signal') > 0 || undefined, 5000, 'the request to arrive');
+  const aborted = performance.now();
+  controller.abort();
+  const err = await pending;
   expect(err.kind).toBe('timeout');
-  expect(performance.now() - started).toBeLessThan(1000);
-  await new Promise((r) => setTimeout(r, 50));
-  expect(server.abandoned).toContain('/slow-signal');
+  expect(performance.now() - aborted).toBeLessThan(1000);
+  await eventually(async () => server.abandoned.includes('/slow-signal') || undefined, 2000, 'the connection to close');
   // Already aborted: nothing is sent.
   const before = server.requests.length;
   expect((await failure(guardedGet(`${server.origin}/slow-signal`, base({ signal: controller.signal })))).kind).toBe('timeout');

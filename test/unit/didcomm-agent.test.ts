@@ -1,3 +1,5 @@
+import bs58 from 'bs58';
+import { randomBytes } from 'node:crypto';
 import { AgentRuntime } from '../../lib/didcomm/agent-runtime';
 import { MemoryVault } from '../helpers/didcomm-memory-vault';
 import { PEER_DIDS, type Outbound } from '../../lib/didcomm/agent';
@@ -211,6 +213,23 @@ test('an invitation that is not Out-of-Band, or offers no DID Exchange, is refus
   await expect(t.agent.acceptInvitation(B, endpointOf(B), { hello: 'world' }, { label: 'Bob', alias: null })).rejects.toMatchObject({ problemCode: 'invalid_invitation' });
   const noHttp = { ...inv.invitation, services: [{ id: '#inline', type: 'did-communication', recipientKeys: [(inv.invitation.services as { recipientKeys: string[] }[])[0]!.recipientKeys[0]], serviceEndpoint: 'ws://agent.example.test' }] };
   await expect(t.agent.acceptInvitation(B, endpointOf(B), noHttp, { label: 'Bob', alias: null })).rejects.toMatchObject({ problemCode: 'invalid_invitation' });
+  expect(t.store.items.size).toBe(size);
+});
+
+test('an inline service names its keys as plain verkeys of any length a 32-byte key encodes to, or as did:key; nothing else', async () => {
+  const t = setup();
+  const inv = await t.invitations.create(A, {}, BASE);
+  const service = (inv.invitation.services as { serviceEndpoint: string }[])[0]!;
+  const withKey = (key: string) => ({ ...inv.invitation, services: [{ id: '#inline', type: 'did-communication', recipientKeys: [key], serviceEndpoint: service.serviceEndpoint }] });
+  // About 1 key in 450,000 encodes to fewer than 43 base58 characters; ten leading zero bytes make 41.
+  const short = bs58.encode(Buffer.concat([Buffer.alloc(10), Buffer.of(0xff), randomBytes(21)]));
+  expect(short.length).toBeLessThan(43);
+  const accepted = await t.agent.acceptInvitation(B, endpointOf(B), withKey(short), { label: 'Bob', alias: null });
+  expect(accepted.connection.invitation_key).toBe(short);
+  const size = t.store.items.size;
+  for (const key of [bs58.encode(randomBytes(33)), bs58.encode(randomBytes(31)), 'not base58: 0OIl', `did:key:z${bs58.encode(randomBytes(34))}`, '1'.repeat(45)]) {
+    await expect(t.agent.acceptInvitation(B, endpointOf(B), withKey(key), { label: 'Bob', alias: null })).rejects.toMatchObject({ problemCode: 'invalid_invitation' });
+  }
   expect(t.store.items.size).toBe(size);
 });
 

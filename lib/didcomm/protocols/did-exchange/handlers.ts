@@ -3,7 +3,7 @@ import type { EventType } from '../../../events/envelope';
 import { ProtocolViolation, type AgentContext, type Decision, type PeerService, type ResolvedPeer } from '../../agent';
 import { connectionData, connectionItem, didcommKeys, type InvitationRecord, type StoredConnection } from '../../records';
 import { newMessageId, threadOf, type Attachment } from '../common';
-import { verkeyFromDidKey } from '../../envelope';
+import { publicKeyFromVerkey, verkeyFromDidKey } from '../../envelope';
 import type { InlineService, OutOfBandInvitation } from '../out-of-band/messages';
 import { DIDEXCHANGE_1_0, DIDEXCHANGE_1_1 } from '../out-of-band/messages';
 import { DidExchangeComplete, DidExchangeRequest, DidExchangeResponse, didExchangeType, ProblemReport, type DidExchangeVersion } from './messages';
@@ -26,11 +26,15 @@ export function peerServiceOf(resolved: ResolvedPeer): PeerService {
   throw new ProtocolViolation('invalid_did_doc', `no DIDComm service with an http(s) endpoint in the document of ${resolved.did.slice(0, 80)}`);
 }
 
-const VERKEY = /^[1-9A-HJ-NP-Za-km-z]{43,44}$/;
+/**
+ * A key reference of an inline service: a did:key, or a plain verkey, which is any base58 text of a
+ * 32-byte key — usually 43 or 44 characters, fewer for about 1 key in 450,000 (at most 44, checked
+ * before decoding).
+ */
 const toVerkey = (ref: string): string | null => {
-  if (VERKEY.test(ref)) return ref;
   try {
-    return verkeyFromDidKey(ref);
+    if (ref.startsWith('did:')) return verkeyFromDidKey(ref);
+    return ref.length <= 44 && publicKeyFromVerkey(ref) ? ref : null;
   } catch {
     return null;
   }

@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { monotonicFactory, ulid as ulidWith } from 'ulid';
+import { monotonicFactory } from 'ulid';
 
 /**
  * Random bytes drawn 4 KiB at a time. The `ulid` package asks `crypto.getRandomValues` for one byte
@@ -18,18 +18,18 @@ function poolPrng(): number {
   return pool[next++]! / 256;
 }
 
-const monotonic = monotonicFactory(poolPrng);
-let latest = -Infinity;
+let current: { readonly time: number; readonly next: (time: number) => string } | null = null;
 
 /**
  * A ULID from the crypto generator: the time, then 80 random bits. Lists promise "oldest first" by
- * sorting on these ids, so ids made in one process within one millisecond take the previous id's
- * random part plus one (the package's monotonic mode), keeping their order of creation; a fresh
- * millisecond draws fresh bits. A time before the latest one seen (an injected clock) gets a fresh id
- * of its own time, where the package's monotonic mode would stamp it with the later time.
+ * sorting on these ids, so ids made one after another in one process for the same millisecond take
+ * the previous id's random part plus one (the package's monotonic mode), keeping their order of
+ * creation; any other time draws fresh bits and is stamped with its own time, earlier or later (an
+ * injected clock may go back, where the package's one monotonic factory would stamp the later time).
  */
-export function ulid(seedTime: number = Date.now()): string {
-  if (seedTime < latest) return ulidWith(seedTime, poolPrng);
-  latest = seedTime;
-  return monotonic(seedTime);
+export function ulid(seedTime?: number): string {
+  // As the package: no time (or 0, or NaN) is now.
+  const time = !seedTime || Number.isNaN(seedTime) ? Date.now() : seedTime;
+  if (current?.time !== time) current = { time, next: monotonicFactory(poolPrng) };
+  return current.next(time);
 }

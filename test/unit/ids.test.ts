@@ -41,5 +41,10 @@ describe('ulid()', () => {
     const earlier = ulid(at - 5);
     expect(decodeTime(earlier)).toBe(at - 5);
     expect(isValid(earlier)).toBe(true);
+    // A clock frozen in the past, after later times were seen: its ids keep their order too.
+    const past = Date.UTC(2026, 10, 25);
+    const frozen = Array.from({ length: 200 }, () => ulid(past));
+    expect([...frozen].sort()).toEqual(frozen);
+    expect(frozen.every((id) => decodeTime(id) === past)).toBe(true);
   });
 });

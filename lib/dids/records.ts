@@ -1,3 +1,4 @@
+import bs58 from 'bs58';
 import type { KeyAlg, PublicJwk } from '../keys/port';
 import { NotFoundError } from '../http/errors';
 import { keys, type TenantScope } from '../store/keys';
@@ -34,14 +35,19 @@ export const MAX_DID_LENGTH = 1000;
 
 /** DID syntax (W3C DID Core: ASCII method-specific id) or a bare did:sov nym; no longer than {@link MAX_DID_LENGTH}. */
 export function isDidSyntax(value: string): boolean {
-  return value.length <= MAX_DID_LENGTH && (/^did:[a-z0-9]+:[!-~]+$/.test(value) || BARE_NYM.test(value));
+  return value.length <= MAX_DID_LENGTH && (/^did:[a-z0-9]+:[!-~]+$/.test(value) || isBareNym(value));
 }
 
-const BARE_NYM = /^[1-9A-HJ-NP-Za-km-z]{21,22}$/;
+/**
+ * A bare did:sov nym: the base58 of a key's first 16 bytes, 21 or 22 characters — fewer when those
+ * bytes start small (about 1 key in 10 million), accepted then if they decode to 16 bytes.
+ */
+const isBareNym = (value: string): boolean =>
+  /^[1-9A-HJ-NP-Za-km-z]{21,22}$/.test(value) || (/^[1-9A-HJ-NP-Za-km-z]{1,20}$/.test(value) && bs58.decode(value).length === 16);
 
 /** A DID as callers may write it: did:sov nyms also bare, as the contract's create-did returns them. */
 export function qualify(did: string): string {
-  return BARE_NYM.test(did) ? `did:sov:${did}` : did;
+  return isBareNym(did) ? `did:sov:${did}` : did;
 }
 
 export function didFromItem(item: Item): DidRecord {

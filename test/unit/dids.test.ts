@@ -1,9 +1,10 @@
 import bs58 from 'bs58';
 import { memoryPublicDidDidcomm } from '../helpers/didcomm-memory-vault';
-import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { fullLengthJwk, keyDidResolver } from '../helpers/key-did-resolver';
 import { importJWK, jwtVerify } from 'jose';
 import { didWeb, didJwk, indyIdentifier, multibaseKey } from '../../lib/dids/methods';
+import { isDidSyntax, qualify } from '../../lib/dids/records';
 import { DidResolver, selfResolve } from '../../lib/resolver/resolver';
 import { DidService } from '../../lib/dids/service';
 import { LocalKeyManager } from '../../lib/keys/local-key-manager';
@@ -22,6 +23,21 @@ describe('DID methods', () => {
   test("Indy identifiers: the Indy steward's published pair (seed 000…Steward1)", () => {
     const verkey = 'FYmoFw55GeQH7SRFa37dkx1d2dZ3zUF8ckg7wmL7ofN4';
     expect(indyIdentifier(jwkOfRaw(bs58.decode(verkey)))).toEqual({ nym: 'Th7MpTaRZVRYnPiabds81Y', verkey });
+  });
+
+  test('a bare did:sov nym is the base58 of 16 bytes, the short ones too (a key whose first bytes are small)', () => {
+    const short = bs58.encode(Buffer.concat([Buffer.of(0, 0, 1), randomBytes(13)]));
+    expect(short.length).toBeLessThan(21);
+    expect(qualify(short)).toBe(`did:sov:${short}`);
+    expect(isDidSyntax(short)).toBe(true);
+    expect(qualify('Th7MpTaRZVRYnPiabds81Y')).toBe('did:sov:Th7MpTaRZVRYnPiabds81Y');
+    // Short base58 text that is not 16 bytes stays what it is: not a DID.
+    const fifteen = bs58.encode(randomBytes(15));
+    expect(fifteen.length).toBeLessThanOrEqual(21);
+    for (const text of [fifteen.slice(0, 20), 'abc']) {
+      expect(qualify(text)).toBe(text);
+      expect(isDidSyntax(text)).toBe(false);
+    }
   });
 
   test('did:key agrees with an independent resolver (key-did-resolver) for Ed25519 and P-256, coordinates with a leading zero byte too', async () => {

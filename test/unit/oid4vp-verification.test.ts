@@ -452,8 +452,10 @@ describe('verifySdJwtPresentation: refusals, one reason each', () => {
     await rejects(verify(await present(jwt, [disclosure('x', 1)], { nonce: 'no' })), 'invalid_issuer_signature');
     const { jwt: good } = await base();
     await rejects(verify(await present(good, [disclosure('x', 1)], { nonce: 'no' })), 'unreferenced_disclosure');
+    statuses.set('https://status.example/r#1', 'revoked');
     const rev = (await base({ status: { status_list: { idx: 1, uri: 'https://status.example/r' } } })).jwt;
     await rejects(verify(await present(rev, [], { nonce: 'no' })), 'wrong_nonce');
+    await rejects(verify(await present(rev, [])), 'credential_revoked');
   });
 });
 

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import { decodeMultibaseKey } from '../dids/methods';
-import { publicKeyFromVerkey, verkeyFromDidKey, verkeyFromPublicKey, x25519PublicFromEd25519 } from './envelope';
+import { publicKeyFromVerkey, verkeyFromPublicKey, verkeyOfReference, x25519PublicFromEd25519 } from './envelope';
 
 export interface DidcommService {
   id: string;
@@ -279,17 +279,10 @@ function summarize(did: string, document: Record<string, unknown>): ResolvedPeer
 
   const toVerkey = (ref: unknown): string | undefined => {
     if (typeof ref !== 'string') return undefined;
-    if (ref.startsWith('did:key:')) {
-      try {
-        return verkeyFromDidKey(ref);
-      } catch {
-        return undefined;
-      }
-    }
+    if (ref.startsWith('did:key:')) return verkeyOfReference(ref);
     const key = lookup(ref);
     if (key) return key.kind === 'Ed25519' ? verkeyFromPublicKey(key.bytes) : edForX(key.bytes);
-    if (!ref.includes('#') && !ref.startsWith('did:')) return safeB58(ref)?.length === 32 ? ref : undefined; // a plain verkey
-    return undefined;
+    return verkeyOfReference(ref); // a plain verkey
   };
 
   // Authentication keys (references or embedded, or `Ed25519SignatureAuthentication2018`'s publicKey).

@@ -91,6 +91,22 @@ export function didKeyFromVerkey(verkey: string): string {
   return `did:key:${multibaseRawKey('Ed25519', publicKeyFromVerkey(verkey))}`;
 }
 
+/**
+ * The verkey a key reference names by itself, without a document: an Ed25519 `did:key` (a fragment
+ * allowed), or a plain verkey, any base58 text of a 32-byte key — usually 43 or 44 characters, fewer
+ * for about 1 key in 450,000 (at most 44, checked before decoding). Anything else names none.
+ */
+export function verkeyOfReference(ref: string): string | undefined {
+  try {
+    if (ref.startsWith('did:key:')) return verkeyFromDidKey(ref);
+    if (ref.length > 44 || ref.startsWith('did:')) return undefined;
+    publicKeyFromVerkey(ref);
+    return ref;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The verkey of an Ed25519 `did:key` (a `#fragment` is allowed, as in recipientKeys references). */
 export function verkeyFromDidKey(did: string): string {
   const match = /^did:key:(z[1-9A-HJ-NP-Za-km-z]+)(?:#z[1-9A-HJ-NP-Za-km-z]+)?$/.exec(did);

@@ -10,6 +10,7 @@ import {
   unpackMessage,
   verkeyFromDidKey,
   verkeyFromPublicKey,
+  verkeyOfReference,
   type Ed25519KeyPair,
 } from '../../lib/didcomm/envelope';
 import { base58, sodiumKeyPair, sodiumPack, sodiumReady, sodiumUnpack, type SodiumKeyPair } from '../helpers/sodium-envelope';
@@ -241,6 +242,18 @@ describe('verkeys and did:key', () => {
 
   test.each([['did:key:zQ3shokFTS3brHcDQrn82RUDfCZESWL1ZdCEJwekUDPQiYBme'], ['did:web:example.com'], ['did:key:z6Mk!']])('did:key %p is refused', (d) => {
     expectCode(() => verkeyFromDidKey(d), 'malformed');
+  });
+
+  test('a key reference names a verkey by itself: a did:key, or base58 of 32 bytes of any length that has (41 characters here)', () => {
+    const verkey = verkeyFromPublicKey(generateKeyPair().publicKey);
+    const did = didKeyFromVerkey(verkey);
+    // About 1 key in 450,000 encodes to fewer than 43 characters; ten leading zero bytes make 41.
+    const short = base58(Uint8Array.from([...Buffer.alloc(10), 0xff, ...generateKeyPair().publicKey.slice(0, 21)]));
+    expect(short).toHaveLength(41);
+    expect([verkey, did, `${did}#${did.slice(8)}`, short].map(verkeyOfReference)).toEqual([verkey, verkey, verkey, short]);
+    // 31 or 33 bytes, over 44 characters, not base58, a fragment, another method, a broken did:key: none.
+    const none = [base58(new Uint8Array(31).fill(7)), base58(new Uint8Array(33).fill(7)), '1'.repeat(45), 'not base58 0OIl', '#key-1', 'did:web:example.com', 'did:key:z6Mk!'];
+    expect(none.map(verkeyOfReference)).toEqual(none.map(() => undefined));
   });
 });
 

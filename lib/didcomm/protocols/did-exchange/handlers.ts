@@ -3,7 +3,7 @@ import type { EventType } from '../../../events/envelope';
 import { ProtocolViolation, type AgentContext, type Decision, type PeerService, type ResolvedPeer } from '../../agent';
 import { connectionData, connectionItem, didcommKeys, type InvitationRecord, type StoredConnection } from '../../records';
 import { newMessageId, threadOf, type Attachment } from '../common';
-import { publicKeyFromVerkey, verkeyFromDidKey } from '../../envelope';
+import { verkeyOfReference } from '../../envelope';
 import type { InlineService, OutOfBandInvitation } from '../out-of-band/messages';
 import { DIDEXCHANGE_1_0, DIDEXCHANGE_1_1 } from '../out-of-band/messages';
 import { DidExchangeComplete, DidExchangeRequest, DidExchangeResponse, didExchangeType, ProblemReport, type DidExchangeVersion } from './messages';
@@ -26,24 +26,10 @@ export function peerServiceOf(resolved: ResolvedPeer): PeerService {
   throw new ProtocolViolation('invalid_did_doc', `no DIDComm service with an http(s) endpoint in the document of ${resolved.did.slice(0, 80)}`);
 }
 
-/**
- * A key reference of an inline service: a did:key, or a plain verkey, which is any base58 text of a
- * 32-byte key — usually 43 or 44 characters, fewer for about 1 key in 450,000 (at most 44, checked
- * before decoding).
- */
-const toVerkey = (ref: string): string | null => {
-  try {
-    if (ref.startsWith('did:')) return verkeyFromDidKey(ref);
-    return ref.length <= 44 && publicKeyFromVerkey(ref) ? ref : null;
-  } catch {
-    return null;
-  }
-};
-
 function inlineServiceOf(s: InlineService): PeerService {
-  const recipientKeys = s.recipientKeys.map(toVerkey);
-  const routingKeys = (s.routingKeys ?? []).map(toVerkey);
-  if (!/^https?:\/\//.test(s.serviceEndpoint) || recipientKeys.includes(null) || routingKeys.includes(null)) throw new ProtocolViolation('invalid_invitation', 'the invitation service needs an http(s) endpoint and did:key or verkey keys');
+  const recipientKeys = s.recipientKeys.map(verkeyOfReference);
+  const routingKeys = (s.routingKeys ?? []).map(verkeyOfReference);
+  if (!/^https?:\/\//.test(s.serviceEndpoint) || recipientKeys.includes(undefined) || routingKeys.includes(undefined)) throw new ProtocolViolation('invalid_invitation', 'the invitation service needs an http(s) endpoint and did:key or verkey keys');
   return { endpoint: s.serviceEndpoint, recipientKeys: recipientKeys as string[], routingKeys: routingKeys as string[] };
 }
 

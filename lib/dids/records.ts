@@ -39,11 +39,11 @@ export function isDidSyntax(value: string): boolean {
 }
 
 /**
- * A bare did:sov nym: the base58 of a key's first 16 bytes, 21 or 22 characters — fewer when those
- * bytes start small (about 1 key in 10 million), accepted then if they decode to 16 bytes.
+ * A bare did:sov nym: the base58 of a key's first 16 bytes. 21 or 22 characters is ACA-Py's pattern,
+ * taken as it stands; fewer, when those bytes start small (about 1 key in 10 million), if they decode
+ * to 16 bytes.
  */
-const isBareNym = (value: string): boolean =>
-  /^[1-9A-HJ-NP-Za-km-z]{21,22}$/.test(value) || (/^[1-9A-HJ-NP-Za-km-z]{1,20}$/.test(value) && bs58.decode(value).length === 16);
+const isBareNym = (value: string): boolean => /^[1-9A-HJ-NP-Za-km-z]{1,22}$/.test(value) && (value.length >= 21 || bs58.decode(value).length === 16);
 
 /** A DID as callers may write it: did:sov nyms also bare, as the contract's create-did returns them. */
 export function qualify(did: string): string {

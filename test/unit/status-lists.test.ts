@@ -535,11 +535,10 @@ describe('allocation and publication: what a store, a clock or a signer can chan
     await expect(r.issue()).rejects.toEqual(expect.objectContaining({ status: 503, code: 'server_error', message: 'A status list of this credential changed during issuance; send the request again' }));
     expect((await f.exchange(r.exchangeId)).state).toBe('redeemed');
     await store.write([{ type: 'put', item: counter }]);
-    const increment = store.increment;
-    store.increment = async () => Promise.reject(new Error('DynamoDB unavailable'));
+    const down = jest.spyOn(store, 'increment').mockRejectedValue(new Error('DynamoDB unavailable'));
     await expect(r.issue()).rejects.toThrow('DynamoDB unavailable');
     expect((await f.exchange(r.exchangeId)).state).toBe('redeemed');
-    store.increment = increment;
+    down.mockRestore();
     expect(await r.issue()).toHaveLength(1);
   });
 

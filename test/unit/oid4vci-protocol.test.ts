@@ -64,6 +64,19 @@ describe('the token endpoint', () => {
     expect((await f.exchange(second.exchangeId)).state).toBe('offer');
   });
 
+  test("a DPoP proof whose header or claims are not a DPoP proof's: invalid_dpop_proof (RFC 9449 §5), the code unspent, no PIN attempt used", async () => {
+    const f = await oid4vciFixture();
+    const { code, exchangeId } = await f.offer({ pin: '4711' });
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const jwk = dpopWallet().makeDpopProof({ htm: 'POST', htu: `${ISSUER}/token` }).split('.')[0]!;
+    for (const dpop of [`${b64({ alg: 'ES256', jwk: JSON.parse(Buffer.from(jwk, 'base64url').toString()).jwk })}.${b64({ htm: 'POST', htu: `${ISSUER}/token`, iat: 1, jti: 'j' })}.c2ln`, `${jwk}.${b64({ htm: 'POST' })}.c2ln`]) {
+      await expect(f.token(code, { txCode: '4711', headers: { dpop } })).rejects.toEqual(expect.objectContaining({ status: 400, code: 'invalid_dpop_proof', message: expect.stringMatching(/^Error validating schema/) }));
+    }
+    expect((await f.store.get(oid4vciKeys.exchange(scope, exchangeId)))!).toMatchObject({ state: 'offer' });
+    expect((await f.store.get(oid4vciKeys.exchange(scope, exchangeId)))!.tx_code_attempts).toBeUndefined();
+    await expect(f.token(code, { txCode: '4711' })).resolves.toHaveProperty('access_token');
+  });
+
   test('the lock-out comes at exactly the fifth wrong PIN, with the attempts left said before it', async () => {
     const f = await oid4vciFixture();
     const { code, exchangeId } = await f.offer({ pin: '4711' });

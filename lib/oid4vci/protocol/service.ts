@@ -113,9 +113,10 @@ function challenges(list: readonly { scheme: string; params: Readonly<Record<str
 /**
  * Library errors carry protocol data: turn them into our ProtocolError (the only thing that speaks to
  * the caller). The openid4vci methods answer their own malformed input with the endpoint's code
- * (`invalid_credential_request`, `invalid_proof`); a bare validation error is `invalid_request`.
+ * (`invalid_credential_request`, `invalid_proof`); a bare validation error is `invalidInput`, the code
+ * for whatever the call reads by schema (`invalid_request` unless the caller knows better).
  */
-export function toProtocolError(e: unknown): unknown {
+export function toProtocolError(e: unknown, invalidInput: string = Oauth2ErrorCodes.InvalidRequest): unknown {
   if (e instanceof Oauth2ResourceUnauthorizedError) {
     const challenge = e.wwwAuthenticateHeaders[0];
     return new ProtocolError(401, challenge?.error ?? 'invalid_token', challenge?.error_description ?? 'The access token is missing or invalid', {
@@ -125,15 +126,15 @@ export function toProtocolError(e: unknown): unknown {
   if (e instanceof Oauth2ServerErrorResponseError) {
     return new ProtocolError(e.status, e.errorResponse.error, e.errorResponse.error_description ?? e.errorResponse.error);
   }
-  if (e instanceof LibraryValidationError) return invalid(Oauth2ErrorCodes.InvalidRequest, e.message);
+  if (e instanceof LibraryValidationError) return invalid(invalidInput, e.message);
   return e;
 }
 
-async function mapped<T>(fn: () => Promise<T> | T): Promise<T> {
+async function mapped<T>(fn: () => Promise<T> | T, invalidInput?: string): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    throw toProtocolError(e);
+    throw toProtocolError(e, invalidInput);
   }
 }
 
@@ -300,6 +301,8 @@ export class IssuerProtocol {
 
     // Everything else is checked first (the library: code, DPoP, expiry), so that a request failing for
     // another reason does not use up a PIN attempt; the PIN itself is compared only by countTxCode.
+    // The library lets a DPoP proof's header and payload schema errors out bare, and the proof is the one
+    // input this call reads by schema: such an error is invalid_dpop_proof (RFC 9449 §5), not invalid_request.
     const verified = await mapped(() =>
       as.verifyPreAuthorizedCodeAccessTokenRequest({
         authorizationServerMetadata: asMetadata,
@@ -312,6 +315,7 @@ export class IssuerProtocol {
         now,
         dpop: parsed.dpop ? { jwt: parsed.dpop.jwt, allowedSigningAlgs: asMetadata.dpop_signing_alg_values_supported } : undefined,
       }),
+      Oauth2ErrorCodes.InvalidDpopProof,
     );
     const dpopOps = parsed.dpop ? this.spendDpop(scope, parsed.dpop.jwt, null) : [];
     if (ex.pin !== null) await this.countTxCode(scope, ex, txCode!);
